@@ -1,0 +1,74 @@
+//! A test's full result and a run of several tests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostInfo;
+use crate::side::SideMeasurement;
+use crate::spec::TestSpec;
+use crate::summary::Summary;
+use crate::warning::Warning;
+
+/// How a test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Ran to its end.
+    Completed,
+    /// Stopped by the user (Ctrl-C); what was measured is kept.
+    Interrupted,
+    /// Failed; see `error`. What was measured before is kept.
+    Failed,
+}
+
+/// Why a test failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestError {
+    /// Stable code, e.g. `busy`, `connect`, `peer-vanished`, `bad-field`.
+    pub code: String,
+    /// One line for a person.
+    pub message: String,
+}
+
+/// One test: its spec, both ends' measurements, the summary, warnings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// Short name for tables, e.g. `stream reverse` or `rr 64/64`.
+    pub label: String,
+    /// What was asked.
+    pub spec: TestSpec,
+    /// Server address as `host:port`.
+    pub server: String,
+    /// Start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// How it ended.
+    pub status: Status,
+    /// Why it failed, if it did.
+    pub error: Option<TestError>,
+    /// Client's measurement.
+    pub local: SideMeasurement,
+    /// Server's measurement, when it arrived.
+    pub remote: Option<SideMeasurement>,
+    /// Headline numbers.
+    pub summary: Summary,
+    /// Doubts about the numbers.
+    pub warnings: Vec<Warning>,
+}
+
+/// A run: one command's tests, with both hosts described.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// tcplab version.
+    pub tool_version: String,
+    /// The command line as typed.
+    pub command_line: Vec<String>,
+    /// Start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// The client host.
+    pub local_host: HostInfo,
+    /// The server host, when reached.
+    pub remote_host: Option<HostInfo>,
+    /// Tests in order.
+    pub tests: Vec<TestResult>,
+    /// Why the run as a whole failed, if it did.
+    pub error: Option<TestError>,
+}

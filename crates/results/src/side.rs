@@ -1,0 +1,181 @@
+//! What one end (client or server) measured during a test.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::CpuUsage;
+
+/// What a data connection did at this end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Wrote bulk data.
+    Send,
+    /// Read bulk data.
+    Recv,
+    /// Sent requests, read responses (client of rr/crr).
+    Request,
+    /// Read requests, sent responses (server of rr/crr).
+    Respond,
+}
+
+/// Socket options as requested and as the kernel reports them afterwards.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SocketReport {
+    /// SO_SNDBUF asked for.
+    pub sndbuf_requested: Option<u32>,
+    /// SO_SNDBUF from getsockopt (Linux doubles the request for bookkeeping overhead).
+    pub sndbuf_actual: u32,
+    /// SO_RCVBUF asked for.
+    pub rcvbuf_requested: Option<u32>,
+    /// SO_RCVBUF from getsockopt.
+    pub rcvbuf_actual: u32,
+    /// TCP_MAXSEG from getsockopt.
+    pub mss: u32,
+    /// TCP_CONGESTION in use.
+    pub congestion: String,
+    /// TCP_NODELAY set.
+    pub nodelay: bool,
+}
+
+/// TCP_INFO over a whole stream: final counters plus RTT seen across samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpInfoSummary {
+    /// Retransmitted segments over the connection's life.
+    pub retransmits: u64,
+    /// Smallest smoothed RTT sampled, µs.
+    pub rtt_min_us: u32,
+    /// Mean of sampled smoothed RTTs, µs.
+    pub rtt_mean_us: u32,
+    /// Largest smoothed RTT sampled, µs.
+    pub rtt_max_us: u32,
+    /// Kernel's windowed minimum RTT at the end, µs.
+    pub min_rtt_us: u32,
+    /// Time with data to send, µs (tcpi_busy_time).
+    pub busy_us: u64,
+    /// Part of busy time limited by the peer's receive window, µs.
+    pub rwnd_limited_us: u64,
+    /// Part of busy time limited by the send buffer, µs.
+    pub sndbuf_limited_us: u64,
+    /// Congestion window at the end, bytes.
+    pub cwnd_bytes: u64,
+    /// Peer's advertised window at the end, bytes.
+    pub snd_wnd_bytes: u32,
+    /// Segment size used for sending.
+    pub snd_mss: u32,
+    /// Reordering events seen (loopback and veth retransmits are mostly these).
+    pub reord_seen: u32,
+    /// Retransmissions the peer reported as spurious (DSACK).
+    pub dsack_dups: u32,
+    /// Data segments sent.
+    pub data_segs_out: u64,
+    /// Last delivery-rate sample, bytes/s.
+    pub delivery_rate_bytes_per_s: u64,
+}
+
+/// Latency distribution from an HDR histogram (nearest-rank percentiles).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Samples.
+    pub count: u64,
+    /// Smallest, µs.
+    pub min_us: f64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Standard deviation, µs.
+    pub stddev_us: f64,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 90th percentile, µs.
+    pub p90_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// 99.9th percentile, µs.
+    pub p999_us: f64,
+    /// Largest, µs.
+    pub max_us: f64,
+    /// Points of the distribution function, `(latency µs, fraction ≤)`, for plots.
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// One data connection's totals at this end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamStats {
+    /// Stream number (0-based, as in the data hello).
+    pub index: u32,
+    /// What it did here.
+    pub role: Role,
+    /// Bytes moved in the measured window (after `omit`).
+    pub bytes: u64,
+    /// Bytes moved in all, omitted time included.
+    pub bytes_total: u64,
+    /// Syscalls (writes or reads) in the measured window.
+    pub calls: u64,
+    /// Transactions completed in the measured window (rr, crr).
+    pub transactions: u64,
+    /// Socket options.
+    pub socket: SocketReport,
+    /// TCP_INFO summary, where the socket could be read.
+    pub tcp: Option<TcpInfoSummary>,
+}
+
+/// One stream's share of an interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamInterval {
+    /// Stream number.
+    pub index: u32,
+    /// Bytes moved in the interval.
+    pub bytes: u64,
+    /// Transactions completed in the interval.
+    pub transactions: u64,
+    /// Retransmits in the interval (sender).
+    pub retransmits: u64,
+    /// Congestion window at the end of the interval, bytes (sender).
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT at the end of the interval, µs.
+    pub rtt_us: u32,
+}
+
+/// One reporting interval at one end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start, seconds since the test started.
+    pub start_s: f64,
+    /// End, seconds since the test started.
+    pub end_s: f64,
+    /// Inside the `omit` period: excluded from summaries.
+    pub omitted: bool,
+    /// Per stream.
+    pub streams: Vec<StreamInterval>,
+}
+
+impl Interval {
+    /// Bytes of all streams.
+    pub fn bytes(&self) -> u64 {
+        self.streams.iter().map(|s| s.bytes).sum()
+    }
+
+    /// Transactions of all streams.
+    pub fn transactions(&self) -> u64 {
+        self.streams.iter().map(|s| s.transactions).sum()
+    }
+
+    /// Length in seconds.
+    pub fn len_s(&self) -> f64 {
+        self.end_s - self.start_s
+    }
+}
+
+/// Everything one end measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideMeasurement {
+    /// Length of the measured window (after `omit`), seconds.
+    pub measured_s: f64,
+    /// Per data connection.
+    pub streams: Vec<StreamStats>,
+    /// Interval reports.
+    pub intervals: Vec<Interval>,
+    /// CPU over the measured window.
+    pub cpu: Option<CpuUsage>,
+    /// Request/response latency seen here (client of rr/crr).
+    pub latency: Option<LatencySummary>,
+}

@@ -1,0 +1,130 @@
+//! What a test was asked to do. The same value travels to the server, into the archive and
+//! into reports; sweeps vary its fields by name.
+
+use serde::{Deserialize, Serialize};
+
+/// One stable kebab-case id per test type (STYLE.md), used everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// TCP bulk transfer (netperf TCP_STREAM / TCP_MAERTS).
+    TcpStream,
+    /// TCP request/response (netperf TCP_RR).
+    TcpRr,
+    /// TCP connect/request/response (netperf TCP_CRR).
+    TcpCrr,
+}
+
+impl TestKind {
+    /// The kebab-case id.
+    pub fn id(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp-stream",
+            TestKind::TcpRr => "tcp-rr",
+            TestKind::TcpCrr => "tcp-crr",
+        }
+    }
+}
+
+/// Which way the bulk data flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// Client sends, server receives (TCP_STREAM).
+    Forward,
+    /// Server sends, client receives (TCP_MAERTS, iperf3 `-R`).
+    Reverse,
+    /// Both at once, one set of streams each way (iperf3 `--bidir`).
+    Bidir,
+}
+
+/// The parameters of one test. Sizes in bytes, times in milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// Test type.
+    pub test: TestKind,
+    /// Time limit; 0 when the test is limited by `bytes_limit` only.
+    pub duration_ms: u64,
+    /// Total bytes to send over all streams of one direction (`-n`, or `-k` × `-l`).
+    pub bytes_limit: Option<u64>,
+    /// Parallel streams (or flows) per direction.
+    pub parallel: u32,
+    /// Data direction (stream tests).
+    pub direction: Direction,
+    /// Bytes per write (`-l`).
+    pub send_len: u32,
+    /// Bytes per read (`--recv-len`).
+    pub recv_len: u32,
+    /// Request size (rr, crr).
+    pub request_len: u32,
+    /// Response size (rr, crr).
+    pub response_len: u32,
+    /// Transactions kept in flight per flow (rr).
+    pub burst: u32,
+    /// TCP_NODELAY on every data socket.
+    pub nodelay: bool,
+    /// TCP_MAXSEG requested.
+    pub mss: Option<u32>,
+    /// Congestion control requested on both ends.
+    pub congestion: Option<String>,
+    /// SO_SNDBUF requested on the client's data sockets.
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF requested on the client's data sockets.
+    pub rcvbuf: Option<u32>,
+    /// SO_SNDBUF requested on the server's data sockets.
+    pub remote_sndbuf: Option<u32>,
+    /// SO_RCVBUF requested on the server's data sockets.
+    pub remote_rcvbuf: Option<u32>,
+    /// Interval report period; 0 = no interval reports.
+    pub interval_ms: u64,
+    /// Leading time excluded from summaries (`-O`).
+    pub omit_ms: u64,
+}
+
+impl TestSpec {
+    /// A spec with iperf3-like defaults for `test`: 10 s, one stream, 128 KiB writes.
+    pub fn new(test: TestKind) -> TestSpec {
+        TestSpec {
+            test,
+            duration_ms: 10_000,
+            bytes_limit: None,
+            parallel: 1,
+            direction: Direction::Forward,
+            send_len: 128 * 1024,
+            recv_len: 128 * 1024,
+            request_len: 1,
+            response_len: 1,
+            burst: 1,
+            nodelay: test != TestKind::TcpStream,
+            mss: None,
+            congestion: None,
+            sndbuf: None,
+            rcvbuf: None,
+            remote_sndbuf: None,
+            remote_rcvbuf: None,
+            interval_ms: 1000,
+            omit_ms: 0,
+        }
+    }
+
+    /// Whether the client sends bulk data in this test.
+    pub fn client_sends(&self) -> bool {
+        matches!(self.direction, Direction::Forward | Direction::Bidir)
+    }
+
+    /// Whether the server sends bulk data in this test.
+    pub fn server_sends(&self) -> bool {
+        matches!(self.direction, Direction::Reverse | Direction::Bidir)
+    }
+
+    /// Data connections the test opens (stream: per direction × parallel; rr: parallel;
+    /// crr: none up front, it connects per transaction).
+    pub fn data_connections(&self) -> u32 {
+        match (self.test, self.direction) {
+            (TestKind::TcpCrr, _) => 0,
+            (TestKind::TcpStream, Direction::Bidir) => self.parallel.saturating_mul(2),
+            _ => self.parallel,
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! What a test sums to: throughput per direction or transaction rate, and CPU cost.
+
+use serde::{Deserialize, Serialize};
+
+use crate::side::LatencySummary;
+
+/// Bulk data one way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionSummary {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// Streams that way.
+    pub streams: u32,
+    /// Bytes written by the sender in the measured window.
+    pub sender_bytes: u64,
+    /// Sender's rate, bit/s.
+    pub sender_bps: f64,
+    /// Bytes read by the receiver in the measured window.
+    pub receiver_bytes: u64,
+    /// Receiver's rate (goodput), bit/s.
+    pub receiver_bps: f64,
+    /// Retransmitted segments (sum over streams).
+    pub retransmits: u64,
+    /// Smallest sampled RTT, µs.
+    pub rtt_min_us: u32,
+    /// Mean sampled RTT, µs.
+    pub rtt_mean_us: u32,
+    /// Largest sampled RTT, µs.
+    pub rtt_max_us: u32,
+    /// Busy time ÷ measured time (TCP_INFO chrono), 0–1.
+    pub busy_frac: f64,
+    /// Receive-window-limited time ÷ busy time, 0–1.
+    pub rwnd_limited_frac: f64,
+    /// Send-buffer-limited time ÷ busy time, 0–1.
+    pub sndbuf_limited_frac: f64,
+    /// Sender's writes per MB moved (small writes show here).
+    pub writes_per_mb: f64,
+}
+
+/// Request/response totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RrSummary {
+    /// Flows.
+    pub flows: u32,
+    /// Transactions in the measured window.
+    pub transactions: u64,
+    /// Transactions per second.
+    pub trans_per_s: f64,
+    /// Mean round trip from the rate, as netperf reports it: 10⁶ / rate × burst, µs.
+    pub rtt_from_rate_us: f64,
+    /// Measured latency distribution.
+    pub latency: LatencySummary,
+}
+
+/// CPU cost at one end, derived from its utilisation and the test's throughput.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuCost {
+    /// System-wide utilisation, 0–100 %.
+    pub util_pct: f64,
+    /// CPU-cores busy.
+    pub cores_busy: f64,
+    /// µs of CPU per KB (stream) or per transaction (rr), netperf's service demand.
+    pub service_demand_us: f64,
+    /// Unit of the service demand: `us/KB` or `us/tran`.
+    pub service_demand_unit: String,
+    /// Figure of merit M_core = Mbit/s ÷ CPU-cores busy (stream tests only).
+    pub figure_of_merit: Option<f64>,
+}
+
+/// The headline numbers of a test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Stream tests: one entry per direction.
+    pub directions: Vec<DirectionSummary>,
+    /// rr / crr tests.
+    pub rr: Option<RrSummary>,
+    /// CPU cost on the client.
+    pub local_cost: Option<CpuCost>,
+    /// CPU cost on the server.
+    pub remote_cost: Option<CpuCost>,
+}
+
+impl Summary {
+    /// Goodput over all directions, bit/s.
+    pub fn goodput_bps(&self) -> f64 {
+        self.directions.iter().map(|d| d.receiver_bps).sum()
+    }
+}

@@ -1,0 +1,208 @@
+//! Control messages: JSON objects tagged by `type`, one per frame.
+//!
+//! Unknown message types and unknown fields are refused (serde `deny_unknown_fields` on the
+//! payload types), so a field a peer thinks it set is never silently ignored.
+
+use results::{HostInfo, SideMeasurement, TestSpec};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::frame::{self, FrameError};
+
+/// Why a server refused something; the code maps to a client exit path and a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// Another test is running; try again later.
+    Busy,
+    /// The peer speaks another protocol version.
+    BadVersion,
+    /// A frame or message could not be decoded.
+    BadMessage,
+    /// A field is out of range or inconsistent.
+    BadField,
+    /// The server cannot do what was asked (e.g. an unknown congestion control).
+    Unsupported,
+    /// The peer said nothing for too long.
+    Timeout,
+    /// A message arrived that does not fit the current state.
+    OutOfState,
+    /// Something failed on the server (socket error, thread spawn).
+    Internal,
+}
+
+impl ErrorCode {
+    /// The kebab-case code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Busy => "busy",
+            ErrorCode::BadVersion => "bad-version",
+            ErrorCode::BadMessage => "bad-message",
+            ErrorCode::BadField => "bad-field",
+            ErrorCode::Unsupported => "unsupported",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::OutOfState => "out-of-state",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+/// A structured refusal: code, text and, where one field is to blame, its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rejection {
+    /// Machine-readable code.
+    pub code: ErrorCode,
+    /// One line for a person.
+    pub message: String,
+    /// The offending field, if any.
+    pub field: Option<String>,
+    /// For `busy`: when it may be worth trying again, ms.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl Rejection {
+    /// A rejection without a field.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Rejection {
+        Rejection { code, message: message.into(), field: None, retry_after_ms: None }
+    }
+
+    /// A `bad-field` rejection naming the field.
+    pub fn field(field: &str, message: impl Into<String>) -> Rejection {
+        Rejection {
+            code: ErrorCode::BadField,
+            message: message.into(),
+            field: Some(field.to_string()),
+            retry_after_ms: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "{} ({}: {})", self.message, self.code.as_str(), field),
+            None => write!(f, "{} ({})", self.message, self.code.as_str()),
+        }
+    }
+}
+
+/// Server's acceptance of a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accepted {
+    /// The test's token, 32 hex digits; data connections present it.
+    pub token: String,
+    /// The server host.
+    pub host: HostInfo,
+}
+
+/// Every control message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Message {
+    /// Client → server: run this test.
+    Setup {
+        /// The parameters.
+        spec: TestSpec,
+    },
+    /// Server → client: accepted; open the data connections.
+    Accepted(Accepted),
+    /// Server → client: all data connections are in place.
+    Ready {},
+    /// Client → server: start measuring now.
+    Start {},
+    /// Client → server: stop early (Ctrl-C, client-side failure).
+    Stop {
+        /// Why, for the server's log.
+        reason: String,
+    },
+    /// Server → client: what the server measured.
+    Results {
+        /// The server's side.
+        side: Box<SideMeasurement>,
+    },
+    /// Either way: a refusal or failure; the sender closes after it.
+    Error(Rejection),
+}
+
+/// Why a frame body is not a message.
+#[derive(Debug, Error)]
+pub enum DecodeError {
+    /// Not a JSON message of a known type with valid fields.
+    #[error("malformed control message: {detail}")]
+    Malformed {
+        /// serde's description, including line and column.
+        detail: String,
+    },
+}
+
+impl Message {
+    /// Parses one frame body.
+    pub fn decode(body: &[u8]) -> Result<Message, DecodeError> {
+        serde_json::from_slice(body).map_err(|e| DecodeError::Malformed { detail: e.to_string() })
+    }
+
+    /// Encodes as one frame (length prefix included).
+    pub fn encode(&self) -> Result<Vec<u8>, FrameError> {
+        // Serializing plain data to a Vec cannot fail; an empty body is refused by `frame`.
+        let body = serde_json::to_vec(self).unwrap_or_default();
+        frame::encode(&body)
+    }
+
+    /// A short name for logs and out-of-state errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Message::Setup { .. } => "setup",
+            Message::Accepted(_) => "accepted",
+            Message::Ready {} => "ready",
+            Message::Start {} => "start",
+            Message::Stop { .. } => "stop",
+            Message::Results { .. } => "results",
+            Message::Error(_) => "error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::TestKind;
+
+    #[test]
+    fn start_has_a_fixed_encoding() {
+        let bytes = Message::Start {}.encode().unwrap();
+        assert_eq!(bytes, b"\x00\x00\x00\x10{\"type\":\"start\"}".to_vec());
+    }
+
+    #[test]
+    fn error_round_trips() {
+        let m = Message::Error(Rejection::field("parallel", "at most 128 streams"));
+        let bytes = m.encode().unwrap();
+        assert_eq!(Message::decode(&bytes[4..]).unwrap(), m);
+    }
+
+    #[test]
+    fn setup_round_trips() {
+        let m = Message::Setup { spec: TestSpec::new(TestKind::TcpRr) };
+        let bytes = m.encode().unwrap();
+        assert_eq!(Message::decode(&bytes[4..]).unwrap(), m);
+    }
+
+    #[test]
+    fn unknown_fields_and_types_are_refused() {
+        assert!(Message::decode(br#"{"type":"start","extra":1}"#).is_err());
+        assert!(Message::decode(br#"{"type":"launch"}"#).is_err());
+        assert!(Message::decode(br#"{"type":"error","code":"busy","message":3}"#).is_err());
+        assert!(Message::decode(b"\xff\xfe").is_err());
+    }
+
+    #[test]
+    fn wrong_types_in_a_spec_are_refused() {
+        let mut v = serde_json::to_value(Message::Setup { spec: TestSpec::new(TestKind::TcpStream) }).unwrap();
+        v["spec"]["parallel"] = serde_json::json!("many");
+        assert!(Message::decode(&serde_json::to_vec(&v).unwrap()).is_err());
+        v["spec"]["parallel"] = serde_json::json!(-1);
+        assert!(Message::decode(&serde_json::to_vec(&v).unwrap()).is_err());
+    }
+}

@@ -1,0 +1,218 @@
+//! The fixed-layout hello that opens every connection to a tcplab server.
+//!
+//! Layout (44 bytes, big-endian):
+//!
+//! | offset | len | field |
+//! |---|---|---|
+//! | 0 | 6 | magic `TCPLAB` |
+//! | 6 | 1 | kind: 1 control (client), 2 data, 3 control (server reply) |
+//! | 7 | 1 | reserved, zero |
+//! | 8 | 2 | protocol version |
+//! | 10 | 2 | reserved, zero |
+//! | 12 | 32 | body: a nonce (control) or token (16) + stream index (u32) + zeros (data) |
+
+use thiserror::Error;
+
+/// Bytes of every hello.
+pub const HELLO_LEN: usize = 44;
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+const MAGIC: &[u8; 6] = b"TCPLAB";
+const KIND: usize = 6;
+const VERSION: std::ops::Range<usize> = 8..10;
+const BODY: std::ops::Range<usize> = 12..44;
+const TOKEN: std::ops::Range<usize> = 12..28;
+const STREAM: std::ops::Range<usize> = 28..32;
+
+/// A test's random token: 128 bits, shown to data connections as proof of membership.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Token(pub [u8; 16]);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(")?;
+        for b in &self.0[..4] {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str("…)")
+    }
+}
+
+impl Token {
+    /// Lower-case hex, as carried in JSON messages.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Parses 32 hex digits.
+    pub fn from_hex(s: &str) -> Option<Token> {
+        if s.len() != 32 || !s.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(Token(out))
+    }
+}
+
+/// What a connection says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelloKind {
+    /// A client opening a control connection, with its nonce.
+    Control { nonce: [u8; 32] },
+    /// A data connection of the test holding `token`, stream number `stream`.
+    Data { token: Token, stream: u32 },
+    /// The server's answer to a control hello, with its nonce.
+    Server { nonce: [u8; 32] },
+}
+
+/// A parsed hello.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    /// Protocol version of the sender.
+    pub version: u16,
+    /// Kind and body.
+    pub kind: HelloKind,
+}
+
+/// Why 44 bytes are not a hello.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum HelloError {
+    /// The first six bytes are not `TCPLAB`: not a tcplab peer (an iperf3 client, a port scan).
+    #[error("not a tcplab peer (bad magic)")]
+    BadMagic,
+    /// The kind byte is not 1, 2 or 3.
+    #[error("unknown hello kind {kind}")]
+    UnknownKind { kind: u8 },
+    /// Fewer bytes than a hello.
+    #[error("hello too short: {len} of {HELLO_LEN} bytes")]
+    Short { len: usize },
+}
+
+impl Hello {
+    /// A client's control hello at this build's version.
+    pub fn control(nonce: [u8; 32]) -> Hello {
+        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Control { nonce } }
+    }
+
+    /// The server's reply at this build's version.
+    pub fn server(nonce: [u8; 32]) -> Hello {
+        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Server { nonce } }
+    }
+
+    /// A data connection's hello.
+    pub fn data(token: Token, stream: u32) -> Hello {
+        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Data { token, stream } }
+    }
+
+    /// Encodes into exactly [`HELLO_LEN`] bytes.
+    pub fn encode(&self) -> [u8; HELLO_LEN] {
+        let mut out = [0u8; HELLO_LEN];
+        out[..6].copy_from_slice(MAGIC);
+        out[VERSION].copy_from_slice(&self.version.to_be_bytes());
+        match self.kind {
+            HelloKind::Control { nonce } => {
+                out[KIND] = 1;
+                out[BODY].copy_from_slice(&nonce);
+            }
+            HelloKind::Data { token, stream } => {
+                out[KIND] = 2;
+                out[TOKEN].copy_from_slice(&token.0);
+                out[STREAM].copy_from_slice(&stream.to_be_bytes());
+            }
+            HelloKind::Server { nonce } => {
+                out[KIND] = 3;
+                out[BODY].copy_from_slice(&nonce);
+            }
+        }
+        out
+    }
+
+    /// Parses the first [`HELLO_LEN`] bytes of `buf`.
+    pub fn decode(buf: &[u8]) -> Result<Hello, HelloError> {
+        let Some(buf) = buf.get(..HELLO_LEN) else {
+            if buf.len() >= MAGIC.len() && &buf[..MAGIC.len()] != MAGIC {
+                return Err(HelloError::BadMagic);
+            }
+            return Err(HelloError::Short { len: buf.len() });
+        };
+        if &buf[..6] != MAGIC {
+            return Err(HelloError::BadMagic);
+        }
+        let version = u16::from_be_bytes([buf[8], buf[9]]);
+        let body = |r: std::ops::Range<usize>| buf[r].to_vec();
+        let kind = match buf[KIND] {
+            1 => HelloKind::Control { nonce: array32(&body(BODY)) },
+            2 => HelloKind::Data {
+                token: Token(array16(&body(TOKEN))),
+                stream: u32::from_be_bytes([buf[28], buf[29], buf[30], buf[31]]),
+            },
+            3 => HelloKind::Server { nonce: array32(&body(BODY)) },
+            kind => return Err(HelloError::UnknownKind { kind }),
+        };
+        Ok(Hello { version, kind })
+    }
+}
+
+fn array32(b: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&b[..32]);
+    out
+}
+
+fn array16(b: &[u8]) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&b[..16]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_hello_has_the_documented_layout() {
+        let token = Token([0xAB; 16]);
+        let bytes = Hello::data(token, 7).encode();
+        let mut expected = Vec::new();
+        expected.extend_from_slice(b"TCPLAB");
+        expected.extend_from_slice(&[2, 0, 0, 1, 0, 0]);
+        expected.extend_from_slice(&[0xAB; 16]);
+        expected.extend_from_slice(&[0, 0, 0, 7]);
+        expected.extend_from_slice(&[0; 12]);
+        assert_eq!(bytes.to_vec(), expected);
+        assert_eq!(Hello::decode(&bytes), Ok(Hello::data(token, 7)));
+    }
+
+    #[test]
+    fn control_and_server_hellos_round_trip() {
+        let nonce = [5u8; 32];
+        for h in [Hello::control(nonce), Hello::server(nonce)] {
+            assert_eq!(Hello::decode(&h.encode()), Ok(h));
+        }
+    }
+
+    #[test]
+    fn an_iperf3_cookie_is_bad_magic() {
+        let cookie = b"abcdefghijklmnopqrstuvwxyz234567abcdefghijkl";
+        assert_eq!(Hello::decode(cookie), Err(HelloError::BadMagic));
+    }
+
+    #[test]
+    fn short_and_unknown_kinds_are_rejected() {
+        assert_eq!(Hello::decode(b"TCP"), Err(HelloError::Short { len: 3 }));
+        let mut b = Hello::control([0; 32]).encode();
+        b[6] = 9;
+        assert_eq!(Hello::decode(&b), Err(HelloError::UnknownKind { kind: 9 }));
+    }
+
+    #[test]
+    fn token_hex_round_trips_and_rejects_junk() {
+        let t = Token([0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 1, 2, 3, 4, 5, 6, 255]);
+        assert_eq!(Token::from_hex(&t.to_hex()), Some(t));
+        assert_eq!(Token::from_hex("zz"), None);
+        assert_eq!(Token::from_hex(&"é".repeat(16)), None);
+    }
+}

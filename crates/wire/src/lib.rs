@@ -1,0 +1,16 @@
+//! Bytes ↔ values for tcplab's native control protocol (DESIGN.md §6).
+//!
+//! Every connection to a tcplab server starts with a fixed-layout [`hello::Hello`] (44 bytes,
+//! no parsing of variable-length data before the peer has said what it is). A control
+//! connection then carries [`frame`]s: a u32 big-endian length followed by that many bytes of
+//! JSON encoding one [`ctrl::Message`]. Lengths are checked against [`frame::MAX_FRAME_BYTES`]
+//! before anything is allocated. No I/O, no clock.
+#![forbid(unsafe_code)]
+
+pub mod ctrl;
+pub mod frame;
+pub mod hello;
+
+pub use ctrl::{ErrorCode, Message, Rejection};
+pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES};
+pub use hello::{Hello, HelloError, HelloKind, Token, HELLO_LEN, PROTOCOL_VERSION};

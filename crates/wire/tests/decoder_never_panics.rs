@@ -1,0 +1,28 @@
+//! Arbitrary bytes through the hello, frame and message decoders: errors, never panics.
+//! (The coverage-guided version of this lives in `fuzz/`.)
+
+use proptest::prelude::*;
+use wire::{FrameDecoder, Hello, Message};
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048), split in 0usize..2048) {
+        let _ = Hello::decode(&bytes);
+        let mut d = FrameDecoder::new();
+        let split = split.min(bytes.len());
+        d.push(&bytes[..split]);
+        while let Ok(Some(f)) = d.next_frame() {
+            let _ = Message::decode(&f);
+        }
+        d.push(&bytes[split..]);
+        while let Ok(Some(f)) = d.next_frame() {
+            let _ = Message::decode(&f);
+        }
+        prop_assert!(d.buffered() <= bytes.len());
+    }
+
+    #[test]
+    fn json_shaped_input_never_panics(s in r#"\{"type":"(setup|start|stop|error|results)"[ -~]{0,200}\}"#) {
+        let _ = Message::decode(s.as_bytes());
+    }
+}
