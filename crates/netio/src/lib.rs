@@ -1,1 +1,21 @@
-//! netio
+#![allow(unsafe_code, reason = "netio is the one crate that calls libc directly; each block is one syscall")]
+//! The only crate touching the OS (DESIGN.md §4): socket options, TCP_INFO, CPU counters,
+//! host facts, thread placement and randomness. All `unsafe` of tcplab lives here, each block
+//! a single documented libc call.
+
+pub mod affinity;
+pub mod cpu;
+pub mod host;
+pub mod sockopt;
+pub mod tcpinfo;
+
+pub use cpu::CpuSnapshot;
+pub use sockopt::{DataSocketOpts, SockError};
+pub use tcpinfo::TcpInfo;
+
+/// 128 random bits from the OS, for test tokens and nonces.
+pub fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut out = [0u8; N];
+    getrandom::fill(&mut out).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(out)
+}

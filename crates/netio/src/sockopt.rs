@@ -1,0 +1,88 @@
+//! Socket options of data connections: set what was asked, then report what the kernel did.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+
+use results::SocketReport;
+use socket2::SockRef;
+use thiserror::Error;
+
+/// Options asked for on one end's data sockets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DataSocketOpts {
+    /// SO_SNDBUF.
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF.
+    pub rcvbuf: Option<u32>,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// TCP_MAXSEG.
+    pub mss: Option<u32>,
+    /// TCP_CONGESTION.
+    pub congestion: Option<String>,
+}
+
+/// A socket option the kernel refused.
+#[derive(Debug, Error)]
+pub enum SockError {
+    /// The congestion control is not available here.
+    #[error("congestion control '{name}' is not available on this host (available: {available})")]
+    Congestion { name: String, available: String, source: io::Error },
+    /// Another option failed.
+    #[error("setting {option} to {value}: {source}")]
+    Option { option: &'static str, value: String, source: io::Error },
+}
+
+/// Applies `opts` to a socket; call before connect (client) or right after accept (server).
+pub fn apply<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> Result<(), SockError> {
+    let s = SockRef::from(sock);
+    let fail = |option, value: String| move |source| SockError::Option { option, value, source };
+    if let Some(n) = opts.sndbuf {
+        s.set_send_buffer_size(n as usize).map_err(fail("SO_SNDBUF", n.to_string()))?;
+    }
+    if let Some(n) = opts.rcvbuf {
+        s.set_recv_buffer_size(n as usize).map_err(fail("SO_RCVBUF", n.to_string()))?;
+    }
+    if opts.nodelay {
+        s.set_tcp_nodelay(true).map_err(fail("TCP_NODELAY", "1".into()))?;
+    }
+    if let Some(n) = opts.mss {
+        s.set_tcp_mss(n).map_err(fail("TCP_MAXSEG", n.to_string()))?;
+    }
+    if let Some(name) = &opts.congestion {
+        set_congestion(sock, name)?;
+    }
+    Ok(())
+}
+
+/// Sets TCP_CONGESTION, with the list of available algorithms in the error.
+pub fn set_congestion<S: AsFd>(sock: &S, name: &str) -> Result<(), SockError> {
+    SockRef::from(sock).set_tcp_congestion(name.as_bytes()).map_err(|source| SockError::Congestion {
+        name: name.to_string(),
+        available: crate::host::congestion_available().join(", "),
+        source,
+    })
+}
+
+/// What the kernel reports for a socket after [`apply`].
+pub fn report<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> SocketReport {
+    let s = SockRef::from(sock);
+    let congestion = s
+        .tcp_congestion()
+        .map(|v| String::from_utf8_lossy(&v).trim_end_matches('\0').to_string())
+        .unwrap_or_default();
+    SocketReport {
+        sndbuf_requested: opts.sndbuf,
+        sndbuf_actual: s.send_buffer_size().unwrap_or(0) as u32,
+        rcvbuf_requested: opts.rcvbuf,
+        rcvbuf_actual: s.recv_buffer_size().unwrap_or(0) as u32,
+        mss: s.tcp_mss().unwrap_or(0),
+        congestion,
+        nodelay: s.tcp_nodelay().unwrap_or(false),
+    }
+}
+
+/// The raw fd, for logging.
+pub fn fd_of<S: AsRawFd>(sock: &S) -> i32 {
+    sock.as_raw_fd()
+}
