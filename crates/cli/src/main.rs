@@ -1,1 +1,52 @@
-fn main() {}
+//! The `tcplab` binary: parse, dispatch, print errors once, exit 0 / 1 / 2.
+#![forbid(unsafe_code)]
+
+mod args;
+mod cmd;
+mod output;
+mod parse;
+mod settings;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use engine::StopFlag;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let stop = StopFlag::new();
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.is_set() {
+            eprintln!("error: interrupted twice; exiting now");
+            std::process::exit(2);
+        }
+        flag.set();
+    });
+    match dispatch(&cli.command, &stop) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
+    match command {
+        Command::Run(a) => cmd::run::run(a, stop),
+        Command::Server(a) => cmd::server::run(a, stop),
+        Command::Stream(a) => cmd::test::run(&a.client, settings::stream_spec(a)?, stop),
+        Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
+        Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
+    }
+}

@@ -31,7 +31,7 @@ impl Time {
     }
 
     /// This instant plus `d`, saturating at the end of time.
-    pub fn add(self, d: Duration) -> Self {
+    pub fn saturating_add(self, d: Duration) -> Self {
         self.add_nanos(duration_nanos(d))
     }
 
@@ -53,11 +53,8 @@ mod tests {
     #[test]
     fn arithmetic_saturates() {
         let t = Time::from_nanos(u64::MAX - 1);
-        assert_eq!(t.add(Duration::from_secs(1)).as_nanos(), u64::MAX);
+        assert_eq!(t.saturating_add(Duration::from_secs(1)).as_nanos(), u64::MAX);
         assert_eq!(Time::ZERO.saturating_since(t), Duration::ZERO);
-        assert_eq!(
-            Time::from_nanos(1_500).saturating_since(Time::from_nanos(500)),
-            Duration::from_micros(1)
-        );
+        assert_eq!(Time::from_nanos(1_500).saturating_since(Time::from_nanos(500)), Duration::from_micros(1));
     }
 }

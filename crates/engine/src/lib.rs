@@ -1,1 +1,70 @@
-//! engine
+//! tcplab's test engines: the client and server sides of each test type over the native
+//! control protocol, the server itself, and the summaries built from both ends' measurements.
+//!
+//! One file per test type ([`stream`], [`rr`], [`crr`]) plus the [`registry`]; the
+//! [`client`] and [`server`] drive them.
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod control;
+pub mod crr;
+pub mod limits;
+pub mod meter;
+pub mod registry;
+pub mod rr;
+pub mod server;
+pub mod side;
+pub mod stop;
+pub mod stream;
+pub mod summarize;
+
+use std::io;
+
+pub use client::{run_test, ClientOptions, Observer};
+pub use server::{Server, ServerConfig};
+pub use stop::StopFlag;
+
+/// What went wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An I/O call failed.
+    #[error("{what}: {source}")]
+    Io { what: &'static str, source: io::Error },
+    /// Connecting to the server failed.
+    #[error("connecting to {addr}: {source}")]
+    Connect { addr: String, source: io::Error },
+    /// The peer broke the protocol.
+    #[error("protocol error: {detail}")]
+    Protocol { detail: String },
+    /// The peer refused (busy, bad field, unsupported …).
+    #[error("server refused: {0}")]
+    Rejected(wire::Rejection),
+    /// Nothing arrived in time.
+    #[error("timed out {what}")]
+    Timeout { what: &'static str },
+    /// The peer closed the connection.
+    #[error("the peer closed the connection")]
+    PeerClosed,
+    /// A socket option could not be applied.
+    #[error(transparent)]
+    Socket(#[from] netio::SockError),
+    /// Stopped by the user.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// A stable code for results and JSON (`busy`, `connect`, `timeout` …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::Connect { .. } => "connect",
+            Error::Protocol { .. } => "protocol",
+            Error::Rejected(r) => r.code.as_str(),
+            Error::Timeout { .. } => "timeout",
+            Error::PeerClosed => "peer-vanished",
+            Error::Socket(_) => "socket-option",
+            Error::Interrupted => "interrupted",
+        }
+    }
+}

@@ -69,7 +69,12 @@ impl CpuSnapshot {
     pub fn take() -> io::Result<CpuSnapshot> {
         let text = std::fs::read_to_string("/proc/stat")?;
         let (user, system) = process_times()?;
-        Ok(CpuSnapshot { at: Instant::now(), cpus: parse_proc_stat(&text), process: user + system, process_user: user })
+        Ok(CpuSnapshot {
+            at: Instant::now(),
+            cpus: parse_proc_stat(&text),
+            process: user + system,
+            process_user: user,
+        })
     }
 
     /// Utilisation between `self` (start) and `end`.
@@ -88,15 +93,11 @@ impl CpuSnapshot {
 
 /// System-wide utilisation from two sets of per-CPU ticks.
 pub fn usage_between(start: &[CpuTicks], end: &[CpuTicks]) -> CpuUsage {
-    let deltas: Vec<CpuTicks> = end
-        .iter()
-        .filter_map(|e| start.iter().find(|s| s.id == e.id).map(|s| delta(s, e)))
-        .collect();
+    let deltas: Vec<CpuTicks> =
+        end.iter().filter_map(|e| start.iter().find(|s| s.id == e.id).map(|s| delta(s, e))).collect();
     let per_cpu: Vec<f64> = deltas.iter().map(|d| pct(d.total() - d.idle, d.total())).collect();
-    let (busiest_cpu, busiest_pct) = deltas
-        .iter()
-        .zip(&per_cpu)
-        .fold((0, 0.0), |best, (d, &p)| if p > best.1 { (d.id, p) } else { best });
+    let (busiest_cpu, busiest_pct) =
+        deltas.iter().zip(&per_cpu).fold((0, 0.0), |best, (d, &p)| if p > best.1 { (d.id, p) } else { best });
     let sum = deltas.iter().fold(CpuTicks::default(), |a, d| add(&a, d));
     let cpus = deltas.len() as u32;
     let util = if cpus == 0 { 0.0 } else { per_cpu.iter().sum::<f64>() / f64::from(cpus) };
@@ -117,7 +118,11 @@ pub fn usage_between(start: &[CpuTicks], end: &[CpuTicks]) -> CpuUsage {
 }
 
 fn pct(part: u64, total: u64) -> f64 {
-    if total == 0 { 0.0 } else { 100.0 * part as f64 / total as f64 }
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / total as f64
+    }
 }
 
 fn delta(s: &CpuTicks, e: &CpuTicks) -> CpuTicks {
@@ -160,7 +165,8 @@ fn process_times() -> io::Result<(Duration, Duration)> {
 mod tests {
     use super::*;
 
-    const A: &str = "cpu  10 0 10 80 0 0 0 0 0 0\ncpu0 5 0 5 40 0 0 0 0 0 0\ncpu1 5 0 5 40 0 0 0 0 0 0\nintr 1 2\n";
+    const A: &str =
+        "cpu  10 0 10 80 0 0 0 0 0 0\ncpu0 5 0 5 40 0 0 0 0 0 0\ncpu1 5 0 5 40 0 0 0 0 0 0\nintr 1 2\n";
     const B: &str = "cpu  0\ncpu0 55 0 25 60 10 0 50 0 0 0\ncpu1 5 0 10 135 0 0 0 0 0 0\n";
 
     #[test]

@@ -56,9 +56,8 @@ pub fn read<S: AsFd>(sock: &S) -> io::Result<TcpInfo> {
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: `raw` is writable for `len` bytes and `len` is a valid pointer; the kernel writes
     // at most `len` bytes and updates it.
-    let rc = unsafe {
-        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&raw mut raw).cast(), &mut len)
-    };
+    let rc =
+        unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&raw mut raw).cast(), &mut len) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }

@@ -15,7 +15,10 @@ pub mod warning;
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use host::HostInfo;
 pub use run::{RunRecord, Status, TestError, TestResult};
-pub use side::{Interval, LatencySummary, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats, TcpInfoSummary};
+pub use side::{
+    Interval, LatencySummary, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats,
+    TcpInfoSummary,
+};
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
 pub use warning::{Warning, WarningKind};

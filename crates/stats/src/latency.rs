@@ -118,7 +118,8 @@ fn thin(points: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
 
 fn unreachable_histogram() -> Histogram<u64> {
     // Histogram::new(3) only fails for sigfig > 5; 3 is valid. Keep a defined value anyway.
-    Histogram::new_with_max(HIGHEST_NS, 2).unwrap_or_else(|_| Histogram::new(2).unwrap_or_else(|_| std::process::abort()))
+    Histogram::new_with_max(HIGHEST_NS, 2)
+        .unwrap_or_else(|_| Histogram::new(2).unwrap_or_else(|_| std::process::abort()))
 }
 
 #[cfg(test)]
@@ -147,7 +148,8 @@ mod tests {
 
     #[test]
     fn merged_equals_recorded_together() {
-        let (mut a, mut b, mut all) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
+        let (mut a, mut b, mut all) =
+            (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
         for i in 0..500u64 {
             a.record_ns(i * 37 + 1);
             all.record_ns(i * 37 + 1);

@@ -199,7 +199,8 @@ mod tests {
 
     #[test]
     fn wrong_types_in_a_spec_are_refused() {
-        let mut v = serde_json::to_value(Message::Setup { spec: TestSpec::new(TestKind::TcpStream) }).unwrap();
+        let mut v =
+            serde_json::to_value(Message::Setup { spec: TestSpec::new(TestKind::TcpStream) }).unwrap();
         v["spec"]["parallel"] = serde_json::json!("many");
         assert!(Message::decode(&serde_json::to_vec(&v).unwrap()).is_err());
         v["spec"]["parallel"] = serde_json::json!(-1);

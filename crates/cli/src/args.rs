@@ -1,0 +1,209 @@
+//! The command line (clap). Only this crate knows clap; [`crate::settings`] turns these into
+//! validated engine settings.
+
+use std::net::{IpAddr, SocketAddr};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::parse;
+
+/// tcplab: how fast is this path or host, and why not faster.
+#[derive(Debug, Parser)]
+#[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the standard suite (stream both ways, rr at four sizes, crr); no HOST = embedded loopback server.
+    Run(RunArgs),
+    /// Serve tests to tcplab clients (control port 9180).
+    Server(ServerArgs),
+    /// TCP bulk transfer (netperf TCP_STREAM; -R = TCP_MAERTS; --bidir both at once).
+    Stream(StreamArgs),
+    /// TCP request/response on one connection per flow (netperf TCP_RR).
+    Rr(RrArgs),
+    /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
+    Crr(CrrArgs),
+}
+
+/// `tcplab server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind: IpAddr,
+    /// Control port (data connections use it too).
+    #[arg(short, long, default_value_t = 9180)]
+    pub port: u16,
+    /// Serve one test, then exit.
+    #[arg(short = '1', long)]
+    pub one_off: bool,
+    /// Tests allowed at once; further clients get a "busy" error.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_concurrent: u32,
+}
+
+impl ServerArgs {
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.bind, self.port)
+    }
+}
+
+/// Where the server is and how the results are shown: shared by every client command.
+#[derive(Debug, Args, Clone)]
+pub struct ClientArgs {
+    /// Server host name or address.
+    pub host: String,
+    /// Server control port.
+    #[arg(short, long, default_value_t = 9180)]
+    pub port: u16,
+    /// Local address to bind to.
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Output selection.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OutputArgs {
+    /// One JSON document at the end (also on failure).
+    #[arg(short = 'J', long, conflicts_with = "json_stream")]
+    pub json: bool,
+    /// NDJSON events (start / interval / end / error) as they happen.
+    #[arg(long)]
+    pub json_stream: bool,
+}
+
+/// Timing options of every test.
+#[derive(Debug, Args, Clone)]
+pub struct TimingArgs {
+    /// Test length in seconds.
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "10")]
+    pub time_ms: u64,
+    /// Seconds between interval reports (0 = none).
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    pub interval_ms: u64,
+    /// Seconds at the start left out of the summary (slow start, warm-up).
+    #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "0")]
+    pub omit_ms: u64,
+    /// Parallel streams or flows (a thread each).
+    #[arg(short = 'P', long, default_value_t = 1)]
+    pub parallel: u32,
+}
+
+/// Socket options of every test.
+#[derive(Debug, Args, Clone)]
+pub struct SocketArgs {
+    /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K.
+    #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
+    pub window: Option<u32>,
+    /// Client SO_SNDBUF.
+    #[arg(long, value_parser = parse::size_u32)]
+    pub sndbuf: Option<u32>,
+    /// Client SO_RCVBUF.
+    #[arg(long, value_parser = parse::size_u32)]
+    pub rcvbuf: Option<u32>,
+    /// Server SO_SNDBUF.
+    #[arg(long, value_parser = parse::size_u32)]
+    pub remote_sndbuf: Option<u32>,
+    /// Server SO_RCVBUF.
+    #[arg(long, value_parser = parse::size_u32)]
+    pub remote_rcvbuf: Option<u32>,
+    /// TCP_NODELAY (disable Nagle) on every data socket.
+    #[arg(short = 'N', long)]
+    pub nodelay: bool,
+    /// TCP maximum segment size (TCP_MAXSEG).
+    #[arg(short = 'M', long = "mss", value_parser = parse::size_u32)]
+    pub mss: Option<u32>,
+    /// Congestion control on both ends (e.g. cubic, bbr, reno).
+    #[arg(short = 'C', long = "congestion")]
+    pub congestion: Option<String>,
+}
+
+/// `tcplab stream`.
+#[derive(Debug, Args)]
+pub struct StreamArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// Bytes to send in all (instead of -t), e.g. 1G.
+    #[arg(short = 'n', long = "bytes", value_parser = parse::size_u64, conflicts_with = "blocks")]
+    pub bytes: Option<u64>,
+    /// Number of writes of -l bytes to send (ttcp's -n; instead of -t).
+    #[arg(short = 'k', long = "blocks")]
+    pub blocks: Option<u64>,
+    /// Bytes per write.
+    #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
+    pub len: u32,
+    /// Bytes per read (default: -l).
+    #[arg(long = "recv-len", value_parser = parse::size_u32)]
+    pub recv_len: Option<u32>,
+    /// Server sends, client receives (TCP_MAERTS).
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once.
+    #[arg(long)]
+    pub bidir: bool,
+}
+
+/// `tcplab rr`.
+#[derive(Debug, Args)]
+pub struct RrArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// Request and response sizes, REQ,RESP (e.g. 64,64 or 128,8K).
+    #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
+    pub size: (u32, u32),
+    /// Transactions kept in flight per flow.
+    #[arg(long, default_value_t = 1)]
+    pub burst: u32,
+}
+
+/// `tcplab crr`.
+#[derive(Debug, Args)]
+pub struct CrrArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// Request and response sizes, REQ,RESP.
+    #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
+    pub size: (u32, u32),
+}
+
+/// `tcplab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Server to test against; without it, an embedded server on 127.0.0.1.
+    pub host: Option<String>,
+    /// Server control port.
+    #[arg(short, long, default_value_t = 9180)]
+    pub port: u16,
+    /// Seconds per test.
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "5")]
+    pub time_ms: u64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

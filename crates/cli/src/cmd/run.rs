@@ -1,0 +1,128 @@
+//! `tcplab run [HOST]`: the standard suite against HOST, or against an embedded server on
+//! 127.0.0.1 (ephemeral port, in this process). A progress bar on a terminal, one table at
+//! the end.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use engine::{Server, ServerConfig, StopFlag};
+use indicatif::{ProgressBar, ProgressStyle};
+use report::{json, text, Format};
+use results::{HostInfo, Status, TestError, TestResult};
+
+use crate::args::{ClientArgs, RunArgs};
+use crate::output::{emit, format_of, now_unix_ms, record, Live};
+use crate::settings::{client_options, suite};
+
+/// Runs the suite.
+pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
+    let started = now_unix_ms();
+    let embedded = match &a.host {
+        Some(_) => None,
+        None => {
+            let cfg = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
+            Some(
+                Server::bind(cfg)
+                    .and_then(Server::spawn)
+                    .context("starting the embedded server on 127.0.0.1")?,
+            )
+        }
+    };
+    let client = ClientArgs {
+        host: a.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
+        port: embedded.as_ref().map(|s| s.addr.port()).unwrap_or(a.port),
+        bind: None,
+        ipv4: false,
+        ipv6: false,
+        output: a.output.clone(),
+    };
+    let mut live = Live::new(format_of(&a.output));
+    live.show_intervals = false;
+    let (results, remote) = run_suite(&client, a.time_ms, &mut live, stop);
+    if let Some(s) = embedded {
+        s.shutdown();
+    }
+    finish(&live, results, remote, started)
+}
+
+fn run_suite(
+    client: &ClientArgs,
+    time_ms: u64,
+    live: &mut Live,
+    stop: &StopFlag,
+) -> (Vec<TestResult>, Option<HostInfo>) {
+    let specs = suite(time_ms);
+    let bar = progress(specs.len() as u64, live.format());
+    let opts = client_options(client);
+    let mut results = Vec::new();
+    let mut remote = None;
+    for spec in specs {
+        if stop.is_set() {
+            break;
+        }
+        bar.set_message(engine::registry::label(&spec));
+        let (r, host) = engine::run_test(&opts, &spec, live, stop);
+        remote = remote.or(host);
+        live.test_done(&r, false);
+        bar.inc(1);
+        let fatal =
+            r.error.as_ref().is_some_and(|e| matches!(e.code.as_str(), "connect" | "busy" | "bad-version"));
+        results.push(r);
+        if fatal {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    (results, remote)
+}
+
+fn progress(len: u64, format: Format) -> ProgressBar {
+    if format != Format::Text {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn finish(live: &Live, results: Vec<TestResult>, remote: Option<HostInfo>, started: u64) -> Result<ExitCode> {
+    let failed: Vec<&TestError> =
+        results.iter().filter(|r| r.status != Status::Completed).filter_map(|r| r.error.as_ref()).collect();
+    let interrupted = results.iter().any(|r| r.status == Status::Interrupted);
+    let first_error = failed.first().map(|e| (*e).clone());
+    match live.format() {
+        Format::Text => {
+            emit(&text::suite_table(&results));
+            suite_warnings(&results);
+        }
+        Format::Json => emit(&json::document(&record(results.clone(), remote, first_error.clone(), started))),
+        Format::JsonStream => {
+            if let Some(e) = &first_error {
+                live.error(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        eprintln!("error: {}", e.message);
+        return Ok(ExitCode::from(2));
+    }
+    if interrupted {
+        eprintln!("error: interrupted");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn suite_warnings(results: &[TestResult]) {
+    let mut seen = std::collections::HashSet::new();
+    for w in results.iter().flat_map(|r| &r.warnings) {
+        if seen.insert(w.kind) {
+            emit(&format!("warning: {} — {}", w.message, w.advice));
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! `tcplab server`.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use engine::{Server, ServerConfig, StopFlag};
+
+use crate::args::ServerArgs;
+
+/// Serves until Ctrl-C (or one test with `-1`).
+pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
+    let cfg = ServerConfig {
+        bind: a.addr(),
+        one_off: a.one_off,
+        max_concurrent: a.max_concurrent as usize,
+        ..ServerConfig::default()
+    };
+    let server = Server::bind(cfg).with_context(|| format!("listening on {}", a.addr()))?;
+    let addr = server.local_addr().context("reading the bound address")?;
+    eprintln!("tcplab server listening on {addr} (Ctrl-C to stop)");
+    server.run(stop).context("accepting connections")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,134 @@
+//! Command-line arguments → validated engine settings (no clap types past this point).
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use engine::client::{ClientOptions, Family};
+use results::{Direction, TestKind, TestSpec};
+
+use crate::args::{ClientArgs, CrrArgs, RrArgs, SocketArgs, StreamArgs, TimingArgs};
+
+/// Connect and handshake deadline.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where to connect.
+pub fn client_options(c: &ClientArgs) -> ClientOptions {
+    let family = match (c.ipv4, c.ipv6) {
+        (true, _) => Some(Family::V4),
+        (_, true) => Some(Family::V6),
+        _ => None,
+    };
+    ClientOptions { host: c.host.clone(), port: c.port, bind: c.bind, family, timeout: HANDSHAKE_TIMEOUT }
+}
+
+fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
+    spec.duration_ms = t.time_ms;
+    spec.interval_ms = t.interval_ms;
+    spec.omit_ms = t.omit_ms;
+    spec.parallel = t.parallel;
+}
+
+fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
+    spec.sndbuf = s.sndbuf.or(s.window);
+    spec.rcvbuf = s.rcvbuf.or(s.window);
+    spec.remote_sndbuf = s.remote_sndbuf.or(s.window);
+    spec.remote_rcvbuf = s.remote_rcvbuf.or(s.window);
+    spec.nodelay |= s.nodelay;
+    spec.mss = s.mss;
+    spec.congestion = s.congestion.clone();
+}
+
+/// The spec of `tcplab stream`.
+pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
+    let mut spec = TestSpec::new(TestKind::TcpStream);
+    apply_timing(&mut spec, &a.timing);
+    apply_socket(&mut spec, &a.socket);
+    spec.send_len = a.len;
+    spec.recv_len = a.recv_len.unwrap_or(a.len);
+    spec.direction = match (a.reverse, a.bidir) {
+        (true, _) => Direction::Reverse,
+        (_, true) => Direction::Bidir,
+        _ => Direction::Forward,
+    };
+    let blocks = match a.blocks {
+        Some(k) => match k.checked_mul(u64::from(a.len)) {
+            Some(n) => Some(n),
+            None => bail!("-k {k} × -l {} overflows", a.len),
+        },
+        None => None,
+    };
+    if let Some(n) = a.bytes.or(blocks) {
+        spec.bytes_limit = Some(n);
+        spec.duration_ms = 0;
+        spec.omit_ms = 0;
+    }
+    check(&spec)
+}
+
+/// The spec of `tcplab rr`.
+pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
+    let mut spec = TestSpec::new(TestKind::TcpRr);
+    apply_timing(&mut spec, &a.timing);
+    apply_socket(&mut spec, &a.socket);
+    (spec.request_len, spec.response_len) = a.size;
+    spec.burst = a.burst;
+    check(&spec)
+}
+
+/// The spec of `tcplab crr`.
+pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
+    let mut spec = TestSpec::new(TestKind::TcpCrr);
+    apply_timing(&mut spec, &a.timing);
+    apply_socket(&mut spec, &a.socket);
+    (spec.request_len, spec.response_len) = a.size;
+    check(&spec)
+}
+
+/// Validates with the same rules as the server, naming the flag at fault.
+fn check(spec: &TestSpec) -> Result<TestSpec> {
+    if let Err(r) = engine::limits::validate(spec, &engine::limits::Limits::default()) {
+        let flag = r.field.as_deref().map(flag_of).unwrap_or("a setting");
+        bail!("invalid {flag}: {}", r.message);
+    }
+    Ok(spec.clone())
+}
+
+/// The command-line flag behind a spec field.
+fn flag_of(field: &str) -> &'static str {
+    match field {
+        "duration_ms" => "-t/--time",
+        "bytes_limit" => "-n/--bytes",
+        "parallel" => "-P/--parallel",
+        "send_len" => "-l/--len",
+        "recv_len" => "--recv-len",
+        "request_len" | "response_len" => "-r/--size",
+        "burst" => "--burst",
+        "mss" => "-M/--mss",
+        "congestion" => "-C/--congestion",
+        "interval_ms" => "-i/--interval",
+        "omit_ms" => "-O/--omit",
+        "sndbuf" | "rcvbuf" | "remote_sndbuf" | "remote_rcvbuf" => "a socket buffer size",
+        _ => "a setting",
+    }
+}
+
+/// The standard suite of `tcplab run` (seed 000's loop-back baseline and Table 4 sizes).
+pub fn suite(time_ms: u64) -> Vec<TestSpec> {
+    let mut out = Vec::new();
+    for direction in [Direction::Forward, Direction::Reverse] {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.direction = direction;
+        out.push(s);
+    }
+    for (req, resp) in [(1, 1), (64, 64), (100, 200), (128, 8192)] {
+        let mut s = TestSpec::new(TestKind::TcpRr);
+        (s.request_len, s.response_len) = (req, resp);
+        out.push(s);
+    }
+    out.push(TestSpec::new(TestKind::TcpCrr));
+    for s in &mut out {
+        s.duration_ms = time_ms;
+        s.interval_ms = 0;
+    }
+    out
+}

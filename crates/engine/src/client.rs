@@ -1,0 +1,305 @@
+//! The client side of one test: connect, hello, setup, data connections, start, measure while
+//! watching the control connection, collect the server's results, summarise. Whatever fails,
+//! a [`TestResult`] comes back with what was measured up to then.
+
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use netio::DataSocketOpts;
+use results::{HostInfo, Interval, SideMeasurement, Status, TestError, TestKind, TestResult, TestSpec};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use wire::{Hello, Message, Token};
+
+use crate::control::Control;
+use crate::meter::Timeline;
+use crate::side::{run_side, DataSocket, End, Job, Signals};
+use crate::stop::StopFlag;
+use crate::summarize::{summarize, warnings, WarnContext};
+use crate::{crr, registry, rr, stream, Error};
+
+/// How long the server may take to send its results after the client's side is done.
+const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Address family restriction (`-4` / `-6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
+/// Where and how to reach the server.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Host name or address.
+    pub host: String,
+    /// Control port.
+    pub port: u16,
+    /// Local address to bind to.
+    pub bind: Option<IpAddr>,
+    /// Address family.
+    pub family: Option<Family>,
+    /// Deadline for connecting and for each handshake step.
+    pub timeout: Duration,
+}
+
+/// Receives live events of a test.
+pub trait Observer {
+    /// The test has started.
+    fn on_start(&mut self, _label: &str, _spec: &TestSpec, _server: &str) {}
+    /// An interval report from this end.
+    fn on_interval(&mut self, _spec: &TestSpec, _interval: &Interval) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Resolves `opts` to one address of the wanted family.
+pub fn resolve(opts: &ClientOptions) -> Result<SocketAddr, Error> {
+    let host = opts.host.trim_start_matches('[').trim_end_matches(']');
+    let addrs = (host, opts.port)
+        .to_socket_addrs()
+        .map_err(|source| Error::Connect { addr: opts.host.clone(), source })?;
+    addrs
+        .into_iter()
+        .find(|a| match opts.family {
+            Some(Family::V4) => a.is_ipv4(),
+            Some(Family::V6) => a.is_ipv6(),
+            None => true,
+        })
+        .ok_or_else(|| Error::Connect {
+            addr: opts.host.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address of the requested family"),
+        })
+}
+
+/// Runs one test. Never panics on peer input; failures are inside the result.
+pub fn run_test(
+    opts: &ClientOptions,
+    spec: &TestSpec,
+    observer: &mut dyn Observer,
+    stop: &StopFlag,
+) -> (TestResult, Option<HostInfo>) {
+    let started_unix_ms =
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let mut out = TestResult {
+        label: registry::label(spec),
+        spec: spec.clone(),
+        server: format!("{}:{}", opts.host, opts.port),
+        started_unix_ms,
+        status: Status::Completed,
+        error: None,
+        local: SideMeasurement::default(),
+        remote: None,
+        summary: Default::default(),
+        warnings: Vec::new(),
+    };
+    let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
+    if let Err(e) = session.run(&mut out) {
+        out.status = if matches!(e, Error::Interrupted) { Status::Interrupted } else { Status::Failed };
+        out.error = Some(TestError { code: e.code().into(), message: e.to_string() });
+    }
+    if stop.is_set() && out.status == Status::Completed {
+        out.status = Status::Interrupted;
+    }
+    out.summary = summarize(spec, &out.local, out.remote.as_ref());
+    let local_host = netio::host::host_info();
+    let cx = WarnContext { same_host: session.same_host, local_host: &local_host };
+    if out.status == Status::Completed {
+        out.warnings = warnings(spec, &out.summary, &out.local, out.remote.as_ref(), cx);
+    }
+    let host = session.host.take();
+    (out, host)
+}
+
+struct Session<'a> {
+    opts: &'a ClientOptions,
+    spec: &'a TestSpec,
+    observer: &'a mut dyn Observer,
+    stop: &'a StopFlag,
+    host: Option<HostInfo>,
+    same_host: bool,
+}
+
+impl Session<'_> {
+    fn run(&mut self, out: &mut TestResult) -> Result<(), Error> {
+        crate::limits::validate(self.spec, &crate::limits::Limits::default()).map_err(Error::Rejected)?;
+        let addr = resolve(self.opts)?;
+        out.server = addr.to_string();
+        let mut ctrl = self.connect_control(addr)?;
+        let token = self.handshake(&mut ctrl)?;
+        let sockets = self.open_data(addr, token)?;
+        match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
+            Message::Ready {} => {}
+            Message::Error(r) => return Err(Error::Rejected(r)),
+            other => return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) }),
+        }
+        if self.stop.is_set() {
+            return Err(Error::Interrupted);
+        }
+        let jobs = self.jobs(sockets, addr, token)?;
+        ctrl.send(&Message::Start {})?;
+        self.measure(&mut ctrl, jobs, out)
+    }
+
+    fn connect_control(&mut self, addr: SocketAddr) -> Result<Control, Error> {
+        let sock = self.socket(addr, &DataSocketOpts::default())?;
+        sock.connect_timeout(&SockAddr::from(addr), self.opts.timeout)
+            .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
+        let stream: TcpStream = sock.into();
+        self.same_host =
+            stream.local_addr().map(|l| l.ip() == addr.ip() || addr.ip().is_loopback()).unwrap_or(false);
+        let mut ctrl = Control::new(stream);
+        ctrl.send_hello(&Hello::control(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
+        let hello = ctrl.recv_hello(self.opts.timeout).map_err(|e| match e {
+            Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
+            other => other,
+        })?;
+        if !matches!(hello.kind, wire::HelloKind::Server { .. }) {
+            return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
+        }
+        Ok(ctrl)
+    }
+
+    fn socket(&self, addr: SocketAddr, opts: &DataSocketOpts) -> Result<Socket, Error> {
+        let io = |what| move |source| Error::Io { what, source };
+        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(io("creating a socket"))?;
+        netio::sockopt::apply(&sock, opts)?;
+        if let Some(ip) = self.opts.bind {
+            sock.bind(&SockAddr::from(SocketAddr::new(ip, 0))).map_err(io("binding the local address"))?;
+        }
+        Ok(sock)
+    }
+
+    fn handshake(&mut self, ctrl: &mut Control) -> Result<Token, Error> {
+        ctrl.send(&Message::Setup { spec: self.spec.clone() })?;
+        match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
+            Message::Accepted(a) => {
+                self.host = Some(a.host);
+                Token::from_hex(&a.token).ok_or_else(|| Error::Protocol { detail: "malformed token".into() })
+            }
+            Message::Error(r) => Err(Error::Rejected(r)),
+            other => Err(Error::Protocol { detail: format!("expected accepted, got {}", other.name()) }),
+        }
+    }
+
+    fn open_data(&self, addr: SocketAddr, token: Token) -> Result<Vec<DataSocket>, Error> {
+        let opts = DataSocketOpts {
+            sndbuf: self.spec.sndbuf,
+            rcvbuf: self.spec.rcvbuf,
+            nodelay: self.spec.nodelay,
+            mss: self.spec.mss,
+            congestion: self.spec.congestion.clone(),
+        };
+        let mut out = Vec::new();
+        for index in 0..self.spec.data_connections() {
+            let sock = self.socket(addr, &opts)?;
+            sock.connect_timeout(&SockAddr::from(addr), self.opts.timeout)
+                .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
+            let mut stream: TcpStream = sock.into();
+            std::io::Write::write_all(&mut stream, &Hello::data(token, index).encode())
+                .map_err(|source| Error::Io { what: "sending a data hello", source })?;
+            let report = netio::sockopt::report(&stream, &opts);
+            out.push(DataSocket { index, stream, report });
+        }
+        Ok(out)
+    }
+
+    fn jobs(&self, sockets: Vec<DataSocket>, addr: SocketAddr, token: Token) -> Result<Vec<Job>, Error> {
+        let io = |source| Error::Io { what: "preparing the streams", source };
+        match self.spec.test {
+            TestKind::TcpStream => stream::jobs(self.spec, End::Client, sockets).map_err(io),
+            TestKind::TcpRr => rr::jobs(self.spec, End::Client, sockets).map_err(io),
+            TestKind::TcpCrr => Ok(crr::client_jobs(self.spec, addr, token)),
+        }
+    }
+
+    fn measure(&mut self, ctrl: &mut Control, jobs: Vec<Job>, out: &mut TestResult) -> Result<(), Error> {
+        let timeline =
+            Timeline::new(self.spec, Instant::now(), crate::limits::Limits::default().max_duration_ms);
+        self.observer.on_start(&out.label, self.spec, &out.server);
+        let signals = Signals::default();
+        let (tx, rx) = mpsc::channel::<Interval>();
+        let (spec, sig) = (self.spec.clone(), signals.clone());
+        let worker = std::thread::spawn(move || {
+            run_side(jobs, &spec, timeline, &sig, &mut |iv| {
+                let _ = tx.send(iv.clone());
+            })
+        });
+        let mut watch = Watch { remote: None, failure: None, stop_sent: false };
+        while !worker.is_finished() {
+            rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
+            self.watch_once(ctrl, &signals, &mut watch);
+        }
+        rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
+        let run = worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
+        out.local = run.measurement;
+        if let Some(e) = watch.failure {
+            return Err(e);
+        }
+        if self.spec.test == TestKind::TcpCrr || self.stop.is_set() {
+            let _ = ctrl.send(&Message::Stop { reason: "client done".into() });
+        }
+        out.remote = match watch.remote {
+            Some(r) => Some(r),
+            None => Some(wait_results(ctrl)?),
+        };
+        if let Some(e) = run.errors.first() {
+            return Err(Error::Protocol { detail: e.clone() });
+        }
+        Ok(())
+    }
+
+    fn watch_once(&mut self, ctrl: &mut Control, signals: &Signals, w: &mut Watch) {
+        if self.stop.is_set() && !w.stop_sent {
+            w.stop_sent = true;
+            signals.stop.set();
+            let _ = ctrl.send(&Message::Stop { reason: "interrupted".into() });
+        }
+        if w.failure.is_some() || w.remote.is_some() {
+            std::thread::sleep(Duration::from_millis(20));
+            return;
+        }
+        match ctrl.poll_by(Instant::now() + Duration::from_millis(50)) {
+            Ok(None) => {}
+            Ok(Some(Message::Results { side })) => w.remote = Some(*side),
+            Ok(Some(Message::Error(r))) => {
+                signals.abort.set();
+                w.failure = Some(Error::Rejected(r));
+            }
+            Ok(Some(other)) => tracing::debug!("ignoring {} during the test", other.name()),
+            Err(e) => {
+                signals.stop.set();
+                signals.abort.set();
+                w.failure = Some(match e {
+                    Error::PeerClosed => {
+                        Error::Protocol { detail: "the server vanished during the test".into() }
+                    }
+                    other => other,
+                });
+            }
+        }
+    }
+}
+
+struct Watch {
+    remote: Option<SideMeasurement>,
+    failure: Option<Error>,
+    stop_sent: bool,
+}
+
+fn wait_results(ctrl: &mut Control) -> Result<SideMeasurement, Error> {
+    let deadline = Instant::now() + RESULTS_TIMEOUT;
+    loop {
+        match ctrl.recv_by(deadline)? {
+            Message::Results { side } => return Ok(*side),
+            Message::Error(r) => return Err(Error::Rejected(r)),
+            other => tracing::debug!("ignoring {} while waiting for results", other.name()),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! A control connection: frames of [`Message`]s over a blocking TCP stream, every read bounded
+//! by a deadline (DESIGN.md §6: a timeout in every state).
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use wire::{FrameDecoder, Hello, Message, HELLO_LEN};
+
+use crate::Error;
+
+/// How often a blocked read wakes to check its deadline.
+const READ_SLICE: Duration = Duration::from_millis(100);
+
+/// One end of a control connection.
+#[derive(Debug)]
+pub struct Control {
+    stream: TcpStream,
+    decoder: FrameDecoder,
+    peer: String,
+}
+
+impl Control {
+    /// Wraps a connected stream.
+    pub fn new(stream: TcpStream) -> Control {
+        let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
+        let _ = stream.set_nodelay(true);
+        Control { stream, decoder: FrameDecoder::new(), peer }
+    }
+
+    /// The peer's address, for messages.
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// The underlying stream.
+    pub fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, msg: &Message) -> Result<(), Error> {
+        let bytes = msg.encode().map_err(|e| Error::Protocol { detail: e.to_string() })?;
+        let _ = self.stream.set_write_timeout(Some(Duration::from_secs(5)));
+        self.stream
+            .write_all(&bytes)
+            .map_err(|source| Error::Io { what: "sending a control message", source })
+    }
+
+    /// Sends the fixed-layout hello.
+    pub fn send_hello(&mut self, hello: &Hello) -> Result<(), Error> {
+        self.stream
+            .write_all(&hello.encode())
+            .map_err(|source| Error::Io { what: "sending the hello", source })
+    }
+
+    /// Reads the peer's hello, waiting at most `timeout`.
+    pub fn recv_hello(&mut self, timeout: Duration) -> Result<Hello, Error> {
+        let mut buf = [0u8; HELLO_LEN];
+        read_exact_by(&mut self.stream, &mut buf, Instant::now() + timeout)?;
+        Hello::decode(&buf).map_err(|e| Error::Protocol { detail: e.to_string() })
+    }
+
+    /// Reads the next message, waiting at most until `deadline`.
+    pub fn recv_by(&mut self, deadline: Instant) -> Result<Message, Error> {
+        loop {
+            let frame = self.decoder.next_frame().map_err(|e| Error::Protocol { detail: e.to_string() })?;
+            if let Some(body) = frame {
+                return Message::decode(&body).map_err(|e| Error::Protocol { detail: e.to_string() });
+            }
+            self.fill(deadline)?;
+        }
+    }
+
+    /// Reads the next message if one arrives before `deadline`; `Ok(None)` on timeout.
+    pub fn poll_by(&mut self, deadline: Instant) -> Result<Option<Message>, Error> {
+        match self.recv_by(deadline) {
+            Ok(m) => Ok(Some(m)),
+            Err(Error::Timeout { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn fill(&mut self, deadline: Instant) -> Result<(), Error> {
+        let wanted = self.decoder.wanted().map_err(|e| Error::Protocol { detail: e.to_string() })?;
+        let mut buf = vec![0u8; wanted.clamp(1, 64 * 1024)];
+        let n = read_some_by(&mut self.stream, &mut buf, deadline)?;
+        self.decoder.push(&buf[..n]);
+        Ok(())
+    }
+}
+
+/// Reads at least one byte before `deadline`.
+fn read_some_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<usize, Error> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout { what: "waiting for the peer" });
+        }
+        let _ = stream.set_read_timeout(Some(left.min(READ_SLICE)));
+        match stream.read(buf) {
+            Ok(0) => return Err(Error::PeerClosed),
+            Ok(n) => return Ok(n),
+            Err(e) if is_timeout(&e) => continue,
+            Err(source) => return Err(Error::Io { what: "reading the control connection", source }),
+        }
+    }
+}
+
+/// Fills `buf` before `deadline`.
+pub(crate) fn read_exact_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<(), Error> {
+    let mut got = 0;
+    while got < buf.len() {
+        got += read_some_by(stream, &mut buf[got..], deadline)?;
+    }
+    Ok(())
+}
+
+/// Whether an I/O error is a read/write timeout.
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+}

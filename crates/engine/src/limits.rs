@@ -1,0 +1,155 @@
+//! What a server accepts: every field of a [`TestSpec`] checked for range and consistency
+//! before anything is allocated (security-notes.md S3, S7). The client runs the same checks
+//! first, so a bad flag value fails before any connection is made.
+
+use results::{TestKind, TestSpec};
+use wire::Rejection;
+
+/// Server-side caps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest test, ms.
+    pub max_duration_ms: u64,
+    /// Most streams or flows per direction.
+    pub max_parallel: u32,
+    /// Largest read, write, request or response, bytes.
+    pub max_len: u32,
+    /// Largest burst.
+    pub max_burst: u32,
+    /// Largest socket buffer a peer may ask for, bytes.
+    pub max_buffer: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_duration_ms: 3_600_000,
+            max_parallel: 128,
+            max_len: 16 * 1024 * 1024,
+            max_burst: 1024,
+            max_buffer: 512 * 1024 * 1024,
+        }
+    }
+}
+
+/// Checks `spec` against `limits`; the first problem found is returned with its field name.
+pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
+    check_timing(spec, limits)?;
+    check_range("parallel", spec.parallel.into(), 1, limits.max_parallel.into())?;
+    for (field, v) in [
+        ("send_len", spec.send_len),
+        ("recv_len", spec.recv_len),
+        ("request_len", spec.request_len),
+        ("response_len", spec.response_len),
+    ] {
+        check_range(field, v.into(), 1, limits.max_len.into())?;
+    }
+    check_range("burst", spec.burst.into(), 1, limits.max_burst.into())?;
+    if let Some(mss) = spec.mss {
+        check_range("mss", mss.into(), 88, 65_535)?;
+    }
+    for (field, v) in [
+        ("sndbuf", spec.sndbuf),
+        ("rcvbuf", spec.rcvbuf),
+        ("remote_sndbuf", spec.remote_sndbuf),
+        ("remote_rcvbuf", spec.remote_rcvbuf),
+    ] {
+        if let Some(v) = v {
+            check_range(field, v.into(), 1, limits.max_buffer.into())?;
+        }
+    }
+    if let Some(cc) = &spec.congestion {
+        check_congestion_name(cc)?;
+    }
+    Ok(())
+}
+
+fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
+    match (spec.duration_ms, spec.bytes_limit) {
+        (0, None) => return Err(Rejection::field("duration_ms", "a test needs a time or a byte limit")),
+        (_, Some(0)) => return Err(Rejection::field("bytes_limit", "byte limit must be at least 1")),
+        (_, Some(_)) if spec.test != TestKind::TcpStream => {
+            return Err(Rejection::field("bytes_limit", "byte limits apply to stream tests only"));
+        }
+        _ => {}
+    }
+    check_range("duration_ms", spec.duration_ms, 0, limits.max_duration_ms)?;
+    if spec.interval_ms != 0 {
+        check_range("interval_ms", spec.interval_ms, 100, 60_000)?;
+    }
+    if spec.duration_ms > 0 && spec.omit_ms >= spec.duration_ms {
+        return Err(Rejection::field("omit_ms", "omitted time must be shorter than the test"));
+    }
+    check_range("omit_ms", spec.omit_ms, 0, limits.max_duration_ms)
+}
+
+fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {
+    if v < min || v > max {
+        return Err(Rejection::field(field, format!("{field} must be between {min} and {max}, got {v}")));
+    }
+    Ok(())
+}
+
+fn check_congestion_name(cc: &str) -> Result<(), Rejection> {
+    let ok = !cc.is_empty() && cc.len() < 16 && cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Rejection::field("congestion", format!("'{cc}' is not a congestion control name")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(spec: &TestSpec) -> bool {
+        validate(spec, &Limits::default()).is_ok()
+    }
+
+    fn field_of(spec: &TestSpec) -> Option<String> {
+        validate(spec, &Limits::default()).err().and_then(|r| r.field)
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        for k in [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr] {
+            assert!(ok(&TestSpec::new(k)));
+        }
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let base = TestSpec::new(TestKind::TcpStream);
+        let cases: Vec<(Box<dyn Fn(&mut TestSpec)>, &str)> = vec![
+            (Box::new(|s| s.parallel = 0), "parallel"),
+            (Box::new(|s| s.parallel = 129), "parallel"),
+            (Box::new(|s| s.send_len = 0), "send_len"),
+            (Box::new(|s| s.recv_len = u32::MAX), "recv_len"),
+            (Box::new(|s| s.duration_ms = 0), "duration_ms"),
+            (Box::new(|s| s.duration_ms = 3_600_001), "duration_ms"),
+            (Box::new(|s| s.interval_ms = 5), "interval_ms"),
+            (Box::new(|s| s.omit_ms = 10_000), "omit_ms"),
+            (Box::new(|s| s.mss = Some(10)), "mss"),
+            (Box::new(|s| s.remote_rcvbuf = Some(0)), "remote_rcvbuf"),
+            (Box::new(|s| s.congestion = Some("bbr; rm -rf".into())), "congestion"),
+            (Box::new(|s| s.bytes_limit = Some(0)), "bytes_limit"),
+            (Box::new(|s| s.burst = 0), "burst"),
+        ];
+        for (mutate, field) in cases {
+            let mut s = base.clone();
+            mutate(&mut s);
+            assert_eq!(field_of(&s).as_deref(), Some(field));
+        }
+    }
+
+    #[test]
+    fn byte_limited_stream_needs_no_duration_but_rr_cannot_be_byte_limited() {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.duration_ms = 0;
+        s.bytes_limit = Some(1 << 20);
+        assert!(ok(&s));
+        s.test = TestKind::TcpRr;
+        assert_eq!(field_of(&s).as_deref(), Some("bytes_limit"));
+    }
+}

@@ -1,0 +1,194 @@
+//! Per-stream counters shared between a worker thread and the sampler, and the test's
+//! timeline (start, end of the omitted period, deadline, watchdog).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use results::TestSpec;
+
+use crate::stop::StopFlag;
+
+/// Grace after the planned end before a stuck test is ended by force (security-notes R3).
+pub const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
+
+/// Counters of one data stream (or flow). Written by its worker, read by the sampler.
+#[derive(Debug, Default)]
+pub struct StreamMeter {
+    /// Bytes moved.
+    pub bytes: AtomicU64,
+    /// Read or write calls.
+    pub calls: AtomicU64,
+    /// Transactions completed.
+    pub transactions: AtomicU64,
+    end_ns: AtomicU64,
+    done: AtomicBool,
+}
+
+impl StreamMeter {
+    /// Counts one call that moved `n` bytes.
+    pub fn add(&self, n: usize) {
+        self.bytes.fetch_add(n as u64, Relaxed);
+        self.calls.fetch_add(1, Relaxed);
+    }
+
+    /// Marks the worker finished at `at`.
+    pub fn finish(&self, timeline: &Timeline, at: Instant) {
+        self.end_ns.store(at.saturating_duration_since(timeline.start).as_nanos() as u64, Relaxed);
+        self.done.store(true, Relaxed);
+    }
+
+    /// When the worker finished, if it has.
+    pub fn end(&self, timeline: &Timeline) -> Option<Instant> {
+        self.done.load(Relaxed).then(|| timeline.start + Duration::from_nanos(self.end_ns.load(Relaxed)))
+    }
+
+    /// (bytes, calls, transactions) now.
+    pub fn read(&self) -> Counts {
+        Counts {
+            bytes: self.bytes.load(Relaxed),
+            calls: self.calls.load(Relaxed),
+            transactions: self.transactions.load(Relaxed),
+        }
+    }
+}
+
+/// A reading of a [`StreamMeter`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Bytes.
+    pub bytes: u64,
+    /// Calls.
+    pub calls: u64,
+    /// Transactions.
+    pub transactions: u64,
+}
+
+impl Counts {
+    /// `self − earlier`, saturating.
+    pub fn since(&self, earlier: &Counts) -> Counts {
+        Counts {
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+            calls: self.calls.saturating_sub(earlier.calls),
+            transactions: self.transactions.saturating_sub(earlier.transactions),
+        }
+    }
+}
+
+/// The instants that bound a test at one end.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeline {
+    /// The start (Start sent or received).
+    pub start: Instant,
+    /// End of the omitted period: the measured window starts here.
+    pub measure_from: Instant,
+    /// When senders and requesters stop; `None` for byte-limited tests.
+    pub deadline: Option<Instant>,
+    /// When everything is stopped by force.
+    pub watchdog: Instant,
+}
+
+impl Timeline {
+    /// The timeline of `spec` starting at `start`; `max_ms` bounds byte-limited tests.
+    pub fn new(spec: &TestSpec, start: Instant, max_ms: u64) -> Timeline {
+        let ms = Duration::from_millis;
+        let deadline = (spec.duration_ms > 0).then(|| start + ms(spec.duration_ms));
+        let planned = deadline.unwrap_or(start + ms(max_ms));
+        Timeline {
+            start,
+            measure_from: start + ms(spec.omit_ms),
+            deadline,
+            watchdog: planned + WATCHDOG_GRACE,
+        }
+    }
+
+    /// Whether the planned end has passed at `now`.
+    pub fn past_deadline(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Seconds from the start to `at`.
+    pub fn secs(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.start).as_secs_f64()
+    }
+}
+
+/// A shared byte budget (`-n`/`-k`): writers claim chunks until it is spent.
+#[derive(Debug, Clone)]
+pub struct Budget(Arc<AtomicU64>);
+
+impl Budget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: u64) -> Budget {
+        Budget(Arc::new(AtomicU64::new(bytes)))
+    }
+
+    /// Claims up to `want` bytes; 0 when spent.
+    pub fn claim(&self, want: u64) -> u64 {
+        let mut got = 0;
+        let _ = self.0.fetch_update(Relaxed, Relaxed, |left| {
+            got = left.min(want);
+            Some(left - got)
+        });
+        got
+    }
+
+    /// Gives back bytes claimed but not written.
+    pub fn refund(&self, n: u64) {
+        self.0.fetch_add(n, Relaxed);
+    }
+}
+
+/// What every worker gets.
+#[derive(Debug, Clone)]
+pub struct WorkerCtx {
+    /// This stream's counters.
+    pub meter: Arc<StreamMeter>,
+    /// The test's instants.
+    pub timeline: Timeline,
+    /// Graceful stop: senders and requesters finish.
+    pub stop: StopFlag,
+    /// Hard stop: everything ends now (peer vanished).
+    pub abort: StopFlag,
+    /// Byte budget for senders.
+    pub budget: Option<Budget>,
+}
+
+impl WorkerCtx {
+    /// Whether a sender or requester should stop before its next call.
+    pub fn should_stop_sending(&self, now: Instant) -> bool {
+        self.stop.is_set()
+            || self.abort.is_set()
+            || self.timeline.past_deadline(now)
+            || now >= self.timeline.watchdog
+    }
+
+    /// Whether a reader blocked on a timeout should give up.
+    pub fn should_abandon(&self, now: Instant) -> bool {
+        self.abort.is_set() || now >= self.timeline.watchdog
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_claimed_exactly() {
+        let b = Budget::new(300);
+        assert_eq!(b.claim(128), 128);
+        assert_eq!(b.claim(128), 128);
+        assert_eq!(b.claim(128), 44);
+        assert_eq!(b.claim(128), 0);
+        b.refund(10);
+        assert_eq!(b.claim(128), 10);
+    }
+
+    #[test]
+    fn counts_subtract_saturating() {
+        let a = Counts { bytes: 10, calls: 2, transactions: 1 };
+        let b = Counts { bytes: 25, calls: 3, transactions: 1 };
+        assert_eq!(b.since(&a), Counts { bytes: 15, calls: 1, transactions: 0 });
+        assert_eq!(a.since(&b), Counts::default());
+    }
+}

@@ -1,0 +1,142 @@
+//! `tcp-rr`: request/response over one connection per flow (netperf TCP_RR). The client keeps
+//! `burst` requests in flight, times each from its send to the end of its response, and stops
+//! sending at the deadline; the server answers each `request_len` bytes with `response_len`
+//! bytes until end of stream.
+
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use results::{Role, TestSpec};
+use stats::LatencyHistogram;
+
+use crate::control::is_timeout;
+use crate::meter::WorkerCtx;
+use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
+use crate::stream::{payload, sock_name, CALL_SLICE};
+
+/// Builds one job per flow.
+pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Result<Vec<Job>> {
+    let (req, resp, burst) = (spec.request_len as usize, spec.response_len as usize, spec.burst as usize);
+    let mut jobs = Vec::with_capacity(sockets.len());
+    for ds in sockets {
+        let index = ds.index;
+        let (sock, probe) = ds.split()?;
+        let (role, work): (Role, crate::side::Work) = match end {
+            End::Client => {
+                (Role::Request, Box::new(move |ctx: &WorkerCtx| client_loop(sock, req, resp, burst, ctx)))
+            }
+            End::Server => {
+                (Role::Respond, Box::new(move |ctx: &WorkerCtx| server_loop(sock, req, resp, ctx)))
+            }
+        };
+        jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
+    }
+    Ok(jobs)
+}
+
+/// Why a blocking exchange ended.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// Orderly end of stream.
+    Eof,
+    /// Hard stop or watchdog.
+    Abandoned,
+    /// An I/O error, described.
+    Failed(String),
+}
+
+/// Reads exactly `buf.len()` bytes, re-checking the hard stop on timeouts.
+pub(crate) fn read_full(sock: &mut TcpStream, buf: &mut [u8], ctx: &WorkerCtx) -> Result<(), Ended> {
+    let mut got = 0;
+    while got < buf.len() {
+        match sock.read(&mut buf[got..]) {
+            Ok(0) => return Err(Ended::Eof),
+            Ok(n) => got += n,
+            Err(e) if is_timeout(&e) => {
+                if ctx.should_abandon(Instant::now()) {
+                    return Err(Ended::Abandoned);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Err(Ended::Eof),
+            Err(e) => return Err(Ended::Failed(format!("{}: read: {e}", sock_name(sock)))),
+        }
+    }
+    Ok(())
+}
+
+fn write_all(sock: &mut TcpStream, buf: &[u8]) -> Result<(), Ended> {
+    sock.write_all(buf).map_err(|e| Ended::Failed(format!("{}: write: {e}", sock_name(sock))))
+}
+
+/// The requesting side of one flow.
+pub fn client_loop(
+    mut sock: TcpStream,
+    req: usize,
+    resp: usize,
+    burst: usize,
+    ctx: &WorkerCtx,
+) -> WorkerOutcome {
+    let request = payload(req);
+    let mut response = vec![0u8; resp];
+    let mut hist = LatencyHistogram::new();
+    let mut in_flight: VecDeque<Instant> = VecDeque::with_capacity(burst);
+    let _ = sock.set_read_timeout(Some(CALL_SLICE));
+    let mut result = Ok(());
+    let mut now = Instant::now();
+    for _ in 0..burst {
+        if let Err(e) = write_all(&mut sock, &request) {
+            result = Err(e);
+            break;
+        }
+        in_flight.push_back(now);
+    }
+    while result.is_ok() {
+        let Some(sent) = in_flight.pop_front() else { break };
+        if let Err(e) = read_full(&mut sock, &mut response, ctx) {
+            result = Err(e);
+            break;
+        }
+        now = Instant::now();
+        ctx.meter.transactions.fetch_add(1, Relaxed);
+        ctx.meter.add(req + resp);
+        if sent >= ctx.timeline.measure_from {
+            hist.record_ns(now.saturating_duration_since(sent).as_nanos() as u64);
+        }
+        if !ctx.should_stop_sending(now) {
+            result = write_all(&mut sock, &request);
+            in_flight.push_back(now);
+        }
+    }
+    ctx.meter.finish(&ctx.timeline, now);
+    let _ = sock.shutdown(Shutdown::Write);
+    WorkerOutcome { latency: Some(hist), error: failure(result) }
+}
+
+/// The responding side of one flow.
+pub fn server_loop(mut sock: TcpStream, req: usize, resp: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+    let mut request = vec![0u8; req];
+    let response = payload(resp);
+    let _ = sock.set_read_timeout(Some(CALL_SLICE));
+    let result = loop {
+        if let Err(e) = read_full(&mut sock, &mut request, ctx) {
+            break Err(e);
+        }
+        if let Err(e) = write_all(&mut sock, &response) {
+            break Err(e);
+        }
+        ctx.meter.transactions.fetch_add(1, Relaxed);
+        ctx.meter.add(req + resp);
+    };
+    ctx.meter.finish(&ctx.timeline, Instant::now());
+    WorkerOutcome { latency: None, error: failure(result) }
+}
+
+pub(crate) fn failure(result: Result<(), Ended>) -> Option<String> {
+    match result {
+        Err(Ended::Failed(e)) => Some(e),
+        _ => None,
+    }
+}

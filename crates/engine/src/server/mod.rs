@@ -1,0 +1,139 @@
+//! `tcplab server`: one listening port for control and data connections (like iperf3, so one
+//! firewall hole suffices). A single acceptor thread reads each new connection's fixed-size
+//! hello without blocking on any peer ([`acceptor`]); control connections get a session thread
+//! ([`session`]); data connections are handed to the session whose token they present, if they
+//! come from that session's peer address ([`routes`]).
+
+mod acceptor;
+mod routes;
+mod session;
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use results::HostInfo;
+
+use crate::limits::Limits;
+use crate::stop::StopFlag;
+
+/// The default control port.
+pub const DEFAULT_PORT: u16 = 9180;
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    pub bind: SocketAddr,
+    /// Serve one test, then exit.
+    pub one_off: bool,
+    /// Tests allowed at once; more get a `busy` error.
+    pub max_concurrent: usize,
+    /// Caps on what clients may ask.
+    pub limits: Limits,
+    /// Deadline for each handshake step (hello, setup, data connections, start).
+    pub handshake_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            bind: SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)),
+            one_off: false,
+            max_concurrent: 1,
+            limits: Limits::default(),
+            handshake_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// State shared by the acceptor and the sessions.
+#[derive(Debug)]
+struct Shared {
+    cfg: ServerConfig,
+    routes: routes::Routes,
+    active: AtomicUsize,
+    finished: AtomicU64,
+    host: HostInfo,
+}
+
+/// A bound server, not yet accepting.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// A server running on a background thread (embedded use: `tcplab run`, tests).
+#[derive(Debug)]
+pub struct ServerHandle {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: StopFlag,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    /// Binds the listening socket.
+    pub fn bind(cfg: ServerConfig) -> io::Result<Server> {
+        let listener = TcpListener::bind(cfg.bind)?;
+        let shared = Shared {
+            cfg,
+            routes: routes::Routes::default(),
+            active: AtomicUsize::new(0),
+            finished: AtomicU64::new(0),
+            host: netio::host::host_info(),
+        };
+        Ok(Server { listener, shared: Arc::new(shared) })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts until `shutdown` is set (or, with `one_off`, after one test).
+    pub fn run(self, shutdown: &StopFlag) -> io::Result<()> {
+        acceptor::run(self.listener, self.shared, shutdown)
+    }
+
+    /// Runs on a background thread.
+    pub fn spawn(self) -> io::Result<ServerHandle> {
+        let addr = self.local_addr()?;
+        let stop = StopFlag::new();
+        let flag = stop.clone();
+        let thread =
+            std::thread::Builder::new().name("tcplab-server".into()).spawn(move || self.run(&flag))?;
+        Ok(ServerHandle { addr, stop, thread: Some(thread) })
+    }
+}
+
+impl ServerHandle {
+    /// Stops accepting and waits for the acceptor to exit.
+    pub fn shutdown(mut self) {
+        self.stop.set();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop.set();
+    }
+}
+
+impl Shared {
+    fn try_admit(&self) -> bool {
+        self.active.fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1)).is_ok()
+    }
+
+    fn release(&self) {
+        self.active.fetch_sub(1, Relaxed);
+        self.finished.fetch_add(1, Relaxed);
+    }
+}

@@ -1,0 +1,208 @@
+//! One test on the server, from hello to results. Every wait has a deadline; a vanished
+//! client ends the test at once (hard stop) and the session returns.
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use netio::DataSocketOpts;
+use results::{SideMeasurement, TestKind, TestSpec};
+use wire::{ctrl::Accepted, ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
+
+use super::routes::DataConn;
+use super::Shared;
+use crate::control::Control;
+use crate::meter::Timeline;
+use crate::side::{run_side, DataSocket, End, Job, Signals};
+use crate::{crr, rr, stream, Error};
+
+/// How long the client has to close after the results before the session ends anyway.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Serves one control connection whose hello was already read.
+pub fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared) {
+    let mut ctrl = Control::new(stream);
+    match run(&mut ctrl, peer, hello, shared) {
+        Ok(()) => tracing::info!("{peer}: test done"),
+        Err(Failure::Refused(r)) => {
+            tracing::info!("{peer}: refused: {r}");
+            let _ = ctrl.send(&Message::Error(r));
+        }
+        Err(Failure::Lost(e)) => tracing::info!("{peer}: {e}"),
+    }
+}
+
+/// Why a session ended early.
+enum Failure {
+    /// Tell the client why.
+    Refused(Rejection),
+    /// The client is gone or broke the protocol; nothing more to say.
+    Lost(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        match e {
+            Error::Protocol { detail } => Failure::Refused(Rejection::new(ErrorCode::BadMessage, detail)),
+            Error::Timeout { what } => {
+                Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
+            }
+            other => Failure::Lost(other),
+        }
+    }
+}
+
+fn run(ctrl: &mut Control, peer: SocketAddr, hello: Hello, shared: &Shared) -> Result<(), Failure> {
+    let timeout = shared.cfg.handshake_timeout;
+    ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
+    if hello.version != PROTOCOL_VERSION {
+        let msg =
+            format!("client speaks protocol version {}, this server {}", hello.version, PROTOCOL_VERSION);
+        return Err(Failure::Refused(Rejection::new(ErrorCode::BadVersion, msg)));
+    }
+    let spec = match ctrl.recv_by(Instant::now() + timeout)? {
+        Message::Setup { spec } => spec,
+        other => return Err(out_of_state(&other, "setup")),
+    };
+    crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
+    check_congestion(&spec)?;
+    let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
+    let (_route, rx) = shared.routes.register(token, peer.ip());
+    ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone() }))?;
+    let prepared = prepare(&spec, &rx, timeout)?;
+    ctrl.send(&Message::Ready {})?;
+    match ctrl.recv_by(Instant::now() + timeout)? {
+        Message::Start {} => {}
+        other => return Err(out_of_state(&other, "start")),
+    }
+    let side = measure(ctrl, &spec, PreparedWithRx(prepared, rx), shared)?;
+    ctrl.send(&Message::Results { side: Box::new(side) })?;
+    linger(ctrl);
+    Ok(())
+}
+
+fn out_of_state(got: &Message, wanted: &str) -> Failure {
+    if let Message::Error(r) = got {
+        return Failure::Lost(Error::Rejected(r.clone()));
+    }
+    Failure::Refused(Rejection::new(ErrorCode::OutOfState, format!("expected {wanted}, got {}", got.name())))
+}
+
+fn internal(what: &str) -> Failure {
+    Failure::Refused(Rejection::new(ErrorCode::Internal, what.to_string()))
+}
+
+fn check_congestion(spec: &TestSpec) -> Result<(), Failure> {
+    let Some(cc) = &spec.congestion else { return Ok(()) };
+    let available = netio::host::congestion_available();
+    if available.iter().any(|a| a == cc) {
+        return Ok(());
+    }
+    let msg = format!(
+        "congestion control '{cc}' is not available on the server (available: {})",
+        available.join(", ")
+    );
+    Err(Failure::Refused(Rejection {
+        field: Some("congestion".into()),
+        ..Rejection::new(ErrorCode::Unsupported, msg)
+    }))
+}
+
+fn server_opts(spec: &TestSpec) -> DataSocketOpts {
+    DataSocketOpts {
+        sndbuf: spec.remote_sndbuf,
+        rcvbuf: spec.remote_rcvbuf,
+        nodelay: spec.nodelay,
+        mss: spec.mss,
+        congestion: spec.congestion.clone(),
+    }
+}
+
+/// Collects the data connections and builds the workers.
+fn prepare(spec: &TestSpec, rx: &Receiver<DataConn>, timeout: Duration) -> Result<Prepared, Failure> {
+    if spec.test == TestKind::TcpCrr {
+        return Ok(Prepared::Crr);
+    }
+    let want = spec.data_connections();
+    let deadline = Instant::now() + timeout;
+    let opts = server_opts(spec);
+    let mut sockets: Vec<Option<DataSocket>> = (0..want).map(|_| None).collect();
+    for _ in 0..want {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let conn = rx.recv_timeout(left).map_err(|_| timed_out("waiting for the data connections"))?;
+        let slot = sockets.get_mut(conn.index as usize).filter(|s| s.is_none()).ok_or_else(|| {
+            Failure::Refused(Rejection::field("stream", format!("unexpected stream number {}", conn.index)))
+        })?;
+        netio::sockopt::apply(&conn.stream, &opts).map_err(|e| internal(&e.to_string()))?;
+        let report = netio::sockopt::report(&conn.stream, &opts);
+        *slot = Some(DataSocket { index: conn.index, stream: conn.stream, report });
+    }
+    Ok(Prepared::Sockets(sockets.into_iter().flatten().collect()))
+}
+
+fn timed_out(what: &'static str) -> Failure {
+    Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
+}
+
+enum Prepared {
+    Sockets(Vec<DataSocket>),
+    Crr,
+}
+
+fn jobs_for(spec: &TestSpec, prepared: Prepared, rx: Receiver<DataConn>) -> Result<Vec<Job>, Failure> {
+    let built = match prepared {
+        Prepared::Crr => {
+            let (tx, conns) = std::sync::mpsc::channel();
+            std::thread::spawn(move || rx.iter().try_for_each(|c| tx.send(c.stream)));
+            Ok(crr::server_jobs(spec, conns))
+        }
+        Prepared::Sockets(s) if spec.test == TestKind::TcpStream => stream::jobs(spec, End::Server, s),
+        Prepared::Sockets(s) => rr::jobs(spec, End::Server, s),
+    };
+    built.map_err(|e| internal(&format!("preparing the streams: {e}")))
+}
+
+/// Runs the server side while watching the control connection.
+fn measure(
+    ctrl: &mut Control,
+    spec: &TestSpec,
+    prepared: PreparedWithRx,
+    shared: &Shared,
+) -> Result<SideMeasurement, Failure> {
+    let PreparedWithRx(prepared, rx) = prepared;
+    let jobs = jobs_for(spec, prepared, rx)?;
+    let signals = Signals::default();
+    let timeline = Timeline::new(spec, Instant::now(), shared.cfg.limits.max_duration_ms);
+    let (spec2, sig2) = (spec.clone(), signals.clone());
+    let worker = std::thread::spawn(move || run_side(jobs, &spec2, timeline, &sig2, &mut |_| {}));
+    while !worker.is_finished() {
+        match ctrl.poll_by(Instant::now() + Duration::from_millis(100)) {
+            Ok(Some(Message::Stop { reason })) => {
+                tracing::debug!("{}: stop: {reason}", ctrl.peer());
+                signals.stop.set();
+            }
+            Ok(Some(other)) => tracing::debug!("{}: ignoring {} during the test", ctrl.peer(), other.name()),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::info!("{}: control connection lost during the test: {e}", ctrl.peer());
+                signals.stop.set();
+                signals.abort.set();
+                let _ = worker.join();
+                return Err(Failure::Lost(e));
+            }
+        }
+    }
+    let run = worker.join().map_err(|_| internal("the test thread panicked"))?;
+    for e in &run.errors {
+        tracing::debug!("{}: {e}", ctrl.peer());
+    }
+    Ok(run.measurement)
+}
+
+/// Prepared jobs plus the route's receiver (crr keeps receiving during the test).
+struct PreparedWithRx(Prepared, Receiver<DataConn>);
+
+/// Waits briefly for the client to close, so its last reads are not cut by a reset.
+fn linger(ctrl: &mut Control) {
+    let _ = ctrl.poll_by(Instant::now() + LINGER);
+}

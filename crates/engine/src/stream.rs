@@ -1,0 +1,147 @@
+//! `tcp-stream`: bulk transfer one way, the other, or both (netperf TCP_STREAM / TCP_MAERTS,
+//! iperf3 `-R` / `--bidir`). The sender writes `send_len` bytes per call until the deadline, the
+//! byte budget or a stop; then shuts its side down. The receiver reads `recv_len` bytes per call
+//! until end of stream.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+use results::{Direction, Role, TestSpec};
+
+use crate::control::is_timeout;
+use crate::meter::WorkerCtx;
+use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
+
+/// How long a blocked call waits before re-checking stop, deadline and watchdog.
+pub(crate) const CALL_SLICE: Duration = Duration::from_millis(200);
+
+/// What stream `index` does at `end`.
+pub fn role(spec: &TestSpec, end: End, index: u32) -> Role {
+    let client_sends = match spec.direction {
+        Direction::Forward => true,
+        Direction::Reverse => false,
+        Direction::Bidir => index < spec.parallel,
+    };
+    if client_sends == (end == End::Client) {
+        Role::Send
+    } else {
+        Role::Recv
+    }
+}
+
+/// Builds one job per data socket.
+pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Result<Vec<Job>> {
+    let mut jobs = Vec::with_capacity(sockets.len());
+    for ds in sockets {
+        let index = ds.index;
+        let role = role(spec, end, index);
+        let (sock, probe) = ds.split()?;
+        let (send_len, recv_len) = (spec.send_len as usize, spec.recv_len as usize);
+        let work: crate::side::Work = match role {
+            Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, ctx)),
+            _ => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
+        };
+        jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
+    }
+    Ok(jobs)
+}
+
+/// A recognisable, incompressible-enough payload.
+pub(crate) fn payload(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0]).collect()
+}
+
+/// Writes until the deadline, budget or stop; then shuts down the write side.
+pub fn send_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+    let buf = payload(len);
+    let _ = sock.set_write_timeout(Some(CALL_SLICE));
+    let mut error = None;
+    loop {
+        let now = Instant::now();
+        if ctx.should_stop_sending(now) {
+            break;
+        }
+        let chunk = match &ctx.budget {
+            Some(b) => b.claim(len as u64) as usize,
+            None => len,
+        };
+        if chunk == 0 {
+            break;
+        }
+        match sock.write(&buf[..chunk]) {
+            Ok(n) => {
+                ctx.meter.add(n);
+                refund(ctx, chunk - n);
+            }
+            Err(e) if is_timeout(&e) => refund(ctx, chunk),
+            Err(e) => {
+                error = Some(format!("stream {}: write: {e}", sock_name(&sock)));
+                break;
+            }
+        }
+    }
+    ctx.meter.finish(&ctx.timeline, Instant::now());
+    let _ = sock.shutdown(Shutdown::Write);
+    WorkerOutcome { latency: None, error }
+}
+
+fn refund(ctx: &WorkerCtx, n: usize) {
+    if let (Some(b), true) = (&ctx.budget, n > 0) {
+        b.refund(n as u64);
+    }
+}
+
+/// Reads until end of stream (or the watchdog, or a hard stop).
+pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+    let mut buf = vec![0u8; len];
+    let _ = sock.set_read_timeout(Some(CALL_SLICE));
+    let mut error = None;
+    let mut last = Instant::now();
+    loop {
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                ctx.meter.add(n);
+                last = Instant::now();
+            }
+            Err(e) if is_timeout(&e) => {
+                if ctx.should_abandon(Instant::now()) {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+            Err(e) => {
+                error = Some(format!("stream {}: read: {e}", sock_name(&sock)));
+                break;
+            }
+        }
+    }
+    ctx.meter.finish(&ctx.timeline, last);
+    WorkerOutcome { latency: None, error }
+}
+
+pub(crate) fn sock_name(sock: &TcpStream) -> String {
+    sock.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::TestKind;
+
+    #[test]
+    fn roles_by_direction() {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.parallel = 2;
+        assert_eq!(role(&s, End::Client, 0), Role::Send);
+        assert_eq!(role(&s, End::Server, 0), Role::Recv);
+        s.direction = Direction::Reverse;
+        assert_eq!(role(&s, End::Client, 1), Role::Recv);
+        assert_eq!(role(&s, End::Server, 1), Role::Send);
+        s.direction = Direction::Bidir;
+        assert_eq!(role(&s, End::Client, 1), Role::Send);
+        assert_eq!(role(&s, End::Client, 2), Role::Recv);
+        assert_eq!(role(&s, End::Server, 3), Role::Send);
+    }
+}

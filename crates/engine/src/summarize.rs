@@ -1,0 +1,165 @@
+//! From both ends' measurements to the headline [`Summary`] and the [`Warning`]s.
+
+use results::{
+    DirectionSummary, HostInfo, Role, RrSummary, SideMeasurement, StreamStats, Summary, TestKind, TestSpec,
+    Warning, WarningKind,
+};
+
+/// Builds the summary of a test.
+pub fn summarize(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
+    let mut s = Summary::default();
+    match spec.test {
+        TestKind::TcpStream => {
+            if spec.client_sends() {
+                s.directions.push(direction("client→server", local, remote));
+            }
+            if spec.server_sends() {
+                if let Some(r) = remote {
+                    s.directions.push(direction("server→client", r, Some(local)));
+                }
+            }
+            let goodput = s.goodput_bps();
+            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
+            s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
+        }
+        TestKind::TcpRr | TestKind::TcpCrr => {
+            let rr = rr_summary(spec, local);
+            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
+            s.remote_cost =
+                remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
+            s.rr = Some(rr);
+        }
+    }
+    s
+}
+
+fn with_role(side: &SideMeasurement, role: Role) -> impl Iterator<Item = &StreamStats> {
+    side.streams.iter().filter(move |s| s.role == role)
+}
+
+fn rate(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+/// One direction: `sender` is the side that wrote, `receiver` the side that read.
+fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasurement>) -> DirectionSummary {
+    let sent: Vec<&StreamStats> = with_role(sender, Role::Send).collect();
+    let sender_bytes = sent.iter().map(|s| s.bytes).sum();
+    let receiver_bytes = receiver.map(|r| with_role(r, Role::Recv).map(|s| s.bytes).sum()).unwrap_or(0);
+    let tcp: Vec<_> = sent.iter().filter_map(|s| s.tcp.as_ref()).collect();
+    let busy: u64 = tcp.iter().map(|t| t.busy_us).sum();
+    let frac = |v: u64| if busy > 0 { v as f64 / busy as f64 } else { 0.0 };
+    let calls: u64 = sent.iter().map(|s| s.calls).sum();
+    let rtts: Vec<_> = tcp.iter().filter(|t| t.rtt_mean_us > 0).collect();
+    let lifetime_us = (sender.measured_s * 1e6) * sent.len() as f64;
+    DirectionSummary {
+        direction: name.to_string(),
+        streams: sent.len() as u32,
+        sender_bytes,
+        sender_bps: rate(sender_bytes, sender.measured_s),
+        receiver_bytes,
+        receiver_bps: receiver.map(|r| rate(receiver_bytes, r.measured_s)).unwrap_or(0.0),
+        retransmits: tcp.iter().map(|t| t.retransmits).sum(),
+        rtt_min_us: rtts.iter().map(|t| t.rtt_min_us).min().unwrap_or(0),
+        rtt_mean_us: if rtts.is_empty() {
+            0
+        } else {
+            rtts.iter().map(|t| t.rtt_mean_us).sum::<u32>() / rtts.len() as u32
+        },
+        rtt_max_us: rtts.iter().map(|t| t.rtt_max_us).max().unwrap_or(0),
+        busy_frac: if lifetime_us > 0.0 { (busy as f64 / lifetime_us).min(1.0) } else { 0.0 },
+        rwnd_limited_frac: frac(tcp.iter().map(|t| t.rwnd_limited_us).sum()),
+        sndbuf_limited_frac: frac(tcp.iter().map(|t| t.sndbuf_limited_us).sum()),
+        writes_per_mb: if sender_bytes > 0 { calls as f64 / (sender_bytes as f64 / 1e6) } else { 0.0 },
+    }
+}
+
+fn rr_summary(spec: &TestSpec, local: &SideMeasurement) -> RrSummary {
+    let transactions: u64 = local.streams.iter().map(|s| s.transactions).sum();
+    let tps = if local.measured_s > 0.0 { transactions as f64 / local.measured_s } else { 0.0 };
+    let in_flight =
+        f64::from(spec.parallel) * f64::from(if spec.test == TestKind::TcpRr { spec.burst } else { 1 });
+    RrSummary {
+        flows: spec.parallel,
+        transactions,
+        trans_per_s: tps,
+        rtt_from_rate_us: if tps > 0.0 { 1e6 * in_flight / tps } else { 0.0 },
+        latency: local.latency.clone().unwrap_or_default(),
+    }
+}
+
+/// Context for warnings that the measurements alone do not carry.
+#[derive(Debug, Clone, Copy)]
+pub struct WarnContext<'a> {
+    /// Client and server on one host (loopback).
+    pub same_host: bool,
+    /// The client host.
+    pub local_host: &'a HostInfo,
+}
+
+/// Doubts about a result, each with advice.
+pub fn warnings(
+    spec: &TestSpec,
+    summary: &Summary,
+    local: &SideMeasurement,
+    remote: Option<&SideMeasurement>,
+    cx: WarnContext,
+) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let mut push =
+        |kind, message: String, advice: &str| w.push(Warning { kind, message, advice: advice.into() });
+    if cx.same_host {
+        push(
+            WarningKind::SameHost,
+            "client and server share this host: system CPU counts both ends".into(),
+            "run `tcplab server` on another host to separate sender and receiver cost",
+        );
+    }
+    if cx.local_host.virtualized {
+        push(
+            WarningKind::Virtualized,
+            "this host is a virtual machine: hypervisor work is not counted in CPU figures".into(),
+            "treat CPU and service demand as lower bounds",
+        );
+    }
+    for (side, cpu) in [("client", local.cpu.as_ref()), ("server", remote.and_then(|r| r.cpu.as_ref()))] {
+        if let Some(c) = cpu.filter(|c| c.busiest_pct >= 95.0) {
+            push(
+                WarningKind::CpuSaturated,
+                format!(
+                    "{side} cpu{} was {:.0}% busy: the result may be CPU-bound",
+                    c.busiest_cpu, c.busiest_pct
+                ),
+                "compare with -P 2, or pin the test with taskset to see whether one core limits it",
+            );
+        }
+    }
+    let retrans: u64 = summary.directions.iter().map(|d| d.retransmits).sum();
+    if cx.same_host && retrans > 0 {
+        push(
+            WarningKind::SpuriousRetransmits,
+            format!("{retrans} retransmits on loopback: reordering between cores, not loss"),
+            "do not read loopback retransmits as packet loss",
+        );
+    }
+    let samples = summary.rr.as_ref().map(|r| r.latency.count).unwrap_or(u64::MAX);
+    if samples < 1000 {
+        push(
+            WarningKind::TooFewSamples,
+            format!("only {samples} latency samples: p99.9 is not meaningful"),
+            "run longer (-t) for tail percentiles",
+        );
+    }
+    if spec.test == TestKind::TcpStream && local.measured_s < 1.0 && spec.duration_ms > 0 {
+        push(
+            WarningKind::TooFewSamples,
+            format!("measured window only {:.2} s", local.measured_s),
+            "use -t of a few seconds or more",
+        );
+    }
+    w
+}

@@ -1,0 +1,87 @@
+//! Auto-scaled units as iperf3 users know them: transfer in binary multiples
+//! (KBytes = 1024), rates in decimal bits (Mbit/s = 10⁶), times in µs/ms/s.
+
+/// `1.25 GBytes`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} Bytes")
+    } else {
+        format!("{} {}", sig3(v), UNITS[i])
+    }
+}
+
+/// `19.8 Gbit/s`.
+pub fn rate(bps: f64) -> String {
+    const UNITS: [&str; 5] = ["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"];
+    let mut v = if bps.is_finite() { bps.max(0.0) } else { 0.0 };
+    let mut i = 0;
+    while v >= 1000.0 && i + 1 < UNITS.len() {
+        v /= 1000.0;
+        i += 1;
+    }
+    format!("{} {}", sig3(v), UNITS[i])
+}
+
+/// `45.2 µs`, `1.20 ms`, `2.50 s`.
+pub fn micros(us: f64) -> String {
+    if !us.is_finite() || us <= 0.0 {
+        return "0 µs".into();
+    }
+    if us < 1000.0 {
+        format!("{} µs", sig3(us))
+    } else if us < 1.0e6 {
+        format!("{} ms", sig3(us / 1000.0))
+    } else {
+        format!("{} s", sig3(us / 1.0e6))
+    }
+}
+
+/// A count with thousands separators: `12,345`.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Three significant digits (at least the integer part).
+pub fn sig3(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling() {
+        assert_eq!(bytes(512), "512 Bytes");
+        assert_eq!(bytes(1536), "1.50 KBytes");
+        assert_eq!(bytes(3 * 1024 * 1024 * 1024), "3.00 GBytes");
+        assert_eq!(rate(19_800_000_000.0), "19.8 Gbit/s");
+        assert_eq!(rate(950.0), "950 bit/s");
+        assert_eq!(rate(f64::NAN), "0.00 bit/s");
+        assert_eq!(micros(45.24), "45.2 µs");
+        assert_eq!(micros(1200.0), "1.20 ms");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(999), "999");
+    }
+}
