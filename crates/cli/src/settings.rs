@@ -18,7 +18,14 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
         (_, true) => Some(Family::V6),
         _ => None,
     };
-    ClientOptions { host: c.host.clone(), port: c.port, bind: c.bind, family, timeout: HANDSHAKE_TIMEOUT }
+    ClientOptions {
+        host: c.host.clone(),
+        port: c.port,
+        bind: c.bind,
+        family,
+        timeout: HANDSHAKE_TIMEOUT,
+        busy_wait: Duration::ZERO,
+    }
 }
 
 fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {

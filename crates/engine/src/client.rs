@@ -43,6 +43,8 @@ pub struct ClientOptions {
     pub family: Option<Family>,
     /// Deadline for connecting and for each handshake step.
     pub timeout: Duration,
+    /// How long to keep retrying a server that answers `busy` (0 = fail at once).
+    pub busy_wait: Duration,
 }
 
 /// Receives live events of a test.
@@ -99,7 +101,16 @@ pub fn run_test(
         warnings: Vec::new(),
     };
     let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
-    if let Err(e) = session.run(&mut out) {
+    let give_up = Instant::now() + opts.busy_wait;
+    let mut outcome = session.run(&mut out);
+    while matches!(&outcome, Err(Error::Rejected(r)) if r.code == wire::ErrorCode::Busy)
+        && Instant::now() < give_up
+        && !stop.is_set()
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        outcome = session.run(&mut out);
+    }
+    if let Err(e) = outcome {
         out.status = if matches!(e, Error::Interrupted) { Status::Interrupted } else { Status::Failed };
         out.error = Some(TestError { code: e.code().into(), message: e.to_string() });
     }

@@ -1,5 +1,6 @@
 //! Arbitrary bytes through the hello, frame and message decoders: errors, never panics.
 //! (The coverage-guided version of this lives in `fuzz/`.)
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
 use proptest::prelude::*;
 use wire::{FrameDecoder, Hello, Message};

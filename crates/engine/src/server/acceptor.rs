@@ -154,18 +154,17 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
 }
 
 fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shared: &Arc<Shared>) {
-    if !shared.try_admit() {
+    let Some(admission) = shared.try_admit() else {
         let busy = Rejection {
             retry_after_ms: Some(1000),
             ..Rejection::new(ErrorCode::Busy, "the server is busy running another test; try again later")
         };
         refuse(&mut stream, busy);
         return;
-    }
+    };
     let shared = shared.clone();
     let spawned = std::thread::Builder::new().name(format!("session {peer}")).spawn(move || {
-        session::serve(stream, peer, hello, &shared);
-        shared.release();
+        session::serve(stream, peer, hello, &shared, admission);
     });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a session thread: {e}");

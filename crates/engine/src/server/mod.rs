@@ -128,12 +128,32 @@ impl Drop for ServerHandle {
 }
 
 impl Shared {
-    fn try_admit(&self) -> bool {
-        self.active.fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1)).is_ok()
+    /// Takes a test slot, if one is free.
+    fn try_admit(self: &Arc<Self>) -> Option<Admission> {
+        self.active
+            .fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1))
+            .ok()
+            .map(|_| Admission { shared: Some(self.clone()) })
     }
+}
 
-    fn release(&self) {
-        self.active.fetch_sub(1, Relaxed);
-        self.finished.fetch_add(1, Relaxed);
+/// A test slot; freed by [`Admission::release`] as soon as the results are sent, or on drop.
+#[derive(Debug)]
+struct Admission {
+    shared: Option<Arc<Shared>>,
+}
+
+impl Admission {
+    fn release(&mut self) {
+        if let Some(s) = self.shared.take() {
+            s.active.fetch_sub(1, Relaxed);
+            s.finished.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.release();
     }
 }

@@ -10,7 +10,7 @@ use results::{SideMeasurement, TestKind, TestSpec};
 use wire::{ctrl::Accepted, ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
 
 use super::routes::DataConn;
-use super::Shared;
+use super::{Admission, Shared};
 use crate::control::Control;
 use crate::meter::Timeline;
 use crate::side::{run_side, DataSocket, End, Job, Signals};
@@ -20,9 +20,9 @@ use crate::{crr, rr, stream, Error};
 const LINGER: Duration = Duration::from_secs(2);
 
 /// Serves one control connection whose hello was already read.
-pub fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared) {
+pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
     let mut ctrl = Control::new(stream);
-    match run(&mut ctrl, peer, hello, shared) {
+    match run(&mut ctrl, peer, hello, shared, &mut slot) {
         Ok(()) => tracing::info!("{peer}: test done"),
         Err(Failure::Refused(r)) => {
             tracing::info!("{peer}: refused: {r}");
@@ -52,7 +52,13 @@ impl From<Error> for Failure {
     }
 }
 
-fn run(ctrl: &mut Control, peer: SocketAddr, hello: Hello, shared: &Shared) -> Result<(), Failure> {
+fn run(
+    ctrl: &mut Control,
+    peer: SocketAddr,
+    hello: Hello,
+    shared: &Shared,
+    slot: &mut Admission,
+) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
     if hello.version != PROTOCOL_VERSION {
@@ -77,6 +83,7 @@ fn run(ctrl: &mut Control, peer: SocketAddr, hello: Hello, shared: &Shared) -> R
     }
     let side = measure(ctrl, &spec, PreparedWithRx(prepared, rx), shared)?;
     ctrl.send(&Message::Results { side: Box::new(side) })?;
+    slot.release();
     linger(ctrl);
     Ok(())
 }

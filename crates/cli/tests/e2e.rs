@@ -1,0 +1,376 @@
+//! End to end: the real `tcplab` binary against a real `tcplab server` on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+
+/// A `tcplab server` on an ephemeral port, killed on drop.
+struct ServerProc {
+    child: Child,
+    port: u16,
+}
+
+impl ServerProc {
+    fn start(extra: &[&str]) -> ServerProc {
+        let mut child = Command::new(BIN)
+            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        ServerProc { child, port }
+    }
+
+    fn port(&self) -> String {
+        self.port.to_string()
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tcplab(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+fn client(test: &str, srv: &ServerProc, extra: &[&str]) -> Output {
+    let port = srv.port();
+    let mut args = vec![test, "127.0.0.1", "-p", &port];
+    args.extend_from_slice(extra);
+    tcplab(&args)
+}
+
+fn first_test(v: &Value) -> &Value {
+    &v["tests"][0]
+}
+
+#[test]
+fn stream_forward_json_moves_bytes_and_reports_both_ends() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "1", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let t = first_test(&v);
+    assert_eq!(t["status"], "completed");
+    let d = &t["summary"]["directions"][0];
+    assert_eq!(d["direction"], "client→server");
+    assert!(d["receiver_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(d["sender_bytes"], d["receiver_bytes"], "every byte sent must be received");
+    assert!(t["local"]["cpu"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(t["remote"]["cpu"]["util_pct"].as_f64().is_some());
+    assert!(t["summary"]["local_cost"]["service_demand_us"].as_f64().unwrap() > 0.0);
+    assert!(v["remote_host"]["kernel"].as_str().unwrap().starts_with("Linux"));
+}
+
+#[test]
+fn stream_reverse_parallel_and_bidir() {
+    let srv = ServerProc::start(&[]);
+    for (flags, dirs, streams) in
+        [(vec!["-R", "-P", "2"], 1, 2), (vec!["--bidir"], 2, 1), (vec!["-P", "3"], 1, 3)]
+    {
+        let mut args = vec!["-t", "1", "--json"];
+        args.extend(flags.iter());
+        let out = client("stream", &srv, &args);
+        assert!(out.status.success(), "{flags:?}: {}", stderr(&out));
+        let v = json_of(&out);
+        let ds = first_test(&v)["summary"]["directions"].as_array().unwrap().clone();
+        assert_eq!(ds.len(), dirs, "{flags:?}");
+        for d in &ds {
+            assert_eq!(d["streams"], streams, "{flags:?}");
+            assert!(d["receiver_bps"].as_f64().unwrap() > 0.0, "{flags:?}");
+            assert_eq!(d["sender_bytes"], d["receiver_bytes"], "{flags:?}");
+        }
+        if flags[0] == "-R" {
+            assert_eq!(ds[0]["direction"], "server→client");
+        }
+    }
+}
+
+#[test]
+fn byte_and_block_limits_are_exact() {
+    let srv = ServerProc::start(&[]);
+    for (flags, expected) in
+        [(vec!["-n", "10M"], 10 << 20), (vec!["-k", "100", "-l", "1000", "-P", "2"], 100_000)]
+    {
+        let mut args = flags.clone();
+        args.push("--json");
+        let out = client("stream", &srv, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = json_of(&out);
+        assert_eq!(first_test(&v)["summary"]["directions"][0]["receiver_bytes"], expected, "{flags:?}");
+    }
+}
+
+#[test]
+fn separate_read_size_and_socket_buffers_are_reported() {
+    let srv = ServerProc::start(&[]);
+    let out = client(
+        "stream",
+        &srv,
+        &[
+            "-t",
+            "1",
+            "-l",
+            "16K",
+            "--recv-len",
+            "1K",
+            "--rcvbuf",
+            "64K",
+            "--remote-rcvbuf",
+            "32K",
+            "-N",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let t = first_test(&v);
+    let local = &t["local"]["streams"][0];
+    assert_eq!(local["socket"]["rcvbuf_requested"], 65536);
+    assert_eq!(local["socket"]["rcvbuf_actual"], 131072, "Linux doubles SO_RCVBUF");
+    assert_eq!(local["socket"]["nodelay"], true);
+    let remote = &t["remote"]["streams"][0];
+    assert_eq!(remote["socket"]["rcvbuf_requested"], 32768);
+    let calls = remote["calls"].as_u64().unwrap();
+    let bytes = remote["bytes"].as_u64().unwrap();
+    assert!(bytes / calls <= 1024, "reads of at most 1 KB: {bytes} bytes in {calls} reads");
+}
+
+#[test]
+fn congestion_control_is_applied_and_unknown_ones_fail_clearly() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "0.5", "-C", "reno", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    assert_eq!(first_test(&v)["local"]["streams"][0]["socket"]["congestion"], "reno");
+    assert_eq!(first_test(&v)["remote"]["streams"][0]["socket"]["congestion"], "reno");
+    let out = client("stream", &srv, &["-t", "1", "-C", "vegasx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("vegasx"), "{}", stderr(&out));
+}
+
+#[test]
+fn rr_and_crr_report_rates_and_percentiles() {
+    let srv = ServerProc::start(&[]);
+    let out = client("rr", &srv, &["-t", "1", "-r", "64,128", "--burst", "4", "-P", "2", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let rr = &first_test(&v)["summary"]["rr"];
+    assert!(rr["trans_per_s"].as_f64().unwrap() > 100.0);
+    assert_eq!(rr["latency"]["count"], rr["transactions"]);
+    assert!(rr["latency"]["p50_us"].as_f64().unwrap() <= rr["latency"]["p99_us"].as_f64().unwrap());
+    let out = client("crr", &srv, &["-t", "1", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    assert!(first_test(&v)["summary"]["rr"]["transactions"].as_u64().unwrap() > 10);
+    assert!(first_test(&v)["remote"]["streams"][0]["transactions"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn json_stream_is_one_event_per_line() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "1.2", "-i", "0.5", "--json-stream"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events[0]["event"], "start");
+    assert!(events.iter().filter(|e| e["event"] == "interval").count() >= 2);
+    assert!(events.iter().any(|e| e["event"] == "end" && e["result"]["status"] == "completed"));
+}
+
+#[test]
+fn text_output_shows_intervals_and_summary() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "1.1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Bitrate") && text.contains("bit/s"), "{text}");
+    assert!(text.contains("sender") && text.contains("receiver"));
+    assert!(text.contains("SD "), "{text}");
+}
+
+#[test]
+fn bad_flag_values_fail_with_one_line() {
+    for args in [
+        vec!["stream", "127.0.0.1", "-P", "0"],
+        vec!["stream", "127.0.0.1", "-l", "5G"],
+        vec!["stream", "127.0.0.1", "-t", "ten"],
+        vec!["rr", "127.0.0.1", "-r", "0,1"],
+        vec!["stream", "127.0.0.1", "-i", "0.01"],
+        vec!["stream", "127.0.0.1", "--bogus"],
+    ] {
+        let out = tcplab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.starts_with("error"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_dead_server_gives_one_error_line_and_valid_json() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port().to_string()
+    };
+    let out = tcplab(&["stream", "127.0.0.1", "-p", &port, "-t", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("connecting to 127.0.0.1") && err.contains("refused"), "{err}");
+    let out = tcplab(&["stream", "127.0.0.1", "-p", &port, "-t", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out);
+    assert_eq!(first_test(&v)["status"], "failed");
+    assert_eq!(first_test(&v)["error"]["code"], "connect");
+}
+
+#[test]
+fn a_busy_server_says_so() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let mut long = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "4"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let out = client("stream", &srv, &["-t", "1"]);
+    let _ = long.wait();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_client_killed_mid_test_leaves_the_server_ready() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for flags in [vec!["-t", "20"], vec!["-t", "20", "-R"]] {
+        let mut victim = Command::new(BIN)
+            .args(["stream", "127.0.0.1", "-p", &port])
+            .args(&flags)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        victim.kill().unwrap();
+        let _ = victim.wait();
+        let started = Instant::now();
+        let out = loop {
+            let out = client("stream", &srv, &["-t", "0.5"]);
+            if out.status.success() || started.elapsed() > Duration::from_secs(10) {
+                break out;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        };
+        assert!(out.status.success(), "{flags:?}: {}", stderr(&out));
+        assert!(started.elapsed() < Duration::from_secs(10), "{flags:?}");
+    }
+}
+
+#[test]
+fn server_killed_mid_test_is_reported_and_partial_results_kept() {
+    let mut srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let child = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "20", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    srv.child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out);
+    assert_eq!(first_test(&v)["status"], "failed");
+    assert!(
+        first_test(&v)["local"]["streams"][0]["bytes"].as_u64().unwrap() > 0,
+        "bytes measured before the failure are kept"
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn ctrl_c_keeps_results_and_exits_2() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for flags in [vec!["--json"], vec!["--json", "-R"]] {
+        let child = Command::new(BIN)
+            .args(["stream", "127.0.0.1", "-p", &port, "-t", "20"])
+            .args(&flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let v = json_of(&out);
+        let t = first_test(&v);
+        assert_eq!(t["status"], "interrupted", "{flags:?}");
+        assert!(t["summary"]["directions"][0]["receiver_bytes"].as_u64().unwrap() > 0, "{flags:?}");
+        assert!(stderr(&out).contains("interrupted"));
+    }
+}
+
+#[test]
+fn run_without_host_runs_the_whole_suite() {
+    let out = tcplab(&["run", "-t", "0.5", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let labels: Vec<&str> =
+        v["tests"].as_array().unwrap().iter().map(|t| t["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["stream", "stream reverse", "rr 1/1", "rr 64/64", "rr 100/200", "rr 128/8192", "crr 1/1"]
+    );
+    for t in v["tests"].as_array().unwrap() {
+        assert_eq!(t["status"], "completed", "{}", t["label"]);
+    }
+    let text = tcplab(&["run", "-t", "0.3"]);
+    assert!(text.status.success());
+    let table = String::from_utf8(text.stdout).unwrap();
+    assert!(table.contains("rr 128/8192") && table.contains("tr/s") && table.contains("conn/s"), "{table}");
+}
+
+#[test]
+fn one_off_server_exits_after_one_test() {
+    let mut srv = ServerProc::start(&["-1"]);
+    let out = client("rr", &srv, &["-t", "0.5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while srv.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "one-off server did not exit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,199 @@
+//! The server against hostile or broken peers, byte by byte: every rejection is a structured
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+//! error, every wait is bounded, and the server serves the next client afterwards.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use engine::client::{ClientOptions, Quiet};
+use engine::server::ServerHandle;
+use engine::{Server, ServerConfig, StopFlag};
+use results::{Status, TestKind, TestSpec};
+use wire::{ErrorCode, Hello, Message, HELLO_LEN};
+
+fn server(cfg: ServerConfig) -> ServerHandle {
+    let cfg = ServerConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        handshake_timeout: Duration::from_secs(2),
+        ..cfg
+    };
+    Server::bind(cfg).unwrap().spawn().unwrap()
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Sends a control hello and reads the server's.
+fn hello(addr: SocketAddr, version: u16) -> TcpStream {
+    let mut s = connect(addr);
+    let mut h = Hello::control([1; 32]);
+    h.version = version;
+    s.write_all(&h.encode()).unwrap();
+    let mut buf = [0u8; HELLO_LEN];
+    s.read_exact(&mut buf).unwrap();
+    assert!(matches!(Hello::decode(&buf).unwrap().kind, wire::HelloKind::Server { .. }));
+    s
+}
+
+fn read_message(s: &mut TcpStream) -> Message {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).unwrap();
+    Message::decode(&body).unwrap()
+}
+
+fn expect_error(s: &mut TcpStream, code: ErrorCode) -> wire::Rejection {
+    match read_message(s) {
+        Message::Error(r) => {
+            assert_eq!(r.code, code, "{r}");
+            r
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn quick_spec(kind: TestKind) -> TestSpec {
+    let mut spec = TestSpec::new(kind);
+    spec.duration_ms = 300;
+    spec.interval_ms = 0;
+    spec
+}
+
+fn run_ok(addr: SocketAddr) {
+    let opts = ClientOptions {
+        host: "127.0.0.1".into(),
+        port: addr.port(),
+        bind: None,
+        family: None,
+        timeout: Duration::from_secs(5),
+        busy_wait: Duration::ZERO,
+    };
+    let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
+    assert_eq!(r.status, Status::Completed, "{:?}", r.error);
+}
+
+#[test]
+fn oversized_and_zero_lengths_get_bad_message() {
+    let srv = server(ServerConfig::default());
+    for header in [[0xff, 0xff, 0xff, 0xff], [0, 0, 0, 0], [0, 1, 0, 1]] {
+        let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+        s.write_all(&header).unwrap();
+        expect_error(&mut s, ErrorCode::BadMessage);
+    }
+    run_ok(srv.addr);
+}
+
+#[test]
+fn wrong_version_is_refused() {
+    let srv = server(ServerConfig::default());
+    let mut s = hello(srv.addr, 99);
+    let r = expect_error(&mut s, ErrorCode::BadVersion);
+    assert!(r.message.contains("99"));
+}
+
+#[test]
+fn bad_fields_are_named() {
+    let srv = server(ServerConfig::default());
+    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut spec = quick_spec(TestKind::TcpStream);
+    spec.parallel = 100_000;
+    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    let r = expect_error(&mut s, ErrorCode::BadField);
+    assert_eq!(r.field.as_deref(), Some("parallel"));
+}
+
+#[test]
+fn unknown_fields_and_garbage_json_are_refused() {
+    let srv = server(ServerConfig::default());
+    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let body = br#"{"type":"setup","spec":{"test":"tcp-stream","evil":1}}"#;
+    s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    expect_error(&mut s, ErrorCode::BadMessage);
+}
+
+#[test]
+fn unavailable_congestion_control_is_unsupported() {
+    let srv = server(ServerConfig::default());
+    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut spec = quick_spec(TestKind::TcpStream);
+    spec.congestion = Some("nosuchcc".into());
+    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    let r = expect_error(&mut s, ErrorCode::Unsupported);
+    assert!(r.message.contains("nosuchcc"));
+}
+
+#[test]
+fn a_silent_client_is_dropped_and_the_server_stays_usable() {
+    let srv = server(ServerConfig::default());
+    let mut silent = connect(srv.addr);
+    let started = Instant::now();
+    let mut buf = [0u8; 16];
+    let n = silent.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the server should close a connection that never says hello");
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let mut half = hello(srv.addr, wire::PROTOCOL_VERSION);
+    expect_error(&mut half, ErrorCode::Timeout);
+    run_ok(srv.addr);
+}
+
+#[test]
+fn a_second_client_is_told_busy() {
+    let srv = server(ServerConfig::default());
+    let _first = hello(srv.addr, wire::PROTOCOL_VERSION);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut second = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let r = expect_error(&mut second, ErrorCode::Busy);
+    assert!(r.retry_after_ms.is_some());
+}
+
+#[test]
+fn max_concurrent_admits_more() {
+    let srv = server(ServerConfig { max_concurrent: 2, ..ServerConfig::default() });
+    let _first = hello(srv.addr, wire::PROTOCOL_VERSION);
+    std::thread::sleep(Duration::from_millis(200));
+    run_ok(srv.addr);
+}
+
+#[test]
+fn data_connections_with_a_wrong_token_are_closed() {
+    let srv = server(ServerConfig::default());
+    let mut d = connect(srv.addr);
+    d.write_all(&Hello::data(wire::Token([9; 16]), 0).encode()).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(d.read(&mut buf).unwrap_or(0), 0);
+    run_ok(srv.addr);
+}
+
+#[test]
+fn a_client_vanishing_before_start_frees_the_server() {
+    let srv = server(ServerConfig::default());
+    {
+        let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+        s.write_all(&Message::Setup { spec: quick_spec(TestKind::TcpStream) }.encode().unwrap()).unwrap();
+        assert!(matches!(read_message(&mut s), Message::Accepted(_)));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let opts = ClientOptions {
+        host: "127.0.0.1".into(),
+        port: srv.addr.port(),
+        bind: None,
+        family: None,
+        timeout: Duration::from_secs(5),
+        busy_wait: Duration::ZERO,
+    };
+    loop {
+        let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
+        if r.status == Status::Completed {
+            break;
+        }
+        assert!(Instant::now() < deadline, "server still busy: {:?}", r.error);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
