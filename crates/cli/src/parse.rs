@@ -32,7 +32,7 @@ pub fn size_u64(s: &str) -> Result<u64, String> {
 pub fn seconds_ms(s: &str) -> Result<u64, String> {
     let v: f64 =
         s.trim().trim_end_matches('s').parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !v.is_finite() || v < 0.0 || v > 1.0e7 {
+    if !(0.0..=1.0e7).contains(&v) {
         return Err(format!("'{s}' is out of range"));
     }
     Ok((v * 1000.0).round() as u64)

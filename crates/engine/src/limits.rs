@@ -118,10 +118,12 @@ mod tests {
         }
     }
 
+    type Mutation = Box<dyn Fn(&mut TestSpec)>;
+
     #[test]
     fn each_bad_field_is_named() {
         let base = TestSpec::new(TestKind::TcpStream);
-        let cases: Vec<(Box<dyn Fn(&mut TestSpec)>, &str)> = vec![
+        let cases: Vec<(Mutation, &str)> = vec![
             (Box::new(|s| s.parallel = 0), "parallel"),
             (Box::new(|s| s.parallel = 129), "parallel"),
             (Box::new(|s| s.send_len = 0), "send_len"),

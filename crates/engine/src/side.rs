@@ -68,6 +68,9 @@ pub struct SideRun {
     pub errors: Vec<String>,
 }
 
+/// What the sampler holds per stream: number, role, and a socket handle for TCP_INFO.
+type Probe = (u32, Role, Option<(TcpStream, SocketReport)>);
+
 /// Per-stream sampler state.
 #[derive(Debug, Default, Clone)]
 struct Track {
@@ -115,7 +118,7 @@ struct Sampler {
     interval: Option<Duration>,
     timeline: Timeline,
     meters: Vec<Arc<StreamMeter>>,
-    sockets: Vec<(u32, Role, Option<(TcpStream, SocketReport)>)>,
+    sockets: Vec<Probe>,
     tracks: Vec<Track>,
     baseline: Option<Vec<Counts>>,
     cpu_start: Option<CpuSnapshot>,
@@ -128,7 +131,7 @@ impl Sampler {
         spec: &TestSpec,
         timeline: Timeline,
         meters: Vec<Arc<StreamMeter>>,
-        sockets: Vec<(u32, Role, Option<(TcpStream, SocketReport)>)>,
+        sockets: Vec<Probe>,
         cpu_start: Option<CpuSnapshot>,
     ) -> Sampler {
         let n = meters.len();

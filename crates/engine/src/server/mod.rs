@@ -1,8 +1,8 @@
 //! `tcplab server`: one listening port for control and data connections (like iperf3, so one
 //! firewall hole suffices). A single acceptor thread reads each new connection's fixed-size
-//! hello without blocking on any peer ([`acceptor`]); control connections get a session thread
-//! ([`session`]); data connections are handed to the session whose token they present, if they
-//! come from that session's peer address ([`routes`]).
+//! hello without blocking on any peer (`acceptor`); control connections get a session thread
+//! (`session`); data connections are handed to the session whose token they present, if they
+//! come from that session's peer address (`routes`).
 
 mod acceptor;
 mod routes;
