@@ -374,3 +374,24 @@ fn one_off_server_exits_after_one_test() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn omitted_seconds_and_mss_are_honoured() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "2", "-O", "1", "-i", "0.5", "-M", "1000", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json_of(&out);
+    let t = first_test(&v);
+    let intervals = t["local"]["intervals"].as_array().unwrap();
+    assert!(
+        intervals.iter().any(|i| i["omitted"] == true) && intervals.iter().any(|i| i["omitted"] == false)
+    );
+    let s = &t["local"]["streams"][0];
+    assert!(
+        s["bytes"].as_u64().unwrap() < s["bytes_total"].as_u64().unwrap(),
+        "omitted bytes stay out of the summary"
+    );
+    let measured = t["local"]["measured_s"].as_f64().unwrap();
+    assert!(measured > 0.5 && measured < 1.5, "measured window {measured} s");
+    assert!(s["socket"]["mss"].as_u64().unwrap() <= 1000);
+}
