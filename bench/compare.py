@@ -168,14 +168,26 @@ def os_measures(execrec, reverse, gb):
     wait4 rusage of the whole client run; server: /proc/PID/stat delta over the
     client run) and host-wide busy CPU (/proc/stat, steal and idle excluded)."""
     if not execrec or not gb:
-        return {"os_rx_cpu_s_per_gb": None, "host_cpu_s_per_gb": None, "steal_frac": None}
+        return {"os_rx_cpu_s_per_gb": None, "host_cpu_s_per_gb": None, "steal_frac": None,
+                "foreign_frac": None}
     rx = execrec["client_cpu_s"] if reverse else execrec["server_cpu_s"]
     tot = execrec["host_total_s"] or 1
     return {
         "os_rx_cpu_s_per_gb": rx / gb if rx is not None else None,
         "host_cpu_s_per_gb": execrec["host_busy_s"] / gb,
         "steal_frac": execrec["host_steal_s"] / tot,
+        "foreign_frac": foreign_frac(execrec),
     }
+
+
+def foreign_frac(execrec):
+    """Share of host CPU capacity busy during the client run but not used by the client or the
+    server process: other load on the host (near 0 on a quiet host, since loopback softirq work
+    is mostly charged to the two processes)."""
+    if not execrec or execrec.get("server_cpu_s") is None or not execrec.get("host_total_s"):
+        return None
+    own = execrec["client_cpu_s"] + execrec["server_cpu_s"]
+    return max(0.0, (execrec["host_busy_s"] - own) / execrec["host_total_s"])
 
 
 def tcplab_rr(doc, execrec):
@@ -189,6 +201,7 @@ def tcplab_rr(doc, execrec):
         "p99_us": rr["latency"]["p99_us"],
         "mean_us": rr["latency"]["mean_us"],
         "steal_frac": (execrec["host_steal_s"] / (execrec["host_total_s"] or 1)) if execrec else None,
+        "foreign_frac": foreign_frac(execrec),
     }
 
 
@@ -215,6 +228,7 @@ def sockperf_rr(text, execrec):
         "p99_us": float(p99.group(1)) if p99 else None,
         "mean_us": float(avg.group(1)),
         "steal_frac": (execrec["host_steal_s"] / (execrec["host_total_s"] or 1)) if execrec else None,
+        "foreign_frac": foreign_frac(execrec),
     }
 
 
@@ -258,6 +272,13 @@ def f0(x):
 
 def f1(x):
     return f"{x:.1f}"
+
+
+def wins(a, b, higher_better=True):
+    """Rounds in which tcplab beat the peer run of the same round: "w/n"."""
+    pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+    w = sum(1 for x, y in pairs if (x > y if higher_better else x < y))
+    return f"{w}/{len(pairs)}"
 
 
 def ratio(a, b):
@@ -344,7 +365,10 @@ def cmd_report(argv):
     add("")
     add(f"- {rounds} alternating rounds, {meta.get('duration', '?')} s per test. In every round each "
         "test runs once per tool, back to back; odd rounds run tcplab first, even rounds the peer "
-        "first. Reported: median over rounds, min–max, ratio = median(tcplab) / median(peer).")
+        "first. Reported: median over rounds, min–max, ratio = median(tcplab) / median(peer), "
+        "and rounds won (rounds in which tcplab beat the peer's run of the same round). PASS/FAIL "
+        "uses the ratio of medians only; with few rounds a ratio within a few percent of 1 is "
+        "within run-to-run noise.")
     add("- Loopback only (127.0.0.1); client and server of both tools run on the **same host**, so "
         "they compete for its CPUs, and any system-wide CPU figure counts both ends.")
     add("- Servers (`tcplab server`, `iperf3 -s`, `sockperf server --tcp`) are started once by the "
@@ -361,6 +385,19 @@ def cmd_report(argv):
         add(f"- Hypervisor steal time during the runs (from /proc/stat): median {100 * med(st):.0f}% of "
             f"host CPU time (range {100 * min(st):.0f}–{100 * max(st):.0f}%). Absolute numbers on this "
             "VM drift with host load; ratios from alternating rounds hold better.")
+    busy = []
+    for (tid, tool), rows in sorted(data.items()):
+        for rnd, x in enumerate(rows, 1):
+            if x and x.get("foreign_frac") is not None:
+                busy.append((x["foreign_frac"], f"round {rnd} {tool} {tid}"))
+    if busy:
+        vals = [b[0] for b in busy]
+        hot = [f"{name} {100 * v:.0f}%" for v, name in sorted(busy, reverse=True) if v > 0.25]
+        add(f"- Other load: host CPU busy during a client run but not used by that test's client or "
+            f"server process, from /proc/stat and /proc/PID/stat: median {100 * med(vals):.0f}% of "
+            f"host capacity (max {100 * max(vals):.0f}%). "
+            + (f"Runs disturbed by more than 25%: {', '.join(hot)}." if hot
+               else "No run was disturbed by more than 25%."))
     add("")
 
     # ---- stream
@@ -369,8 +406,8 @@ def cmd_report(argv):
     add("Receiver throughput, Gbit/s (iperf3: `end.sum_received.bits_per_second`; tcplab: "
         "`summary.directions[0].receiver_bps`).")
     add("")
-    add("| test | tcplab median | tcplab min–max | iperf3 median | iperf3 min–max | ratio | check |")
-    add("|---|---|---|---|---|---|---|")
+    add("| test | tcplab median | tcplab min–max | iperf3 median | iperf3 min–max | ratio | rounds won | check |")
+    add("|---|---|---|---|---|---|---|---|")
     stream_verdict = {}
     for tid, name in STREAM_TESTS:
         a, b = col(data[(tid, "tcplab")], "bps"), col(data[(tid, "iperf3")], "bps")
@@ -379,7 +416,7 @@ def cmd_report(argv):
         ok = q is not None and q >= 1.0
         stream_verdict[(tid, "bps")] = ok
         add(f"| {name} | {fmt_or(ma, f_gbps)} | {rng(a, f_gbps)} | {fmt_or(mb, f_gbps)} | "
-            f"{rng(b, f_gbps)} | {fmt_or(q, f2)}× | {'PASS' if ok else 'FAIL'} |")
+            f"{rng(b, f_gbps)} | {fmt_or(q, f3)}× | {wins(a, b)} | {'PASS' if ok else 'FAIL'} |")
     add("")
     add("Receiver CPU per byte: **process CPU-seconds per GB received (10^9 bytes) on the receiving "
         "process**, lower is better. iperf3's `cpu_utilization_percent` is *process-only* (its own "
@@ -388,8 +425,8 @@ def cmd_report(argv):
         "(`cpu.process.pct_of_core` × `cpu.window_s` of the receiving side), not with tcplab's "
         "system-wide service demand.")
     add("")
-    add("| test | tcplab median | tcplab min–max | iperf3 median | iperf3 min–max | ratio | check |")
-    add("|---|---|---|---|---|---|---|")
+    add("| test | tcplab median | tcplab min–max | iperf3 median | iperf3 min–max | ratio | rounds won | check |")
+    add("|---|---|---|---|---|---|---|---|")
     for tid, name in STREAM_TESTS:
         a, b = col(data[(tid, "tcplab")], "rx_cpu_s_per_gb"), col(data[(tid, "iperf3")], "rx_cpu_s_per_gb")
         ma, mb = med(a), med(b)
@@ -397,7 +434,7 @@ def cmd_report(argv):
         ok = q is not None and q < 1.0
         stream_verdict[(tid, "cpu")] = ok
         add(f"| {name} | {fmt_or(ma, f3)} | {rng(a, f3)} | {fmt_or(mb, f3)} | {rng(b, f3)} | "
-            f"{fmt_or(q, f2)}× | {'PASS' if ok else 'FAIL'} |")
+            f"{fmt_or(q, f3)}× | {wins(a, b, False)} | {'PASS' if ok else 'FAIL'} |")
     add("")
     add("Cross-checks measured by the script the same way for both tools (not used for PASS/FAIL): "
         "receiving process CPU-s/GB from the OS (server: `/proc/PID/stat` delta over the client run; "
@@ -435,24 +472,24 @@ def cmd_report(argv):
         "(one ping-pong = one transaction; its 400 ms warm-up is excluded); `1e6 / avg-rtt` is "
         "shown as a cross-check.")
     add("")
-    add("| metric | tcplab median | tcplab min–max | sockperf median | sockperf min–max | ratio | check |")
-    add("|---|---|---|---|---|---|---|")
+    add("| metric | tcplab median | tcplab min–max | sockperf median | sockperf min–max | ratio | rounds won | check |")
+    add("|---|---|---|---|---|---|---|---|")
     ta, tb = col(a_rows, "tps"), col(b_rows, "tps")
     q_t = ratio(med(ta), med(tb))
     ok_t = q_t is not None and q_t >= 1.0
     add(f"| trans/s | {fmt_or(med(ta), f0)} | {rng(ta, f0)} | {fmt_or(med(tb), f0)} | {rng(tb, f0)} | "
-        f"{fmt_or(q_t, f2)}× | {'PASS' if ok_t else 'FAIL'} |")
+        f"{fmt_or(q_t, f3)}× | {wins(ta, tb)} | {'PASS' if ok_t else 'FAIL'} |")
     pa, pb = col(a_rows, "p50_us"), col(b_rows, "p50_us")
     q_p = ratio(med(pa), med(pb))
     ok_p = q_p is not None and q_p <= 1.0
     add(f"| p50 RTT µs (lower is better) | {fmt_or(med(pa), f2)} | {rng(pa, f2)} | {fmt_or(med(pb), f2)} | "
-        f"{rng(pb, f2)} | {fmt_or(q_p, f2)}× | {'PASS' if ok_p else 'FAIL'} |")
+        f"{rng(pb, f2)} | {fmt_or(q_p, f3)}× | {wins(pa, pb, False)} | {'PASS' if ok_p else 'FAIL'} |")
     for key, label in (("p99_us", "p99 RTT µs (info)"), ("mean_us", "mean RTT µs (info)")):
         xa, xb = col(a_rows, key), col(b_rows, key)
         add(f"| {label} | {fmt_or(med(xa), f2)} | {rng(xa, f2)} | {fmt_or(med(xb), f2)} | {rng(xb, f2)} | "
-            f"{fmt_or(ratio(med(xa), med(xb)), f2)}× | |")
+            f"{fmt_or(ratio(med(xa), med(xb)), f2)}× | {wins(xa, xb, False)} | |")
     xb = col(b_rows, "tps_from_avg")
-    add(f"| sockperf 1e6/avg-rtt (info) | | | {fmt_or(med(xb), f0)} | {rng(xb, f0)} | | |")
+    add(f"| sockperf 1e6/avg-rtt (info) | | | {fmt_or(med(xb), f0)} | {rng(xb, f0)} | | | |")
     add("")
     g2 = ok_t and ok_p
     add(f"**Goal 2: {'PASS' if g2 else 'FAIL'}.**")
