@@ -198,7 +198,7 @@ pub struct CrrArgs {
 pub struct RunArgs {
     /// Server to test against; without it, an embedded server on 127.0.0.1.
     pub host: Option<String>,
-    /// Server control port.
+    /// Server control port (with HOST only: the embedded server takes a free port).
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
     /// Seconds per test.

@@ -95,7 +95,8 @@ impl CpuSnapshot {
 pub fn usage_between(start: &[CpuTicks], end: &[CpuTicks]) -> CpuUsage {
     let deltas: Vec<CpuTicks> =
         end.iter().filter_map(|e| start.iter().find(|s| s.id == e.id).map(|s| delta(s, e))).collect();
-    let per_cpu: Vec<f64> = deltas.iter().map(|d| pct(d.total() - d.idle, d.total())).collect();
+    // Steal is time this guest wanted a CPU and did not get it: not work done here.
+    let per_cpu: Vec<f64> = deltas.iter().map(|d| pct(d.total() - d.idle - d.steal, d.total())).collect();
     let (busiest_cpu, busiest_pct) =
         deltas.iter().zip(&per_cpu).fold((0, 0.0), |best, (d, &p)| if p > best.1 { (d.id, p) } else { best });
     let sum = deltas.iter().fold(CpuTicks::default(), |a, d| add(&a, d));
@@ -185,6 +186,15 @@ mod tests {
         assert!((u.util_pct - 42.5).abs() < 1e-9);
         assert!((u.cores_busy - 0.85).abs() < 1e-9);
         assert!((u.softirq_pct - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn steal_is_not_counted_as_busy() {
+        let a = parse_proc_stat("cpu0 0 0 0 0 0 0 0 0\n");
+        let b = parse_proc_stat("cpu0 10 0 10 50 0 0 0 30\n");
+        let u = usage_between(&a, &b);
+        assert!((u.util_pct - 20.0).abs() < 1e-9, "{}", u.util_pct);
+        assert!((u.steal_pct - 30.0).abs() < 1e-9);
     }
 
     #[test]
