@@ -26,6 +26,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &
         Ok(()) => tracing::info!("{peer}: test done"),
         Err(Failure::Refused(r)) => {
             tracing::info!("{peer}: refused: {r}");
+            // Free the slot before the client hears why, so that its next attempt is admitted.
+            slot.release();
             let _ = ctrl.send(&Message::Error(r));
         }
         Err(Failure::Lost(e)) => tracing::info!("{peer}: {e}"),
