@@ -33,11 +33,6 @@ impl Control {
         &self.peer
     }
 
-    /// The underlying stream.
-    pub fn stream(&self) -> &TcpStream {
-        &self.stream
-    }
-
     /// Sends one message.
     pub fn send(&mut self, msg: &Message) -> Result<(), Error> {
         let bytes = msg.encode().map_err(|e| Error::Protocol { detail: e.to_string() })?;

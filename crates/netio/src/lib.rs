@@ -1,9 +1,8 @@
 #![allow(unsafe_code, reason = "netio is the one crate that calls libc directly; each block is one syscall")]
 //! The only crate touching the OS (DESIGN.md §4): socket options, TCP_INFO, CPU counters,
-//! host facts, thread placement and randomness. All `unsafe` of tcplab lives here, each block
+//! host facts and randomness. All `unsafe` of tcplab lives here, each block
 //! a single documented libc call.
 
-pub mod affinity;
 pub mod cpu;
 pub mod host;
 pub mod sockopt;

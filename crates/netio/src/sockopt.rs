@@ -1,7 +1,7 @@
 //! Socket options of data connections: set what was asked, then report what the kernel did.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 use results::SocketReport;
 use socket2::SockRef;
@@ -80,9 +80,4 @@ pub fn report<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> SocketReport {
         congestion,
         nodelay: s.tcp_nodelay().unwrap_or(false),
     }
-}
-
-/// The raw fd, for logging.
-pub fn fd_of<S: AsRawFd>(sock: &S) -> i32 {
-    sock.as_raw_fd()
 }

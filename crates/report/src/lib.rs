@@ -18,7 +18,3 @@ pub enum Format {
     /// One JSON event per line as things happen.
     JsonStream,
 }
-
-/// Every format with its id, for help text and tests.
-pub const FORMATS: &[(Format, &str)] =
-    &[(Format::Text, "text"), (Format::Json, "json"), (Format::JsonStream, "json-stream")];
