@@ -1,6 +1,24 @@
 //! Value parsers for the command line: sizes with K/M/G suffixes (binary, as iperf3) and
 //! durations in seconds.
 
+/// `-A N[,M]`: the client's CPU and optionally the server's; `,M` pins the server only.
+pub fn affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
+    let cpu = |v: &str| -> Result<Option<u32>, String> {
+        if v.is_empty() {
+            return Ok(None);
+        }
+        v.parse::<u32>().map(Some).map_err(|_| format!("'{v}' is not a CPU number"))
+    };
+    let (local, remote) = match s.split_once(',') {
+        Some((l, r)) => (cpu(l)?, cpu(r)?),
+        None => (cpu(s)?, None),
+    };
+    if local.is_none() && remote.is_none() {
+        return Err("expected N, N,M or ,M".into());
+    }
+    Ok((local, remote))
+}
+
 /// `128K` → 131072; `1M`, `2G`, `64KiB`, plain bytes. Must fit in a u32.
 pub fn size_u32(s: &str) -> Result<u32, String> {
     let v = size_u64(s)?;
@@ -47,6 +65,16 @@ pub fn rr_sizes(s: &str) -> Result<(u32, u32), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn affinities() {
+        assert_eq!(affinity("1"), Ok((Some(1), None)));
+        assert_eq!(affinity("0,1"), Ok((Some(0), Some(1))));
+        assert_eq!(affinity(",1"), Ok((None, Some(1))));
+        assert!(affinity(",").is_err());
+        assert!(affinity("x").is_err());
+        assert!(affinity("1,2,3").is_err());
+    }
 
     #[test]
     fn sizes() {

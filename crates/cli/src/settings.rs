@@ -43,6 +43,7 @@ fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
     spec.nodelay |= s.nodelay;
     spec.mss = s.mss;
     spec.congestion = s.congestion.clone();
+    (spec.cpu_local, spec.cpu_remote) = s.affinity.unwrap_or_default();
 }
 
 /// The spec of `tcplab stream`.
@@ -79,6 +80,7 @@ pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
     spec.burst = a.burst;
+    spec.busy_poll = a.busy_poll;
     check(&spec)
 }
 
@@ -93,7 +95,10 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
 
 /// Validates with the same rules as the server, naming the flag at fault.
 fn check(spec: &TestSpec) -> Result<TestSpec> {
-    if let Err(r) = engine::limits::validate(spec, &engine::limits::Limits::default()) {
+    let limits = engine::limits::Limits::default();
+    let checked = engine::limits::validate(spec, &limits)
+        .and_then(|()| engine::limits::check_pin("cpu_local", spec.cpu_local));
+    if let Err(r) = checked {
         let flag = r.field.as_deref().map(flag_of).unwrap_or("a setting");
         bail!("invalid {flag}: {}", r.message);
     }
@@ -113,6 +118,8 @@ fn flag_of(field: &str) -> &'static str {
         "mss" => "-M/--mss",
         "congestion" => "-C/--congestion",
         "interval_ms" => "-i/--interval",
+        "cpu_local" | "cpu_remote" => "-A/--affinity",
+        "busy_poll" => "--busy-poll",
         "omit_ms" => "-O/--omit",
         "sndbuf" | "rcvbuf" | "remote_sndbuf" | "remote_rcvbuf" => "a socket buffer size",
         _ => "a setting",

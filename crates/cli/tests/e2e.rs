@@ -395,3 +395,45 @@ fn omitted_seconds_and_mss_are_honoured() {
     assert!(measured > 0.5 && measured < 1.5, "measured window {measured} s");
     assert!(s["socket"]["mss"].as_u64().unwrap() <= 1000);
 }
+
+#[test]
+fn affinity_pins_both_ends_and_placement_is_reported() {
+    let srv = ServerProc::start(&[]);
+    let out = client("rr", &srv, &["-t", "1", "-i", "0", "-A", "0,0", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = first_test(&json_of(&out)).clone();
+    for side in [&t["local"], &t["remote"]] {
+        let placement = &side["streams"][0]["placement"];
+        assert_eq!(placement["pinned_cpu"], 0, "{placement}");
+        assert_eq!(placement["cpus_seen"][0]["cpu"], 0, "{placement}");
+        assert_eq!(placement["cpus_seen"].as_array().unwrap().len(), 1, "{placement}");
+    }
+    let kinds: Vec<&str> =
+        t["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+    assert!(!kinds.contains(&"unpinned"), "{kinds:?}");
+
+    let text = client("rr", &srv, &["-t", "1", "-i", "0"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("threads: client CPU"));
+    let bad = client("rr", &srv, &["-t", "1", "-A", "4000"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("-A/--affinity"), "{}", stderr(&bad));
+    let bad_remote = client("rr", &srv, &["-t", "1", "-A", ",4000"]);
+    assert_eq!(bad_remote.status.code(), Some(2));
+    assert!(stderr(&bad_remote).contains("cpu_remote"), "{}", stderr(&bad_remote));
+}
+
+#[test]
+fn busy_poll_rr_completes_transactions_and_is_refused_for_stream() {
+    let srv = ServerProc::start(&[]);
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pin = if cpus >= 2 { vec!["-A", "0,1"] } else { Vec::new() };
+    let mut args = vec!["-t", "1", "-i", "0", "--busy-poll", "-r", "64,8K", "--burst", "4", "--json"];
+    args.extend_from_slice(&pin);
+    let out = client("rr", &srv, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = first_test(&json_of(&out)).clone();
+    assert_eq!(t["spec"]["busy_poll"], true);
+    assert!(t["summary"]["rr"]["transactions"].as_u64().unwrap() > 100, "{}", t["summary"]);
+    let stream = tcplab(&["stream", "127.0.0.1", "-p", &srv.port(), "--busy-poll"]);
+    assert_eq!(stream.status.code(), Some(2), "--busy-poll is an rr flag");
+}

@@ -139,6 +139,7 @@ struct Session<'a> {
 impl Session<'_> {
     fn run(&mut self, out: &mut TestResult) -> Result<(), Error> {
         crate::limits::validate(self.spec, &crate::limits::Limits::default()).map_err(Error::Rejected)?;
+        crate::limits::check_pin("cpu_local", self.spec.cpu_local).map_err(Error::Rejected)?;
         let addr = resolve(self.opts)?;
         out.server = addr.to_string();
         let mut ctrl = self.connect_control(addr)?;
@@ -238,7 +239,7 @@ impl Session<'_> {
         let (tx, rx) = mpsc::channel::<Interval>();
         let (spec, sig) = (self.spec.clone(), signals.clone());
         let worker = std::thread::spawn(move || {
-            run_side(jobs, &spec, timeline, &sig, &mut |iv| {
+            run_side(jobs, &spec, spec.cpu_local, timeline, &sig, &mut |iv| {
                 let _ = tx.send(iv.clone());
             })
         });

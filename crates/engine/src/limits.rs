@@ -61,6 +61,14 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     if let Some(cc) = &spec.congestion {
         check_congestion_name(cc)?;
     }
+    if spec.busy_poll && spec.test != TestKind::TcpRr {
+        return Err(Rejection::field("busy_poll", "busy polling applies to rr tests only"));
+    }
+    for (field, cpu) in [("cpu_local", spec.cpu_local), ("cpu_remote", spec.cpu_remote)] {
+        if let Some(cpu) = cpu {
+            check_range(field, cpu.into(), 0, 4095)?;
+        }
+    }
     Ok(())
 }
 
@@ -81,6 +89,18 @@ fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
         return Err(Rejection::field("omit_ms", "omitted time must be shorter than the test"));
     }
     check_range("omit_ms", spec.omit_ms, 0, limits.max_duration_ms)
+}
+
+/// Checks that this host may run threads on `cpu` (the pinning of `-A`); `field` names the
+/// spec field for the error.
+pub fn check_pin(field: &str, cpu: Option<u32>) -> Result<(), Rejection> {
+    let Some(cpu) = cpu else { return Ok(()) };
+    let allowed = netio::sched::allowed_cpus().unwrap_or_default();
+    if allowed.contains(&cpu) {
+        return Ok(());
+    }
+    let list: Vec<String> = allowed.iter().map(u32::to_string).collect();
+    Err(Rejection::field(field, format!("CPU {cpu} is not available here (allowed: {})", list.join(","))))
 }
 
 fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {

@@ -1,7 +1,7 @@
 //! Per-stream counters shared between a worker thread and the sampler, and the test's
 //! timeline (start, end of the omitted period, deadline, watchdog).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,8 @@ pub struct StreamMeter {
     pub transactions: AtomicU64,
     end_ns: AtomicU64,
     done: AtomicBool,
+    /// Kernel id of the worker thread, 0 until it has started.
+    pub tid: AtomicU32,
 }
 
 impl StreamMeter {
@@ -152,6 +154,8 @@ pub struct WorkerCtx {
     pub abort: StopFlag,
     /// Byte budget for senders.
     pub budget: Option<Budget>,
+    /// Spin on non-blocking calls instead of sleeping in them (rr `--busy-poll`).
+    pub busy_poll: bool,
 }
 
 impl WorkerCtx {

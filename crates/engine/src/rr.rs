@@ -48,7 +48,8 @@ pub(crate) enum Ended {
     Failed(String),
 }
 
-/// Reads exactly `buf.len()` bytes, re-checking the hard stop on timeouts.
+/// Reads exactly `buf.len()` bytes, re-checking the hard stop on timeouts (and on every
+/// empty poll when the socket is non-blocking for `--busy-poll`).
 pub(crate) fn read_full(sock: &mut TcpStream, buf: &mut [u8], ctx: &WorkerCtx) -> Result<(), Ended> {
     let mut got = 0;
     while got < buf.len() {
@@ -59,6 +60,7 @@ pub(crate) fn read_full(sock: &mut TcpStream, buf: &mut [u8], ctx: &WorkerCtx) -
                 if ctx.should_abandon(Instant::now()) {
                     return Err(Ended::Abandoned);
                 }
+                std::hint::spin_loop();
             }
             Err(e) if e.kind() == ErrorKind::ConnectionReset => return Err(Ended::Eof),
             Err(e) => return Err(Ended::Failed(format!("{}: read: {e}", sock_name(sock)))),
@@ -67,8 +69,34 @@ pub(crate) fn read_full(sock: &mut TcpStream, buf: &mut [u8], ctx: &WorkerCtx) -
     Ok(())
 }
 
-fn write_all(sock: &mut TcpStream, buf: &[u8]) -> Result<(), Ended> {
-    sock.write_all(buf).map_err(|e| Ended::Failed(format!("{}: write: {e}", sock_name(sock))))
+/// Writes all of `buf`; a full send buffer (a timeout, or an empty poll when non-blocking)
+/// re-checks the hard stop and tries again.
+fn write_all(sock: &mut TcpStream, buf: &[u8], ctx: &WorkerCtx) -> Result<(), Ended> {
+    let mut sent = 0;
+    while sent < buf.len() {
+        match sock.write(&buf[sent..]) {
+            Ok(0) => return Err(Ended::Eof),
+            Ok(n) => sent += n,
+            Err(e) if is_timeout(&e) => {
+                if ctx.should_abandon(Instant::now()) {
+                    return Err(Ended::Abandoned);
+                }
+                std::hint::spin_loop();
+            }
+            Err(e) => return Err(Ended::Failed(format!("{}: write: {e}", sock_name(sock)))),
+        }
+    }
+    Ok(())
+}
+
+/// Blocking calls with a timeout slice, or non-blocking ones for `--busy-poll`.
+fn prepare_socket(sock: &TcpStream, ctx: &WorkerCtx) {
+    if ctx.busy_poll {
+        let _ = sock.set_nonblocking(true);
+    } else {
+        let _ = sock.set_read_timeout(Some(CALL_SLICE));
+        let _ = sock.set_write_timeout(Some(CALL_SLICE));
+    }
 }
 
 /// The requesting side of one flow.
@@ -83,11 +111,11 @@ pub fn client_loop(
     let mut response = vec![0u8; resp];
     let mut hist = LatencyHistogram::new();
     let mut in_flight: VecDeque<Instant> = VecDeque::with_capacity(burst);
-    let _ = sock.set_read_timeout(Some(CALL_SLICE));
+    prepare_socket(&sock, ctx);
     let mut result = Ok(());
     let mut now = Instant::now();
     for _ in 0..burst {
-        if let Err(e) = write_all(&mut sock, &request) {
+        if let Err(e) = write_all(&mut sock, &request, ctx) {
             result = Err(e);
             break;
         }
@@ -106,7 +134,7 @@ pub fn client_loop(
             hist.record_ns(now.saturating_duration_since(sent).as_nanos() as u64);
         }
         if !ctx.should_stop_sending(now) {
-            result = write_all(&mut sock, &request);
+            result = write_all(&mut sock, &request, ctx);
             in_flight.push_back(now);
         }
     }
@@ -119,12 +147,12 @@ pub fn client_loop(
 pub fn server_loop(mut sock: TcpStream, req: usize, resp: usize, ctx: &WorkerCtx) -> WorkerOutcome {
     let mut request = vec![0u8; req];
     let response = payload(resp);
-    let _ = sock.set_read_timeout(Some(CALL_SLICE));
+    prepare_socket(&sock, ctx);
     let result = loop {
         if let Err(e) = read_full(&mut sock, &mut request, ctx) {
             break Err(e);
         }
-        if let Err(e) = write_all(&mut sock, &response) {
+        if let Err(e) = write_all(&mut sock, &response, ctx) {
             break Err(e);
         }
         ctx.meter.transactions.fetch_add(1, Relaxed);

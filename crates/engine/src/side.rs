@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use netio::{CpuSnapshot, TcpInfo};
 use results::{
-    Interval, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats, TcpInfoSummary, TestSpec,
+    CpuSeen, Interval, Placement, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats,
+    TcpInfoSummary, TestSpec,
 };
 use stats::LatencyHistogram;
 
@@ -79,10 +80,11 @@ struct Track {
     rtts: Vec<u32>,
 }
 
-/// Runs `jobs` to the end and measures them.
+/// Runs `jobs` to the end and measures them; `pin` is the CPU for every worker thread.
 pub fn run_side(
     jobs: Vec<Job>,
     spec: &TestSpec,
+    pin: Option<u32>,
     timeline: Timeline,
     signals: &Signals,
     on_interval: &mut dyn FnMut(&Interval),
@@ -99,15 +101,29 @@ pub fn run_side(
             stop: signals.stop.clone(),
             abort: signals.abort.clone(),
             budget: if job.role == Role::Send { budget.clone() } else { None },
+            busy_poll: spec.busy_poll,
         };
         sockets.push((job.index, job.role, job.socket));
         let work = job.work.0;
-        handles.push(std::thread::spawn(move || work(&ctx)));
+        handles.push(std::thread::spawn(move || start_worker(work, pin, &ctx)));
     }
     let mut sampler = Sampler::new(spec, timeline, meters, sockets, cpu_at_start);
+    sampler.pinned = pin;
     sampler.run(&handles, on_interval);
     let outcomes: Vec<WorkerOutcome> = handles.into_iter().map(join_worker).collect();
     sampler.finish(outcomes)
+}
+
+/// Pins the worker thread when asked, publishes its thread id, then runs it.
+fn start_worker(work: Work, pin: Option<u32>, ctx: &WorkerCtx) -> WorkerOutcome {
+    if let Some(cpu) = pin {
+        if let Err(e) = netio::sched::pin_current_thread(cpu) {
+            ctx.meter.finish(&ctx.timeline, Instant::now());
+            return WorkerOutcome { latency: None, error: Some(format!("pinning to CPU {cpu}: {e}")) };
+        }
+    }
+    ctx.meter.tid.store(netio::sched::current_tid(), std::sync::atomic::Ordering::Relaxed);
+    work(ctx)
 }
 
 fn join_worker(h: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
@@ -124,6 +140,9 @@ struct Sampler {
     cpu_start: Option<CpuSnapshot>,
     last_tick: Instant,
     intervals: Vec<Interval>,
+    pinned: Option<u32>,
+    /// Per stream: samples per CPU seen, indexed by CPU number.
+    cpu_samples: Vec<Vec<u32>>,
 }
 
 impl Sampler {
@@ -145,12 +164,20 @@ impl Sampler {
             cpu_start,
             last_tick: timeline.start,
             intervals: Vec::new(),
+            pinned: None,
+            cpu_samples: vec![Vec::new(); n],
         }
     }
 
     fn run(&mut self, handles: &[JoinHandle<WorkerOutcome>], on_interval: &mut dyn FnMut(&Interval)) {
         const SLICE: Duration = Duration::from_millis(20);
+        const PLACEMENT_EVERY: u32 = 5;
+        let mut slices = 0u32;
         loop {
+            if slices % PLACEMENT_EVERY == 1 {
+                self.sample_placement();
+            }
+            slices = slices.wrapping_add(1);
             let done = handles.iter().all(JoinHandle::is_finished);
             let now = Instant::now();
             if self.baseline.is_none() && now >= self.timeline.measure_from {
@@ -175,6 +202,34 @@ impl Sampler {
             let interval = self.sample(end);
             on_interval(&interval);
         }
+    }
+
+    /// Notes the CPU each running worker last ran on.
+    fn sample_placement(&mut self) {
+        for (meter, seen) in self.meters.iter().zip(&mut self.cpu_samples) {
+            let tid = meter.tid.load(std::sync::atomic::Ordering::Relaxed);
+            if tid == 0 || meter.end(&self.timeline).is_some() {
+                continue;
+            }
+            if let Ok(cpu) = netio::sched::thread_last_cpu(tid) {
+                let Ok(cpu) = usize::try_from(cpu) else { continue };
+                if cpu < 4096 {
+                    if seen.len() <= cpu {
+                        seen.resize(cpu + 1, 0);
+                    }
+                    seen[cpu] += 1;
+                }
+            }
+        }
+    }
+
+    fn placement(&self, i: usize) -> Placement {
+        let mut cpus_seen: Vec<CpuSeen> = (self.cpu_samples[i].iter().enumerate())
+            .filter(|(_, &n)| n > 0)
+            .map(|(cpu, &samples)| CpuSeen { cpu: cpu as u32, samples })
+            .collect();
+        cpus_seen.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.cpu.cmp(&b.cpu)));
+        Placement { pinned_cpu: self.pinned, cpus_seen }
     }
 
     fn end_instant(&self) -> Instant {
@@ -269,6 +324,7 @@ impl Sampler {
             transactions: measured.transactions,
             socket: sock.as_ref().map(|(_, r)| r.clone()).unwrap_or_default(),
             tcp,
+            placement: self.placement(i),
         }
     }
 }

@@ -101,6 +101,30 @@ pub struct WarnContext<'a> {
     pub local_host: &'a HostInfo,
 }
 
+/// For rr and crr on one host without pinning: where the two ends ran, in words.
+fn unpinned_rr(
+    spec: &TestSpec,
+    local: &SideMeasurement,
+    remote: Option<&SideMeasurement>,
+    same_host: bool,
+) -> Option<String> {
+    if !same_host
+        || spec.test == TestKind::TcpStream
+        || (spec.cpu_local.is_some() && spec.cpu_remote.is_some())
+    {
+        return None;
+    }
+    let main = |m: &SideMeasurement| m.streams.first().and_then(|s| s.placement.main_cpu());
+    let where_ = match (main(local), remote.and_then(main)) {
+        (Some(c), Some(s)) if c == s => format!("both on CPU {c} most of the time"),
+        (Some(c), Some(s)) => format!("client mostly on CPU {c}, server on CPU {s}"),
+        _ => "placement unknown".to_string(),
+    };
+    Some(format!(
+        "client and server threads were not pinned ({where_}); latency depends on whether they share a core"
+    ))
+}
+
 /// Doubts about a result, each with advice.
 pub fn warnings(
     spec: &TestSpec,
@@ -144,6 +168,22 @@ pub fn warnings(
             WarningKind::SpuriousRetransmits,
             format!("{retrans} retransmits on loopback: reordering between cores, not loss"),
             "do not read loopback retransmits as packet loss",
+        );
+    }
+    if let Some(message) = unpinned_rr(spec, local, remote, cx.same_host) {
+        push(
+            WarningKind::Unpinned,
+            message,
+            "pin both ends with -A N,M: the same CPU avoids wake-ups, different CPUs pay a cross-core wake-up each way",
+        );
+    }
+    let main = |m: &SideMeasurement| m.streams.first().and_then(|s| s.placement.main_cpu());
+    let shared = main(local).is_some() && main(local) == remote.and_then(main);
+    if spec.busy_poll && cx.same_host && shared {
+        push(
+            WarningKind::SharedCoreSpin,
+            "both ends busy-polled on one CPU: each spins through the other's time slice".into(),
+            "with --busy-poll, pin the ends to different CPUs (-A 0,1)",
         );
     }
     let samples = summary.rr.as_ref().map(|r| r.latency.count).unwrap_or(u64::MAX);

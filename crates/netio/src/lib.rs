@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod host;
+pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;
 

@@ -75,6 +75,7 @@ pub fn test_summary(r: &TestResult) -> String {
         rr_block(&mut o, rr, &r.spec);
     }
     sockets_block(&mut o, r);
+    placement_line(&mut o, r);
     cpu_block(&mut o, "client", r.local.cpu.as_ref(), r.summary.local_cost.as_ref());
     cpu_block(
         &mut o,
@@ -174,6 +175,28 @@ fn sockets_block(o: &mut String, r: &TestResult) {
         .any(|s| s.socket.sndbuf_requested.is_some() || s.socket.rcvbuf_requested.is_some());
     if doubled {
         let _ = writeln!(o, "  (Linux doubles a requested socket buffer for bookkeeping; the actual value is what getsockopt reports)");
+    }
+}
+
+/// Where the worker threads ran: "threads: client CPU 1 (pinned) · server CPU 0".
+fn placement_line(o: &mut String, r: &TestResult) {
+    let side = |m: &results::SideMeasurement| -> Option<String> {
+        let mut cpus: Vec<u32> = m.streams.iter().filter_map(|s| s.placement.main_cpu()).collect();
+        cpus.dedup();
+        if cpus.is_empty() {
+            return None;
+        }
+        let pinned = m.streams.iter().all(|s| s.placement.pinned_cpu.is_some());
+        let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+        Some(format!("{noun} {}{}", list.join(","), if pinned { " (pinned)" } else { "" }))
+    };
+    let parts: Vec<String> = [("client", Some(&r.local)), ("server", r.remote.as_ref())]
+        .into_iter()
+        .filter_map(|(name, m)| m.and_then(side).map(|s| format!("{name} {s}")))
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(o, "  threads: {}", parts.join(" · "));
     }
 }
 

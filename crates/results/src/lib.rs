@@ -16,8 +16,8 @@ pub use cpu::{CpuUsage, ProcessCpu};
 pub use host::HostInfo;
 pub use run::{RunRecord, Status, TestError, TestResult};
 pub use side::{
-    Interval, LatencySummary, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats,
-    TcpInfoSummary,
+    CpuSeen, Interval, LatencySummary, Placement, Role, SideMeasurement, SocketReport, StreamInterval,
+    StreamStats, TcpInfoSummary,
 };
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};

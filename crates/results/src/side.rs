@@ -116,6 +116,35 @@ pub struct StreamStats {
     pub socket: SocketReport,
     /// TCP_INFO summary, where the socket could be read.
     pub tcp: Option<TcpInfoSummary>,
+    /// Where the stream's worker thread ran.
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// Where a worker thread ran: the CPU it was pinned to, if any, and the CPUs it was seen on
+/// (sampled about every 100 ms), most frequent first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// CPU the thread was pinned to (`-A`).
+    pub pinned_cpu: Option<u32>,
+    /// CPUs seen and how many samples each, most frequent first.
+    pub cpus_seen: Vec<CpuSeen>,
+}
+
+impl Placement {
+    /// The CPU seen most often, if any sample was taken.
+    pub fn main_cpu(&self) -> Option<u32> {
+        self.cpus_seen.first().map(|c| c.cpu)
+    }
+}
+
+/// One CPU a thread was seen running on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSeen {
+    /// CPU number.
+    pub cpu: u32,
+    /// Samples that found the thread there.
+    pub samples: u32,
 }
 
 /// One stream's share of an interval.

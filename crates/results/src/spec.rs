@@ -80,6 +80,15 @@ pub struct TestSpec {
     pub interval_ms: u64,
     /// Leading time excluded from summaries (`-O`).
     pub omit_ms: u64,
+    /// CPU the client's worker threads are pinned to (`-A N`).
+    #[serde(default)]
+    pub cpu_local: Option<u32>,
+    /// CPU the server's worker threads are pinned to (`-A N,M`).
+    #[serde(default)]
+    pub cpu_remote: Option<u32>,
+    /// Spin on non-blocking reads instead of sleeping in them (`--busy-poll`, both ends).
+    #[serde(default)]
+    pub busy_poll: bool,
 }
 
 impl TestSpec {
@@ -105,6 +114,9 @@ impl TestSpec {
             remote_rcvbuf: None,
             interval_ms: 1000,
             omit_ms: 0,
+            cpu_local: None,
+            cpu_remote: None,
+            busy_poll: false,
         }
     }
 

@@ -22,6 +22,11 @@ pub enum WarningKind {
     SpuriousRetransmits,
     /// The kernel granted other socket buffer sizes than asked.
     BufferClamped,
+    /// Request/response on one host without pinning: the scheduler chose whether the two ends
+    /// shared a core, and latency depends on it.
+    Unpinned,
+    /// Both ends busy-polled on the same CPU: each spins through the other's time slice.
+    SharedCoreSpin,
 }
 
 /// A typed warning plus the numbers and advice for a person.

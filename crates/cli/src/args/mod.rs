@@ -131,6 +131,9 @@ pub struct SocketArgs {
     /// Congestion control on both ends (e.g. cubic, bbr, reno).
     #[arg(short = 'C', long = "congestion")]
     pub congestion: Option<String>,
+    /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's -A N[,M]).
+    #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
+    pub affinity: Option<(Option<u32>, Option<u32>)>,
 }
 
 /// `tcplab stream`.
@@ -177,6 +180,10 @@ pub struct RrArgs {
     /// Transactions kept in flight per flow.
     #[arg(long, default_value_t = 1)]
     pub burst: u32,
+    /// Spin on non-blocking reads at both ends instead of sleeping (no wake-up latency; costs
+    /// a busy core per flow at each end).
+    #[arg(long)]
+    pub busy_poll: bool,
 }
 
 /// `tcplab crr`.

@@ -74,6 +74,7 @@ fn run(
     };
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
     check_congestion(&spec)?;
+    crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
     let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
     let (_route, rx) = shared.routes.register(token, peer.ip());
     ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone() }))?;
@@ -183,7 +184,8 @@ fn measure(
     let signals = Signals::default();
     let timeline = Timeline::new(spec, Instant::now(), shared.cfg.limits.max_duration_ms);
     let (spec2, sig2) = (spec.clone(), signals.clone());
-    let worker = std::thread::spawn(move || run_side(jobs, &spec2, timeline, &sig2, &mut |_| {}));
+    let worker =
+        std::thread::spawn(move || run_side(jobs, &spec2, spec2.cpu_remote, timeline, &sig2, &mut |_| {}));
     while !worker.is_finished() {
         match ctrl.poll_by(Instant::now() + Duration::from_millis(100)) {
             Ok(Some(Message::Stop { reason })) => {
