@@ -1,0 +1,90 @@
+//! What limited a result: the reference it is compared with and the diagnosis of each
+//! direction (the rules that produce it live in the `diagnose` crate).
+
+use serde::{Deserialize, Serialize};
+
+/// Where the "theoretical" figure next to a throughput comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceKind {
+    /// The model's maximum goodput of a link given with `--link`.
+    Link,
+    /// The stream measured on this host's loopback in the same run (`tcplab run` without HOST).
+    LoopbackBaseline,
+}
+
+/// The throughput a result is compared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Where it comes from.
+    pub kind: ReferenceKind,
+    /// What it is, for people, e.g. `atm:oc3c · ipv4:tcp:ts` or `loopback stream forward`.
+    pub description: String,
+    /// The reference goodput, bit/s.
+    pub limit_bps: f64,
+}
+
+/// A limiting cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// The receiver's advertised window (receive buffer, or a receiver that reads slowly).
+    ReceiveWindow,
+    /// The sender's socket buffer.
+    SendBuffer,
+    /// The application: writes or reads too small for the rate.
+    Application,
+    /// Nagle and delayed ACKs waiting on each other: buffers of only a few segments.
+    StopAndGo,
+    /// Loss and the congestion window.
+    Congestion,
+    /// A CPU of the sender.
+    SenderCpu,
+    /// A CPU of the receiver.
+    ReceiverCpu,
+    /// The link's capacity: the result is close to the theoretical limit.
+    Link,
+    /// None of the rules found a limit.
+    Unknown,
+}
+
+impl Cause {
+    /// A short human name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReceiveWindow => "receive window",
+            Self::SendBuffer => "send buffer",
+            Self::Application => "application",
+            Self::StopAndGo => "Nagle/delayed-ACK stop-and-go",
+            Self::Congestion => "congestion/loss",
+            Self::SenderCpu => "sender CPU",
+            Self::ReceiverCpu => "receiver CPU",
+            Self::Link => "link capacity",
+            Self::Unknown => "not identified",
+        }
+    }
+}
+
+/// One cause with the numbers that show it and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The cause.
+    pub cause: Cause,
+    /// How strongly the numbers point at it, 0–1 (the highest is the primary cause).
+    pub weight: f64,
+    /// What was measured, with numbers.
+    pub evidence: String,
+    /// What to do about it.
+    pub advice: String,
+}
+
+/// What limited one direction of a stream test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// The main limit.
+    pub primary: Finding,
+    /// Further limits, strongest first.
+    pub contributing: Vec<Finding>,
+}
