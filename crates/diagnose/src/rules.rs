@@ -9,6 +9,7 @@ use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
 use crate::human::{micros, pct, rate, size};
+use crate::MIN_CONTRIBUTING_WEIGHT;
 
 /// A rule: facts in, a finding out when it applies.
 pub type Rule = fn(&Facts) -> Option<Finding>;
@@ -36,11 +37,28 @@ pub const CPU_SATURATED_PCT: f64 = 85.0;
 pub const BUSIEST_CPU_PCT: f64 = 95.0;
 /// Share of the link's theoretical goodput from which the link is the limit.
 pub const NEAR_LINK_FRAC: f64 = 0.9;
+/// Share above which the result cannot have crossed that link (measurement noise allowed).
+pub const ABOVE_LINK_FRAC: f64 = 1.05;
 
 /// Within a few % of the link's theoretical limit: the link is the limit.
 pub fn link(f: &Facts) -> Option<Finding> {
     let r = f.reference.as_ref().filter(|r| r.kind == ReferenceKind::Link)?;
     let frac = f.of_reference().filter(|&x| x >= NEAR_LINK_FRAC)?;
+    if frac > ABOVE_LINK_FRAC {
+        return Some(Finding {
+            cause: Cause::Link,
+            weight: MIN_CONTRIBUTING_WEIGHT,
+            evidence: format!(
+                "{} is {} of the theoretical {} ({}): faster than that link allows",
+                rate(f.goodput_bps),
+                pct(frac),
+                rate(r.limit_bps),
+                r.description
+            ),
+            advice: "the traffic did not cross the --link given (loopback?): give the link it really crosses"
+                .into(),
+        });
+    }
     Some(Finding {
         cause: Cause::Link,
         weight: 0.97,
@@ -58,29 +76,33 @@ pub fn link(f: &Facts) -> Option<Finding> {
 
 /// Small writes (or reads): a syscall, and with -N a segment, per few bytes.
 pub fn application(f: &Facts) -> Option<Finding> {
-    let (side, call, bytes) =
-        if f.avg_write_bytes > 0.0 && (f.avg_read_bytes <= 0.0 || f.avg_write_bytes <= f.avg_read_bytes) {
-            ("writes", "-l", f.avg_write_bytes)
-        } else {
-            ("reads", "--recv-len", f.avg_read_bytes)
-        };
-    if bytes <= 0.0 || bytes >= SHORT_CALL_BYTES {
+    let small = |b: f64| b > 0.0 && b < SHORT_CALL_BYTES;
+    let calls: Vec<(&str, &str, f64)> =
+        [("writes", "-l", f.avg_write_bytes), ("reads", "--recv-len", f.avg_read_bytes)]
+            .into_iter()
+            .filter(|(_, _, b)| small(*b))
+            .collect();
+    let smallest = calls.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+    if calls.is_empty() {
         return None;
     }
-    let weight = if bytes < SMALL_CALL_BYTES { 0.95 } else { 0.6 };
-    let per_mb = 1e6 / bytes;
-    let nagle = if f.nodelay && side == "writes" {
+    let weight = if smallest < SMALL_CALL_BYTES { 0.95 } else { 0.6 };
+    let nagle = if f.nodelay && small(f.avg_write_bytes) {
         " with TCP_NODELAY: each write leaves as its own small segment"
     } else {
         ""
     };
+    let what: Vec<String> =
+        calls.iter().map(|(side, _, b)| format!("{side} of {b:.0} B ({:.0} per MB)", 1e6 / b)).collect();
+    let flags: Vec<String> = calls.iter().map(|(_, flag, _)| format!("{flag} 64K")).collect();
     Some(Finding {
         cause: Cause::Application,
         weight,
-        evidence: format!("{side} of {:.0} B on average: {per_mb:.0} syscalls per MB{nagle}", bytes),
+        evidence: format!("{} on average: a syscall per few bytes{nagle}", what.join(", ")),
         advice: format!(
-            "use larger {side} ({call} 64K or more){}",
-            if nagle.is_empty() { "" } else { ", or drop -N so Nagle coalesces them" }
+            "use larger calls ({} or more){}",
+            flags.join(", "),
+            if nagle.is_empty() { "" } else { "; or drop -N so Nagle coalesces small writes" }
         ),
     })
 }
@@ -143,7 +165,12 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             asked(f.rcvbuf_requested),
             window_rate(f, f.rcvbuf_requested.unwrap_or(f.rcvbuf_bytes / 2))
         ),
-        advice: buffer_advice(f, flag, f.rcvbuf_requested.unwrap_or(f.rcvbuf_bytes)),
+        advice: match f.rcvbuf_requested {
+            Some(asked) => buffer_advice(f, flag, asked),
+            None => format!(
+                "the receiver did not read fast enough to keep its (autotuned) window open: check its CPU and read size, or set {flag} to a large value"
+            ),
+        },
     })
 }
 
@@ -328,7 +355,9 @@ mod tests {
         f.nodelay = true;
         let x = application(&f);
         assert_eq!(x.as_ref().map(|x| x.weight), Some(0.95));
-        assert!(x.is_some_and(|x| x.evidence.contains("10000 syscalls per MB") && x.advice.contains("-N")));
+        assert!(x.is_some_and(
+            |x| x.evidence.contains("writes of 100 B (10000 per MB)") && x.advice.contains("-N")
+        ));
         f.avg_write_bytes = 2048.0;
         assert_eq!(application(&f).map(|x| x.weight), Some(0.6));
         f.avg_write_bytes = 65_536.0;
@@ -365,6 +394,7 @@ mod tests {
     fn receive_window_from_tcp_info_or_bdp() {
         let mut f = base();
         f.rwnd_limited_frac = 0.9;
+        assert!(receive_window(&f).is_some_and(|x| x.advice.contains("did not read fast enough")));
         f.rcvbuf_requested = Some(4096);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
