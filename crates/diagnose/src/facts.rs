@@ -47,6 +47,10 @@ pub struct Facts {
     pub mss_bytes: u64,
     /// TCP_NODELAY on.
     pub nodelay: bool,
+    /// Bytes per write the application asked for (`-l`).
+    pub send_len: u32,
+    /// Bytes per read the application asked for (`--recv-len`).
+    pub recv_len: u32,
     /// Sender's mean bytes per write call.
     pub avg_write_bytes: f64,
     /// Receiver's mean bytes per read call.
@@ -89,6 +93,8 @@ impl Facts {
             sndbuf_requested: sent.first().and_then(|s| s.socket.sndbuf_requested).map(u64::from),
             mss_bytes: tcp.map_or(0, |t| u64::from(t.snd_mss)),
             nodelay: result.spec.nodelay,
+            send_len: result.spec.send_len,
+            recv_len: result.spec.recv_len,
             avg_write_bytes: per_call(&sent),
             avg_read_bytes: per_call(&read),
             retransmits: d.retransmits,

@@ -33,6 +33,9 @@ pub const LOSS_RATE: (f64, f64) = (1e-4, 1e-3);
 /// Process time plus quota-throttled time, % of one core per data thread, that counts as a
 /// saturated end.
 pub const CPU_SATURATED_PCT: f64 = 85.0;
+/// Quota-throttled share of the window from which an end counts as CPU-limited: it wanted
+/// more CPU than its cgroup allows.
+pub const THROTTLED_PCT: f64 = 20.0;
 /// Busiest CPU of a host (not shared with the peer) that counts as saturated.
 pub const BUSIEST_CPU_PCT: f64 = 95.0;
 /// Share of the link's theoretical goodput from which the link is the limit.
@@ -74,26 +77,32 @@ pub fn link(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// Small writes (or reads): a syscall, and with -N a segment, per few bytes.
+/// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
+/// per few bytes. Calls made small by a small socket buffer are the buffer's doing, not this.
 pub fn application(f: &Facts) -> Option<Finding> {
-    let small = |b: f64| b > 0.0 && b < SHORT_CALL_BYTES;
-    let calls: Vec<(&str, &str, f64)> =
-        [("writes", "-l", f.avg_write_bytes), ("reads", "--recv-len", f.avg_read_bytes)]
-            .into_iter()
-            .filter(|(_, _, b)| small(*b))
-            .collect();
+    let measured = |avg: f64, asked: u32| if avg > 0.0 { avg } else { f64::from(asked) };
+    let calls: Vec<(&str, &str, f64)> = [
+        ("writes", "-l", f.send_len, measured(f.avg_write_bytes, f.send_len)),
+        ("reads", "--recv-len", f.recv_len, measured(f.avg_read_bytes, f.recv_len)),
+    ]
+    .into_iter()
+    .filter(|(_, _, asked, _)| *asked > 0 && f64::from(*asked) < SHORT_CALL_BYTES)
+    .map(|(side, flag, _, avg)| (side, flag, avg))
+    .collect();
     let smallest = calls.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
     if calls.is_empty() {
         return None;
     }
     let weight = if smallest < SMALL_CALL_BYTES { 0.95 } else { 0.6 };
-    let nagle = if f.nodelay && small(f.avg_write_bytes) {
+    let nagle = if f.nodelay && calls.iter().any(|c| c.0 == "writes") {
         " with TCP_NODELAY: each write leaves as its own small segment"
     } else {
         ""
     };
-    let what: Vec<String> =
-        calls.iter().map(|(side, _, b)| format!("{side} of {b:.0} B ({:.0} per MB)", 1e6 / b)).collect();
+    let what: Vec<String> = calls
+        .iter()
+        .map(|(side, _, b)| format!("{side} of {b:.0} B ({:.0} per MB)", 1e6 / b.max(1.0)))
+        .collect();
     let flags: Vec<String> = calls.iter().map(|(_, flag, _)| format!("{flag} 64K")).collect();
     Some(Finding {
         cause: Cause::Application,
@@ -123,7 +132,7 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
     let c = c?;
     let demand = (c.process_pct + c.throttled_pct) / f64::from(c.threads.max(1));
     let busiest = !f.same_host && c.busiest_pct >= BUSIEST_CPU_PCT;
-    if demand < CPU_SATURATED_PCT && !busiest {
+    if demand < CPU_SATURATED_PCT && !busiest && c.throttled_pct < THROTTLED_PCT {
         return None;
     }
     let quota = if c.throttled_pct >= 1.0 {
@@ -153,8 +162,13 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
     if f.rwnd_limited_frac < RWND_LIMITED_FRAC && short_of_bdp.is_none() {
         return None;
     }
-    let weight =
-        if f.rwnd_limited_frac >= RWND_LIMITED_FRAC { 0.5 + 0.35 * f.rwnd_limited_frac } else { 0.4 };
+    // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
+    // is more often the symptom of a slow receiver.
+    let weight = match (f.rwnd_limited_frac >= RWND_LIMITED_FRAC, f.rcvbuf_requested) {
+        (true, Some(_)) => 0.92,
+        (true, None) => 0.5 + 0.35 * f.rwnd_limited_frac,
+        (false, _) => 0.4,
+    };
     Some(Finding {
         cause: Cause::ReceiveWindow,
         weight,
@@ -210,7 +224,7 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     }
     Some(Finding {
         cause: Cause::StopAndGo,
-        weight: 0.75,
+        weight: 0.55,
         evidence: format!(
             "{name} asked {} = {segments:.1} segments of {} B with Nagle on",
             size(bytes as f64),
@@ -310,6 +324,8 @@ mod tests {
             rcvbuf_bytes: 131_072,
             sndbuf_bytes: 16_384,
             mss_bytes: 1448,
+            send_len: 131_072,
+            recv_len: 131_072,
             avg_write_bytes: 131_072.0,
             avg_read_bytes: 131_072.0,
             segments_out: 1_000_000,
@@ -351,18 +367,21 @@ mod tests {
     #[test]
     fn small_writes_blame_the_application() {
         let mut f = base();
-        f.avg_write_bytes = 100.0;
+        (f.send_len, f.avg_write_bytes) = (100, 100.0);
         f.nodelay = true;
         let x = application(&f);
         assert_eq!(x.as_ref().map(|x| x.weight), Some(0.95));
         assert!(x.is_some_and(
             |x| x.evidence.contains("writes of 100 B (10000 per MB)") && x.advice.contains("-N")
         ));
-        f.avg_write_bytes = 2048.0;
+        (f.send_len, f.avg_write_bytes) = (2048, 2048.0);
         assert_eq!(application(&f).map(|x| x.weight), Some(0.6));
-        f.avg_write_bytes = 65_536.0;
-        f.avg_read_bytes = 512.0;
-        assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len")));
+        (f.send_len, f.avg_write_bytes) = (65_536, 65_536.0);
+        (f.recv_len, f.avg_read_bytes) = (512, 512.0);
+        assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len") && !x.advice.contains("-l ")));
+        // Reads made small by a 4 KB receive buffer are not the application's choice.
+        (f.recv_len, f.avg_read_bytes) = (131_072, 2000.0);
+        assert!(application(&f).is_none());
     }
 
     #[test]
@@ -372,6 +391,9 @@ mod tests {
         f.receiver_cpu =
             Some(SideCpu { process_pct: 20.0, throttled_pct: 78.0, threads: 1, ..SideCpu::default() });
         assert!(receiver_cpu(&f).is_some_and(|x| x.evidence.contains("quota 78%")));
+        f.receiver_cpu =
+            Some(SideCpu { process_pct: 10.0, throttled_pct: 25.0, threads: 1, ..SideCpu::default() });
+        assert!(receiver_cpu(&f).is_some(), "a throttled end wanted more CPU");
         f.receiver_cpu = Some(cpu(40.0));
         assert!(receiver_cpu(&f).is_none());
         f.sender_cpu = Some(SideCpu { process_pct: 150.0, threads: 2, ..SideCpu::default() });
@@ -394,11 +416,13 @@ mod tests {
     fn receive_window_from_tcp_info_or_bdp() {
         let mut f = base();
         f.rwnd_limited_frac = 0.9;
-        assert!(receive_window(&f).is_some_and(|x| x.advice.contains("did not read fast enough")));
+        let x = receive_window(&f);
+        assert!(x.as_ref().is_some_and(|x| x.advice.contains("did not read fast enough")));
+        assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
         f.rcvbuf_requested = Some(4096);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
-        assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
+        assert_eq!(x.map(|x| x.weight), Some(0.92), "a fixed window ranks above CPU");
         // 1 Gbit/s × 170 ms: rcvbuf of 64 KB is far below the BDP of 21.25 MB.
         f.rwnd_limited_frac = 0.0;
         f.client_sends = false;
@@ -462,7 +486,7 @@ mod tests {
         assert_eq!(d.contributing.first().map(|x| x.cause), Some(Cause::ReceiveWindow));
         // Tiny writes saturate the sender: the application first.
         let mut f = base();
-        f.avg_write_bytes = 100.0;
+        (f.send_len, f.avg_write_bytes) = (100, 100.0);
         f.sender_cpu = Some(cpu(99.0));
         let d = crate::diagnose(&f);
         assert_eq!(d.primary.cause, Cause::Application);
