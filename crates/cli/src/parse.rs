@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(size_list("64..200:+64"), Ok(vec![64, 128, 192]));
         assert_eq!(size_list("1,40,1K"), Ok(vec![1, 40, 1024]));
         for bad in ["0..8", "8..1", "1..8:x1", "1..8:y", "1..100000:+1", "1,,2"] {
-            assert!(sizes(bad).is_err(), "{bad}");
+            assert!(size_list(bad).is_err(), "{bad}");
         }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! * [`facts`]: the numbers of one direction, read out of a [`TestResult`].
 //! * [`rules`]: one function per cause, each returning a [`Finding`] when its numbers say so.
-//! * [`reference`]: what "theoretical" means for a result (`--link` or the loopback baseline).
+//! * [`reference`](mod@reference): what "theoretical" means for a result (`--link` or the loopback baseline).
 //!
 //! [`annotate`] puts the reference, the "% of reference" and the diagnosis into a result.
 #![forbid(unsafe_code)]

@@ -88,3 +88,40 @@ pub struct Diagnosis {
     /// Further limits, strongest first.
     pub contributing: Vec<Finding>,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{TestKind, TestResult, TestSpec};
+
+    #[test]
+    fn results_written_before_the_diagnosis_still_parse() {
+        let r = TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: crate::Status::Completed,
+            error: None,
+            local: Default::default(),
+            remote: None,
+            summary: crate::Summary { directions: vec![Default::default()], ..Default::default() },
+            warnings: Vec::new(),
+            reference: None,
+            diagnosis: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&r).unwrap_or_default();
+        let test = v.as_object_mut().map(|o| {
+            o.remove("reference");
+            o.remove("diagnosis");
+        });
+        assert!(test.is_some());
+        if let Some(d) = v.pointer_mut("/summary/directions/0").and_then(|d| d.as_object_mut()) {
+            d.remove("of_reference");
+        }
+        let old: Result<TestResult, _> = serde_json::from_value(v);
+        assert_eq!(old.ok(), Some(r));
+        let cpu: Result<crate::ProcessCpu, _> =
+            serde_json::from_str(r#"{"user_s":1.0,"system_s":0.5,"pct_of_core":15.0}"#);
+        assert_eq!(cpu.ok().map(|c| c.throttled_s), Some(0.0));
+    }
+}
