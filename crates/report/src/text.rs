@@ -319,3 +319,59 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
     };
     (result, "-".into(), "-".into(), "-".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{Cause, TestSpec};
+
+    #[test]
+    fn summary_shows_share_of_reference_and_diagnosis() {
+        let finding = |cause, evidence: &str| Finding {
+            cause,
+            weight: 0.9,
+            evidence: evidence.into(),
+            advice: "do this".into(),
+        };
+        let direction = DirectionSummary {
+            direction: "client→server".into(),
+            receiver_bps: 9e8,
+            of_reference: Some(0.956),
+            ..Default::default()
+        };
+        let r = TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: Status::Completed,
+            error: None,
+            local: Default::default(),
+            remote: None,
+            summary: results::Summary { directions: vec![direction], ..Default::default() },
+            warnings: Vec::new(),
+            reference: Some(Reference {
+                kind: ReferenceKind::Link,
+                description: "ethernet:1g".into(),
+                limit_bps: 941.48e6,
+            }),
+            diagnosis: vec![Diagnosis {
+                direction: "client→server".into(),
+                primary: finding(Cause::Link, "at the link"),
+                contributing: vec![finding(Cause::SenderCpu, "busy")],
+            }],
+        };
+        let text = test_summary(&r);
+        for needle in [
+            "(95.6% of theoretical)",
+            "theoretical maximum goodput: 941 Mbit/s (ethernet:1g)",
+            "diagnosis client→server: limited by link capacity — at the link",
+            "also: sender CPU — busy",
+            "→ do this",
+        ] {
+            assert!(text.contains(needle), "{needle} missing in:\n{text}");
+        }
+        assert!(suite_table(std::slice::from_ref(&r)).contains("900 Mbit/s 96%"));
+        assert!(suite_diagnosis(&[r]).contains("stream client→server: limited by link capacity"));
+    }
+}

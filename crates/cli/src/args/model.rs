@@ -104,7 +104,7 @@ pub struct BdpArgs {
     #[arg(long, value_name = "SPEC")]
     pub link: Option<String>,
     /// Protocol stack for the link's goodput and MSS.
-    #[arg(long, value_name = "SPEC", default_value = "ipv4:tcp:ts")]
+    #[arg(long, value_name = "SPEC", default_value = "ipv4:tcp")]
     pub stack: String,
     /// Round-trip time, e.g. 170ms.
     #[arg(long, value_name = "TIME")]
