@@ -14,8 +14,10 @@ pub struct SideCpu {
     pub busiest_pct: f64,
     /// Which CPU that was.
     pub busiest_cpu: u32,
-    /// Data threads of this end in this direction (one per stream).
+    /// Data threads the process time is spread over (one per stream; both ends' when shared).
     pub threads: u32,
+    /// Both ends run in this one process, so its time counts both.
+    pub shared: bool,
 }
 
 /// What one direction measured.
@@ -78,7 +80,14 @@ impl Facts {
         let sent: Vec<&StreamStats> = streams(sender, Role::Send);
         let read: Vec<&StreamStats> = streams(receiver, Role::Recv);
         let tcp = sent.iter().find_map(|s| s.tcp.as_ref());
-        let threads = u32::try_from(sent.len().max(1)).unwrap_or(1);
+        let same_host = result.warnings.iter().any(|w| w.kind == WarningKind::SameHost);
+        let cpus = (sender.and_then(|m| m.cpu.as_ref()), receiver.and_then(|m| m.cpu.as_ref()));
+        let shared = same_host && one_process(cpus.0, cpus.1);
+        let count = |n: usize| u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+        let (send_threads, recv_threads) = match shared {
+            true => (count(sent.len() + read.len()), count(sent.len() + read.len())),
+            false => (count(sent.len()), count(read.len())),
+        };
         Some(Facts {
             direction: d.direction.clone(),
             client_sends,
@@ -99,9 +108,9 @@ impl Facts {
             avg_read_bytes: per_call(&read),
             retransmits: d.retransmits,
             segments_out: sent.iter().filter_map(|s| s.tcp.as_ref()).map(|t| t.data_segs_out).sum(),
-            same_host: result.warnings.iter().any(|w| w.kind == WarningKind::SameHost),
-            sender_cpu: sender.and_then(|m| m.cpu.as_ref()).map(|c| side_cpu(c, threads)),
-            receiver_cpu: receiver.and_then(|m| m.cpu.as_ref()).map(|c| side_cpu(c, threads)),
+            same_host,
+            sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared)),
+            receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared)),
         })
     }
 
@@ -135,7 +144,16 @@ fn per_call(streams: &[&StreamStats]) -> f64 {
     }
 }
 
-fn side_cpu(c: &CpuUsage, threads: u32) -> SideCpu {
+/// Whether both ends' process times are one process's (`tcplab run`'s embedded server): equal
+/// to within 2 %.
+fn one_process(a: Option<&CpuUsage>, b: Option<&CpuUsage>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    let total = |c: &CpuUsage| c.process.user_s + c.process.system_s;
+    let (ta, tb) = (total(a), total(b));
+    ta > 0.0 && (ta - tb).abs() <= 0.02 * ta.max(tb)
+}
+
+fn side_cpu(c: &CpuUsage, threads: u32, shared: bool) -> SideCpu {
     let throttled_pct = if c.window_s > 0.0 { 100.0 * c.process.throttled_s / c.window_s } else { 0.0 };
     SideCpu {
         process_pct: c.process.pct_of_core,
@@ -143,5 +161,76 @@ fn side_cpu(c: &CpuUsage, threads: u32) -> SideCpu {
         busiest_pct: c.busiest_pct,
         busiest_cpu: c.busiest_cpu,
         threads,
+        shared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{DirectionSummary, ProcessCpu, SocketReport, Status, Summary, TestKind, TestSpec, Warning};
+
+    fn side(role: Role, calls: u64, process_s: f64, rcvbuf: u32) -> SideMeasurement {
+        let socket =
+            SocketReport { rcvbuf_actual: rcvbuf, rcvbuf_requested: Some(rcvbuf / 2), ..Default::default() };
+        let stream = StreamStats {
+            index: 0,
+            role,
+            bytes: 1_000_000,
+            bytes_total: 1_000_000,
+            calls,
+            transactions: 0,
+            socket,
+            tcp: None,
+        };
+        let process =
+            ProcessCpu { user_s: 0.0, system_s: process_s, pct_of_core: process_s * 100.0, throttled_s: 0.5 };
+        let cpu = CpuUsage { window_s: 1.0, process, ..Default::default() };
+        SideMeasurement { measured_s: 1.0, streams: vec![stream], cpu: Some(cpu), ..Default::default() }
+    }
+
+    fn result(local: SideMeasurement, remote: SideMeasurement, same_host: bool) -> TestResult {
+        let warnings = if same_host {
+            vec![Warning { kind: WarningKind::SameHost, message: String::new(), advice: String::new() }]
+        } else {
+            Vec::new()
+        };
+        let direction =
+            DirectionSummary { direction: "client→server".into(), receiver_bps: 8e6, ..Default::default() };
+        TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: Status::Completed,
+            error: None,
+            local,
+            remote: Some(remote),
+            summary: Summary { directions: vec![direction], ..Default::default() },
+            warnings,
+            reference: None,
+            diagnosis: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn forward_reads_the_sender_locally_and_the_receiver_remotely() {
+        let r = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 1000, 0.3, 4096), false);
+        let f = Facts::of(&r, 0).unwrap_or_default();
+        assert!(f.client_sends);
+        assert_eq!((f.avg_write_bytes, f.avg_read_bytes), (100_000.0, 1000.0));
+        assert_eq!((f.rcvbuf_bytes, f.rcvbuf_requested), (4096, Some(2048)));
+        assert_eq!(f.sender_cpu.as_ref().map(|c| (c.process_pct, c.threads)), Some((90.0, 1)));
+        assert_eq!(f.receiver_cpu.as_ref().map(|c| c.throttled_pct), Some(50.0));
+        assert!(Facts::of(&r, 1).is_none());
+    }
+
+    #[test]
+    fn one_process_for_both_ends_spreads_its_time_over_both_threads() {
+        let r = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 10, 0.9, 8192), true);
+        let f = Facts::of(&r, 0).unwrap_or_default();
+        assert_eq!(f.sender_cpu.map(|c| (c.threads, c.shared)), Some((2, true)));
+        let apart = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 10, 0.9, 8192), false);
+        assert_eq!(Facts::of(&apart, 0).unwrap_or_default().sender_cpu.map(|c| c.shared), Some(false));
     }
 }

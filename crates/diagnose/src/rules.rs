@@ -144,10 +144,11 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
         cause,
         weight: 0.9,
         evidence: format!(
-            "{who} tcplab {:.0}% of a core{quota} ({} data thread{}); busiest cpu{} {:.0}%",
+            "{who} tcplab {:.0}% of a core{quota} ({} data thread{}{}); busiest cpu{} {:.0}%",
             c.process_pct,
             c.threads,
             if c.threads == 1 { "" } else { "s" },
+            if c.shared { " in one process for both ends" } else { "" },
             c.busiest_cpu,
             c.busiest_pct
         ),
@@ -177,7 +178,7 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             pct(f.rwnd_limited_frac),
             size(f.rcvbuf_bytes as f64),
             asked(f.rcvbuf_requested),
-            window_rate(f, f.rcvbuf_requested.unwrap_or(f.rcvbuf_bytes / 2))
+            f.rcvbuf_requested.map(|asked| window_rate(f, asked)).unwrap_or_else(|| " (autotuned; its size at the start)".into())
         ),
         advice: match f.rcvbuf_requested {
             Some(asked) => buffer_advice(f, flag, asked),
@@ -202,7 +203,9 @@ pub fn send_buffer(f: &Facts) -> Option<Finding> {
             pct(f.sndbuf_limited_frac),
             size(f.sndbuf_bytes as f64),
             asked(f.sndbuf_requested),
-            window_rate(f, f.sndbuf_requested.unwrap_or(f.sndbuf_bytes / 2))
+            f.sndbuf_requested
+                .map(|asked| window_rate(f, asked))
+                .unwrap_or_else(|| " (autotuned; its size at the start)".into())
         ),
         advice: buffer_advice(f, flag, f.sndbuf_requested.unwrap_or(f.sndbuf_bytes)),
     })
