@@ -7,7 +7,7 @@ use clap::Args;
 #[derive(Debug, Args, Clone, Default)]
 pub struct LinkArgs {
     /// The link the test crosses, e.g. ethernet:1g or atm:oc3c:mtu=9180: results show "x% of
-    /// theoretical" (its maximum goodput for --stack).
+    /// theoretical" (its maximum goodput for --link-stack).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<String>,
     /// Protocol stack for the theoretical figure (Linux sends TCP timestamps by default).
