@@ -62,6 +62,73 @@ pub fn rr_sizes(s: &str) -> Result<(u32, u32), String> {
     Ok((size_u32(a)?, size_u32(b)?))
 }
 
+/// A duration with a unit: `170ms`, `0.17s`, `45us` (or `µs`), `1m` is refused as ambiguous.
+pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        _ => return Err(format!("'{s}' needs a unit: e.g. 170ms, 0.17s, 45us")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 170ms)"))?;
+    let secs = v * scale;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 1.0e6) {
+        return Err(format!("'{s}' is out of range (more than 0, at most 10^6 s)"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// Message sizes: a list `1,40,48`, a doubling range `1..65536:x2`, or a stepped range
+/// `64..40000:+64`. Sizes take K/M suffixes. At most [`MAX_SIZES`] values.
+pub fn size_list(s: &str) -> Result<Vec<u64>, String> {
+    let t = s.trim();
+    let Some((from, rest)) = t.split_once("..") else {
+        return t.split(',').map(|v| positive(size_u64(v)?, v)).collect();
+    };
+    let (to, step) = rest.split_once(':').unwrap_or((rest, "x2"));
+    let (from, to) = (positive(size_u64(from)?, from)?, size_u64(to)?);
+    if to < from {
+        return Err(format!("'{s}': the range ends before it starts"));
+    }
+    let next: Box<dyn Fn(u64) -> Option<u64>> = match (step.strip_prefix('x'), step.strip_prefix('+')) {
+        (Some(f), _) => {
+            let f: u64 =
+                f.parse().ok().filter(|f| *f >= 2).ok_or(format!("'{step}': factor must be x2 or more"))?;
+            Box::new(move |v| v.checked_mul(f))
+        }
+        (_, Some(d)) => {
+            let d = positive(size_u64(d)?, d)?;
+            Box::new(move |v| v.checked_add(d))
+        }
+        _ => return Err(format!("'{step}': step must be xFACTOR or +BYTES")),
+    };
+    let mut out = Vec::new();
+    let mut v = Some(from);
+    while let Some(x) = v.filter(|x| *x <= to) {
+        if out.len() >= MAX_SIZES {
+            return Err(format!("'{s}' gives more than {MAX_SIZES} sizes"));
+        }
+        out.push(x);
+        v = next(x);
+    }
+    Ok(out)
+}
+
+/// Most message sizes one curve may have.
+pub const MAX_SIZES: usize = 10_000;
+
+fn positive(v: u64, text: &str) -> Result<u64, String> {
+    if v == 0 {
+        Err(format!("'{text}': sizes start at 1 byte"))
+    } else {
+        Ok(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +166,26 @@ mod tests {
         assert_eq!(rr_sizes("64,128"), Ok((64, 128)));
         assert_eq!(rr_sizes("100"), Ok((100, 100)));
         assert!(rr_sizes("1,x").is_err());
+    }
+
+    #[test]
+    fn durations_need_units() {
+        assert_eq!(duration("170ms"), Ok(std::time::Duration::from_millis(170)));
+        assert_eq!(duration("45us"), Ok(std::time::Duration::from_micros(45)));
+        assert_eq!(duration("0.5s"), Ok(std::time::Duration::from_millis(500)));
+        for bad in ["170", "0ms", "-1s", "xms", "1m"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn size_ranges_and_lists() {
+        assert_eq!(size_list("1..16:x2"), Ok(vec![1, 2, 4, 8, 16]));
+        assert_eq!(size_list("1..65536").map(|v| v.len()), Ok(17));
+        assert_eq!(size_list("64..200:+64"), Ok(vec![64, 128, 192]));
+        assert_eq!(size_list("1,40,1K"), Ok(vec![1, 40, 1024]));
+        for bad in ["0..8", "8..1", "1..8:x1", "1..8:y", "1..100000:+1", "1,,2"] {
+            assert!(size_list(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -126,6 +126,16 @@ fn flag_of(field: &str) -> &'static str {
     }
 }
 
+/// The reference of `--link SPEC --link-stack SPEC`: the link's maximum goodput.
+pub fn link_reference(l: &crate::args::link::LinkArgs) -> Result<Option<results::Reference>> {
+    let Some(spec) = &l.link else { return Ok(None) };
+    let link = crate::cmd::model::link(spec)?;
+    let stack = crate::cmd::model::stack(&l.stack, "--link-stack")?;
+    let reference =
+        diagnose::link_reference(&link, &stack).map_err(|e| anyhow::anyhow!("--link {spec}: {e}"))?;
+    Ok(Some(reference))
+}
+
 /// The standard suite of `tcplab run` (seed 000's loop-back baseline and Table 4 sizes).
 pub fn suite(time_ms: u64) -> Vec<TestSpec> {
     let mut out = Vec::new();

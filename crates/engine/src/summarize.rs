@@ -75,6 +75,7 @@ fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasure
         rwnd_limited_frac: frac(tcp.iter().map(|t| t.rwnd_limited_us).sum()),
         sndbuf_limited_frac: frac(tcp.iter().map(|t| t.sndbuf_limited_us).sum()),
         writes_per_mb: if sender_bytes > 0 { calls as f64 / (sender_bytes as f64 / 1e6) } else { 0.0 },
+        of_reference: None,
     }
 }
 

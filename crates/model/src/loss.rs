@@ -148,3 +148,35 @@ pub fn reno_recovery(window_segments: f64, rtt: Duration) -> Result<Recovery> {
     let rtts = window_segments / 2.0;
     Ok(Recovery { rtts, seconds: rtts * rtt_s })
 }
+
+/// Every loss model side by side for one path, as `tcplab model loss` shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The path.
+    pub path: LossPath,
+    /// Mathis with C = √(3/2) (every segment ACKed), bit/s.
+    pub mathis_bps: f64,
+    /// Mathis with C = √(3/4) (delayed ACKs), bit/s.
+    pub mathis_delayed_ack_bps: f64,
+    /// Padhye with the given parameters, bit/s.
+    pub padhye: Padhye,
+    /// The Padhye rate, bit/s.
+    pub padhye_bps: f64,
+    /// RFC 5348 (TFRC) form, bit/s.
+    pub tfrc_bps: f64,
+    /// CUBIC's average window and rate under random loss.
+    pub cubic: crate::cubic::CubicLimit,
+}
+
+/// Runs Mathis (both constants), Padhye, TFRC and CUBIC on `path`.
+pub fn compare(path: &LossPath, padhye: Padhye) -> Result<Comparison> {
+    Ok(Comparison {
+        path: *path,
+        mathis_bps: mathis_bps(path, MathisConstant::AckEverySegment)?,
+        mathis_delayed_ack_bps: mathis_bps(path, MathisConstant::DelayedAck)?,
+        padhye,
+        padhye_bps: padhye_bps(path, &padhye)?,
+        tfrc_bps: tfrc_bps(path)?,
+        cubic: crate::cubic::loss_limit(path)?,
+    })
+}

@@ -28,9 +28,9 @@
 //!
 //! # Stack specs
 //!
-//! Fields separated by `:`, `,` or `+`, in any order: `ipv4` (`v4`, default) or `ipv6`
+//! Fields separated by `:`, `,`, `+` or `/`, in any order: `ipv4` (`v4`, default) or `ipv6`
 //! (`v6`); `tcp` (default) or `udp`; `ts` (`timestamps`, TCP only); `opts=BYTES` (further TCP
-//! option bytes). Examples: `tcp`, `tcp+ts`, `ipv6:tcp:ts`, `udp`.
+//! option bytes). Examples: `tcp`, `tcp+ts`, `ipv4/tcp+ts`, `ipv6:tcp:ts`, `udp`.
 //!
 //! Every [`Link`] and [`Stack`] displays as a spec that parses back to it. Parsing never
 //! panics; every failure is an [`Error::Spec`] naming the field and the reason.
@@ -373,7 +373,7 @@ impl FromStr for Stack {
         let mut p = Parser::new(spec);
         let lower = spec.trim().to_ascii_lowercase();
         let (mut ip, mut udp, mut timestamps, mut extra) = (Ip::V4, None, false, 0);
-        for f in split(&p, &lower, &[':', ',', '+'])? {
+        for f in split(&p, &lower, &[':', ',', '+', '/'])? {
             match (f.name, f.value) {
                 ("ipv4" | "v4", None) | ("ipv6" | "v6", None) => {
                     p.claim(&f, "ip")?;

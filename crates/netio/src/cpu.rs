@@ -62,6 +62,7 @@ pub struct CpuSnapshot {
     cpus: Vec<CpuTicks>,
     process: Duration,
     process_user: Duration,
+    throttled: Option<Duration>,
 }
 
 impl CpuSnapshot {
@@ -74,6 +75,7 @@ impl CpuSnapshot {
             cpus: parse_proc_stat(&text),
             process: user + system,
             process_user: user,
+            throttled: crate::cgroup::throttled(),
         })
     }
 
@@ -86,6 +88,10 @@ impl CpuSnapshot {
             user_s: user,
             system_s: total - user,
             pct_of_core: if window > 0.0 { 100.0 * total / window } else { 0.0 },
+            throttled_s: match (self.throttled, end.throttled) {
+                (Some(s), Some(e)) => e.saturating_sub(s).as_secs_f64(),
+                _ => 0.0,
+            },
         };
         CpuUsage { window_s: window, process, ..usage_between(&self.cpus, &end.cpus) }
     }

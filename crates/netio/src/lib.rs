@@ -3,6 +3,7 @@
 //! host facts and randomness. All `unsafe` of tcplab lives here, each block
 //! a single documented libc call.
 
+pub mod cgroup;
 pub mod cpu;
 pub mod host;
 pub mod sched;

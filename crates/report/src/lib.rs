@@ -1,9 +1,10 @@
 //! Renderers of results: human text ([`text`]), one JSON document ([`json`]) and NDJSON
-//! events ([`ndjson`]). Only this crate knows output formats; each is a pure function of
+//! events ([`ndjson`]), and the tables of `tcplab model` ([`model`]). Only this crate knows output formats; each is a pure function of
 //! `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
 
 pub mod json;
+pub mod model;
 pub mod ndjson;
 pub mod text;
 pub mod units;

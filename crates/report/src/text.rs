@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use results::{
-    CpuCost, CpuUsage, DirectionSummary, Interval, RrSummary, Status, TestKind, TestResult, TestSpec,
+    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Reference, ReferenceKind, RrSummary,
+    Status, TestKind, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, micros, rate, sig3};
@@ -69,7 +70,7 @@ pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "── {} · {} · {} ──", r.label, r.spec.test.id(), r.server);
     for d in &r.summary.directions {
-        direction_block(&mut o, d);
+        direction_block(&mut o, d, r.reference.as_ref());
     }
     if let Some(rr) = &r.summary.rr {
         rr_block(&mut o, rr, &r.spec);
@@ -86,6 +87,10 @@ pub fn test_summary(r: &TestResult) -> String {
     if r.summary.local_cost.as_ref().is_some_and(|c| c.figure_of_merit.is_some()) {
         let _ = writeln!(o, "  (M = goodput in Mbit/s ÷ CPU-cores busy on that host, all CPUs counted; service demand = µs of CPU per KB moved)");
     }
+    reference_line(&mut o, r.reference.as_ref());
+    for d in &r.diagnosis {
+        diagnosis_block(&mut o, d);
+    }
     for w in &r.warnings {
         let _ = writeln!(o, "  warning: {} — {}", w.message, w.advice);
     }
@@ -93,7 +98,57 @@ pub fn test_summary(r: &TestResult) -> String {
     o
 }
 
-fn direction_block(o: &mut String, d: &DirectionSummary) {
+/// `x% of theoretical` or `x% of loopback baseline`, empty without a reference.
+pub fn of_reference(frac: Option<f64>, reference: Option<&Reference>) -> String {
+    let (Some(f), Some(r)) = (frac, reference) else { return String::new() };
+    let what = match r.kind {
+        ReferenceKind::Link => "theoretical",
+        ReferenceKind::LoopbackBaseline => "loopback baseline",
+    };
+    format!("{:.1}% of {what}", f * 100.0)
+}
+
+fn reference_line(o: &mut String, r: Option<&Reference>) {
+    if let Some(r) = r {
+        let what = match r.kind {
+            ReferenceKind::Link => "theoretical maximum goodput",
+            ReferenceKind::LoopbackBaseline => "reference",
+        };
+        let _ = writeln!(o, "  {what}: {} ({})", rate(r.limit_bps), r.description);
+    }
+}
+
+fn finding_line(o: &mut String, lead: &str, f: &Finding) {
+    let _ = writeln!(o, "{lead}{} — {}", f.cause.label(), f.evidence);
+    let _ = writeln!(o, "      → {}", f.advice);
+}
+
+fn diagnosis_block(o: &mut String, d: &Diagnosis) {
+    finding_line(o, &format!("  diagnosis {}: limited by ", d.direction), &d.primary);
+    for f in &d.contributing {
+        finding_line(o, "    also: ", f);
+    }
+}
+
+/// One line per stream test of a suite: the primary cause.
+pub fn suite_diagnosis(results: &[TestResult]) -> String {
+    let mut o = String::new();
+    for r in results {
+        for d in &r.diagnosis {
+            let _ = writeln!(
+                o,
+                "{} {}: limited by {} — {}",
+                r.label,
+                d.direction,
+                d.primary.cause.label(),
+                d.primary.evidence
+            );
+        }
+    }
+    o
+}
+
+fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Reference>) {
     let _ = writeln!(o, "  {} ({} stream{})", d.direction, d.streams, if d.streams == 1 { "" } else { "s" });
     let _ = writeln!(
         o,
@@ -102,7 +157,9 @@ fn direction_block(o: &mut String, d: &DirectionSummary) {
         rate(d.sender_bps),
         d.retransmits
     );
-    let _ = writeln!(o, "    receiver  {:>14}  {:>14}", bytes(d.receiver_bytes), rate(d.receiver_bps));
+    let share = of_reference(d.of_reference, reference);
+    let share = if share.is_empty() { share } else { format!("  ({share})") };
+    let _ = writeln!(o, "    receiver  {:>14}  {:>14}{share}", bytes(d.receiver_bytes), rate(d.receiver_bps));
     if d.rtt_mean_us > 0 {
         let _ = writeln!(
             o,
@@ -227,7 +284,7 @@ pub fn suite_table(results: &[TestResult]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<16}{:>16}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+        "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
         "test", "result", "RTT(rate)", "p50", "p99", "CPU cli", "CPU srv", "SD cli", "M cli"
     );
     for r in results {
@@ -249,7 +306,7 @@ pub fn suite_table(results: &[TestResult]) -> String {
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
-            "{:<16}{:>16}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+            "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
             r.label,
             result,
             rtt,
@@ -278,5 +335,66 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
             micros(rr.latency.p99_us),
         );
     }
-    (rate(r.summary.goodput_bps()), "-".into(), "-".into(), "-".into())
+    let share: Vec<f64> = r.summary.directions.iter().filter_map(|d| d.of_reference).collect();
+    let result = match share.as_slice() {
+        [one] => format!("{} {:.0}%", rate(r.summary.goodput_bps()), one * 100.0),
+        _ => rate(r.summary.goodput_bps()),
+    };
+    (result, "-".into(), "-".into(), "-".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{Cause, TestSpec};
+
+    #[test]
+    fn summary_shows_share_of_reference_and_diagnosis() {
+        let finding = |cause, evidence: &str| Finding {
+            cause,
+            weight: 0.9,
+            evidence: evidence.into(),
+            advice: "do this".into(),
+        };
+        let direction = DirectionSummary {
+            direction: "client→server".into(),
+            receiver_bps: 9e8,
+            of_reference: Some(0.956),
+            ..Default::default()
+        };
+        let r = TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: Status::Completed,
+            error: None,
+            local: Default::default(),
+            remote: None,
+            summary: results::Summary { directions: vec![direction], ..Default::default() },
+            warnings: Vec::new(),
+            reference: Some(Reference {
+                kind: ReferenceKind::Link,
+                description: "ethernet:1g".into(),
+                limit_bps: 941.48e6,
+            }),
+            diagnosis: vec![Diagnosis {
+                direction: "client→server".into(),
+                primary: finding(Cause::Link, "at the link"),
+                contributing: vec![finding(Cause::SenderCpu, "busy")],
+            }],
+        };
+        let text = test_summary(&r);
+        for needle in [
+            "(95.6% of theoretical)",
+            "theoretical maximum goodput: 941 Mbit/s (ethernet:1g)",
+            "diagnosis client→server: limited by link capacity — at the link",
+            "also: sender CPU — busy",
+            "→ do this",
+        ] {
+            assert!(text.contains(needle), "{needle} missing in:\n{text}");
+        }
+        assert!(suite_table(std::slice::from_ref(&r)).contains("900 Mbit/s 96%"));
+        assert!(suite_diagnosis(&[r]).contains("stream client→server: limited by link capacity"));
+    }
 }

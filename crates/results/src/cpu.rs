@@ -42,4 +42,8 @@ pub struct ProcessCpu {
     pub system_s: f64,
     /// (user + system) / window, in % of one core.
     pub pct_of_core: f64,
+    /// Time the process's cgroup was held back by a CPU quota in the window (cgroup
+    /// `cpu.stat` throttled time), seconds; 0 when there is no quota or no controller.
+    #[serde(default)]
+    pub throttled_s: f64,
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnosis::{Diagnosis, Reference};
 use crate::host::HostInfo;
 use crate::side::SideMeasurement;
 use crate::spec::TestSpec;
@@ -52,6 +53,12 @@ pub struct TestResult {
     pub summary: Summary,
     /// Doubts about the numbers.
     pub warnings: Vec<Warning>,
+    /// What the throughput is compared with (`--link`, or the loopback baseline).
+    #[serde(default)]
+    pub reference: Option<Reference>,
+    /// What limited each direction of a stream test.
+    #[serde(default)]
+    pub diagnosis: Vec<Diagnosis>,
 }
 
 /// A run: one command's tests, with both hosts described.

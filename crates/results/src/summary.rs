@@ -35,6 +35,9 @@ pub struct DirectionSummary {
     pub sndbuf_limited_frac: f64,
     /// Sender's writes per MB moved (small writes show here).
     pub writes_per_mb: f64,
+    /// Goodput ÷ the result's reference (`TestResult::reference`), when there is one.
+    #[serde(default)]
+    pub of_reference: Option<f64>,
 }
 
 /// Request/response totals.

@@ -7,6 +7,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod link;
+pub mod model;
+
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
 #[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
@@ -29,6 +32,8 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
+    Model(model::ModelArgs),
 }
 
 /// `tcplab server`.
@@ -163,6 +168,8 @@ pub struct StreamArgs {
     /// Both directions at once.
     #[arg(long)]
     pub bidir: bool,
+    #[command(flatten)]
+    pub link: link::LinkArgs,
 }
 
 /// `tcplab rr`.
@@ -213,4 +220,6 @@ pub struct RunArgs {
     pub time_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub link: link::LinkArgs,
 }

@@ -14,11 +14,12 @@ use results::{HostInfo, Status, TestError, TestResult};
 
 use crate::args::{ClientArgs, RunArgs};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
-use crate::settings::{client_options, suite};
+use crate::settings::{client_options, link_reference, suite};
 
 /// Runs the suite.
 pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     let started = now_unix_ms();
+    let reference = Reference { link: link_reference(&a.link)?, loopback: a.host.is_none() };
     let embedded = match &a.host {
         Some(_) => None,
         None => {
@@ -40,16 +41,42 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     };
     let mut live = Live::new(format_of(&a.output));
     live.show_intervals = false;
-    let (results, remote) = run_suite(&client, a.time_ms, &mut live, stop);
+    let (results, remote) = run_suite(&client, a.time_ms, &reference, &mut live, stop);
     if let Some(s) = embedded {
         s.shutdown();
     }
     finish(&live, results, remote, started)
 }
 
+/// What the suite's stream results are compared with: the link of `--link`, or else (on
+/// loopback) the first stream's own goodput, so the reverse stream reads as a share of it.
+struct Reference {
+    link: Option<results::Reference>,
+    loopback: bool,
+}
+
+impl Reference {
+    /// The reference for `r`, given the baseline found so far (set from the first stream).
+    fn for_result(
+        &self,
+        r: &TestResult,
+        baseline: &mut Option<results::Reference>,
+    ) -> Option<results::Reference> {
+        if self.link.is_some() {
+            return self.link.clone();
+        }
+        let goodput = r.summary.goodput_bps();
+        if self.loopback && baseline.is_none() && r.status == Status::Completed && goodput > 0.0 {
+            *baseline = Some(diagnose::reference::loopback_baseline(&r.label, goodput));
+        }
+        baseline.clone()
+    }
+}
+
 fn run_suite(
     client: &ClientArgs,
     time_ms: u64,
+    reference: &Reference,
     live: &mut Live,
     stop: &StopFlag,
 ) -> (Vec<TestResult>, Option<HostInfo>) {
@@ -59,12 +86,15 @@ fn run_suite(
     let opts = engine::client::ClientOptions { busy_wait: Duration::from_secs(3), ..client_options(client) };
     let mut results = Vec::new();
     let mut remote = None;
+    let mut baseline = None;
     for spec in specs {
         if stop.is_set() {
             break;
         }
         bar.set_message(engine::registry::label(&spec));
-        let (r, host) = engine::run_test(&opts, &spec, live, stop);
+        let (mut r, host) = engine::run_test(&opts, &spec, live, stop);
+        let against = reference.for_result(&r, &mut baseline);
+        diagnose::annotate(&mut r, against);
         remote = remote.or(host);
         live.test_done(&r, false);
         bar.inc(1);
@@ -99,6 +129,7 @@ fn finish(live: &Live, results: Vec<TestResult>, remote: Option<HostInfo>, start
     match live.format() {
         Format::Text => {
             emit(&text::suite_table(&results));
+            emit(text::suite_diagnosis(&results).trim_end());
             suite_warnings(&results);
         }
         Format::Json => emit(&json::document(&record(results.clone(), remote, first_error.clone(), started))),

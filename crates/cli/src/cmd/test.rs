@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use engine::StopFlag;
 use report::{json, Format};
-use results::{Status, TestSpec};
+use results::{Reference, Status, TestSpec};
 
 use crate::args::ClientArgs;
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
@@ -13,9 +13,20 @@ use crate::settings::client_options;
 
 /// Runs `spec` against the server in `client`.
 pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitCode> {
+    run_with(client, spec, None, stop)
+}
+
+/// Runs `spec`, comparing its throughput with `reference` (from `--link`) and diagnosing it.
+pub fn run_with(
+    client: &ClientArgs,
+    spec: TestSpec,
+    reference: Option<Reference>,
+    stop: &StopFlag,
+) -> Result<ExitCode> {
     let started = now_unix_ms();
     let mut live = Live::new(format_of(&client.output));
-    let (result, remote) = engine::run_test(&client_options(client), &spec, &mut live, stop);
+    let (mut result, remote) = engine::run_test(&client_options(client), &spec, &mut live, stop);
+    diagnose::annotate(&mut result, reference);
     live.hosts(&netio::host::host_info(), remote.as_ref());
     live.test_done(&result, true);
     let failure = match (&result.status, &result.error) {

@@ -1,0 +1,204 @@
+//! Diagnosis end to end: provoke a limit on loopback with the real binary against a real
+//! server and check that the result names it as the primary cause — a tiny receive buffer,
+//! tiny writes with TCP_NODELAY, and a receiver held to 5% of a CPU by a cgroup quota.
+//! Also `--link` ("% of theoretical") and the loopback baseline of `tcplab run`.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+
+/// Tests of this file run one at a time: each measures CPU, which the others would disturb.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A `tcplab server` on an ephemeral port, killed on drop.
+struct ServerProc {
+    child: Child,
+    port: String,
+}
+
+impl ServerProc {
+    fn start() -> ServerProc {
+        let mut child = Command::new(BIN)
+            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let port =
+            line.split("127.0.0.1:").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_string();
+        ServerProc { child, port }
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stream(srv: &ServerProc, extra: &[&str]) -> Value {
+    stream_for(srv, "2", extra)
+}
+
+fn stream_for(srv: &ServerProc, secs: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["stream", "127.0.0.1", "-p", &srv.port, "-t", secs, "-i", "0", "--json"];
+    args.extend_from_slice(extra);
+    let out: Output = Command::new(BIN).args(&args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The first direction's diagnosis of the first test.
+fn diagnosis(v: &Value) -> &Value {
+    &v["tests"][0]["diagnosis"][0]
+}
+
+fn primary(v: &Value) -> String {
+    diagnosis(v)["primary"]["cause"].as_str().unwrap_or("none").to_string()
+}
+
+#[test]
+fn tiny_receive_buffers_are_a_receive_window_limit() {
+    let _one_at_a_time = serial();
+    let srv = ServerProc::start();
+    let v = stream(&srv, &["--rcvbuf", "4K", "--remote-rcvbuf", "4K"]);
+    assert_eq!(primary(&v), "receive-window", "{:#}", diagnosis(&v));
+    let advice = diagnosis(&v)["primary"]["advice"].as_str().unwrap();
+    assert!(advice.contains("--remote-rcvbuf"), "{advice}");
+    let reverse = stream(&srv, &["-R", "--rcvbuf", "4K", "--remote-rcvbuf", "4K"]);
+    assert_eq!(primary(&reverse), "receive-window", "{:#}", diagnosis(&reverse));
+    assert!(diagnosis(&reverse)["primary"]["advice"].as_str().unwrap().contains("--rcvbuf"));
+}
+
+#[test]
+fn tiny_writes_with_nodelay_are_an_application_limit() {
+    let _one_at_a_time = serial();
+    let srv = ServerProc::start();
+    let v = stream(&srv, &["-l", "100", "-N"]);
+    assert_eq!(primary(&v), "application", "{:#}", diagnosis(&v));
+    let evidence = diagnosis(&v)["primary"]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("writes of 100 B") && evidence.contains("TCP_NODELAY"), "{evidence}");
+}
+
+#[test]
+fn link_results_carry_their_share_of_theoretical() {
+    let _one_at_a_time = serial();
+    let srv = ServerProc::start();
+    let v = stream(&srv, &["--link", "ethernet:1t"]);
+    let test = &v["tests"][0];
+    assert_eq!(test["reference"]["kind"], "link");
+    assert!((test["reference"]["limit_bps"].as_f64().unwrap() / 1e12 - 0.9415).abs() < 1e-3);
+    let share = test["summary"]["directions"][0]["of_reference"].as_f64().unwrap();
+    let goodput = test["summary"]["directions"][0]["receiver_bps"].as_f64().unwrap();
+    assert!((share - goodput / test["reference"]["limit_bps"].as_f64().unwrap()).abs() < 1e-9);
+    let text = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "1", "-i", "0", "--link", "ethernet:1t"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(text.contains("% of theoretical") && text.contains("diagnosis client→server"), "{text}");
+    let bad = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &srv.port, "--link", "atm:oc9"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&bad.stderr).trim_end().lines().count(), 1);
+}
+
+#[test]
+fn run_on_loopback_compares_with_its_own_baseline() {
+    let _one_at_a_time = serial();
+    let out = Command::new(BIN).args(["run", "-t", "1", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests[0]["reference"]["kind"], "loopback-baseline");
+    assert!((tests[0]["summary"]["directions"][0]["of_reference"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    assert!(tests[1]["summary"]["directions"][0]["of_reference"].as_f64().unwrap() > 0.0);
+    assert!(tests.iter().take(2).all(|t| t["diagnosis"].as_array().is_some_and(|d| d.len() == 1)));
+    assert!(tests.iter().skip(2).all(|t| t["diagnosis"].as_array().is_some_and(Vec::is_empty)));
+}
+
+/// A CPU cgroup created for one test (v1 `cpu` controller or v2 with `cpu` enabled), removed
+/// on drop once its processes are gone.
+struct CpuCgroup {
+    dir: PathBuf,
+    v2: bool,
+}
+
+impl CpuCgroup {
+    /// A cgroup limited to `pct` % of one CPU, or why not.
+    fn create(pct: u64) -> Result<CpuCgroup, String> {
+        // SAFETY-free check through id(1): the tests run as root in CI.
+        let uid = Command::new("id").arg("-u").output().map_err(|e| e.to_string())?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            return Err("not root".into());
+        }
+        let name = format!("tlm-diag-{}", std::process::id());
+        let v1 = Path::new("/sys/fs/cgroup/cpu");
+        let v2_ok =
+            std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control").is_ok_and(|s| s.contains("cpu"));
+        let (dir, v2) = if v1.join("cpu.cfs_quota_us").exists() {
+            (v1.join(&name), false)
+        } else if v2_ok {
+            (Path::new("/sys/fs/cgroup").join(&name), true)
+        } else {
+            return Err("no cgroup CPU controller".into());
+        };
+        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let group = CpuCgroup { dir, v2 };
+        let quota_us = 100_000 * pct / 100;
+        let write = |file: &str, text: String| {
+            std::fs::write(group.dir.join(file), text).map_err(|e| format!("{file}: {e}"))
+        };
+        if group.v2 {
+            write("cpu.max", format!("{quota_us} 100000"))?;
+        } else {
+            write("cpu.cfs_period_us", "100000".into())?;
+            write("cpu.cfs_quota_us", quota_us.to_string())?;
+        }
+        Ok(group)
+    }
+
+    fn add(&self, pid: u32) {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for CpuCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_receiver_held_by_a_cpu_quota_is_a_receiver_cpu_limit() {
+    let _one_at_a_time = serial();
+    let group = match CpuCgroup::create(5) {
+        Ok(g) => g,
+        Err(why) => {
+            eprintln!("skipped: cannot throttle the receiver with a cgroup CPU quota ({why})");
+            return;
+        }
+    };
+    let srv = ServerProc::start();
+    group.add(srv.child.id());
+    let v = stream_for(&srv, "3", &[]);
+    drop(srv);
+    let cpu = &v["tests"][0]["remote"]["cpu"];
+    assert_eq!(primary(&v), "receiver-cpu", "{:#}\nserver CPU: {cpu:#}", diagnosis(&v));
+    let evidence = diagnosis(&v)["primary"]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("quota"), "{evidence}");
+    drop(group);
+}

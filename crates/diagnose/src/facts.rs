@@ -1,0 +1,236 @@
+//! The measured facts of one direction of a stream test, read out of a [`TestResult`]: what
+//! the rules look at, nothing else, so the rules can be tested with crafted values.
+
+use results::{CpuUsage, Reference, Role, SideMeasurement, StreamStats, TestResult, WarningKind};
+
+/// CPU facts of one end.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SideCpu {
+    /// tcplab's own process time, % of one core.
+    pub process_pct: f64,
+    /// Time the process's cgroup was throttled by a CPU quota, % of the window.
+    pub throttled_pct: f64,
+    /// The busiest CPU of the host, %.
+    pub busiest_pct: f64,
+    /// Which CPU that was.
+    pub busiest_cpu: u32,
+    /// Data threads the process time is spread over (one per stream; both ends' when shared).
+    pub threads: u32,
+    /// Both ends run in this one process, so its time counts both.
+    pub shared: bool,
+}
+
+/// What one direction measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// Whether the client is the sender (decides which flag the advice names).
+    pub client_sends: bool,
+    /// Receiver's goodput, bit/s.
+    pub goodput_bps: f64,
+    /// What the result is compared with.
+    pub reference: Option<Reference>,
+    /// Smoothed RTT (mean of samples), µs; 0 when unknown.
+    pub rtt_us: f64,
+    /// Receive-window-limited time ÷ busy time.
+    pub rwnd_limited_frac: f64,
+    /// Send-buffer-limited time ÷ busy time.
+    pub sndbuf_limited_frac: f64,
+    /// Receiver's SO_RCVBUF as reported (Linux doubles the request).
+    pub rcvbuf_bytes: u64,
+    /// Receiver's SO_RCVBUF as requested, if it was.
+    pub rcvbuf_requested: Option<u64>,
+    /// Sender's SO_SNDBUF as reported.
+    pub sndbuf_bytes: u64,
+    /// Sender's SO_SNDBUF as requested, if it was.
+    pub sndbuf_requested: Option<u64>,
+    /// Segment size the sender used.
+    pub mss_bytes: u64,
+    /// TCP_NODELAY on.
+    pub nodelay: bool,
+    /// Bytes per write the application asked for (`-l`).
+    pub send_len: u32,
+    /// Bytes per read the application asked for (`--recv-len`).
+    pub recv_len: u32,
+    /// Sender's mean bytes per write call.
+    pub avg_write_bytes: f64,
+    /// Receiver's mean bytes per read call.
+    pub avg_read_bytes: f64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Data segments sent.
+    pub segments_out: u64,
+    /// Both ends on one host (loopback: retransmits are reordering, not loss).
+    pub same_host: bool,
+    /// Sender's CPU, when measured.
+    pub sender_cpu: Option<SideCpu>,
+    /// Receiver's CPU, when measured.
+    pub receiver_cpu: Option<SideCpu>,
+}
+
+impl Facts {
+    /// Facts of direction `index` of `result`, or `None` if the data is missing.
+    pub fn of(result: &TestResult, index: usize) -> Option<Facts> {
+        let d = result.summary.directions.get(index)?;
+        let client_sends = d.direction.starts_with("client");
+        let remote = result.remote.as_ref();
+        let (sender, receiver) =
+            if client_sends { (Some(&result.local), remote) } else { (remote, Some(&result.local)) };
+        let sent: Vec<&StreamStats> = streams(sender, Role::Send);
+        let read: Vec<&StreamStats> = streams(receiver, Role::Recv);
+        let tcp = sent.iter().find_map(|s| s.tcp.as_ref());
+        let same_host = result.warnings.iter().any(|w| w.kind == WarningKind::SameHost);
+        let cpus = (sender.and_then(|m| m.cpu.as_ref()), receiver.and_then(|m| m.cpu.as_ref()));
+        let shared = same_host && one_process(cpus.0, cpus.1);
+        let count = |n: usize| u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+        let (send_threads, recv_threads) = match shared {
+            true => (count(sent.len() + read.len()), count(sent.len() + read.len())),
+            false => (count(sent.len()), count(read.len())),
+        };
+        Some(Facts {
+            direction: d.direction.clone(),
+            client_sends,
+            goodput_bps: d.receiver_bps,
+            reference: result.reference.clone(),
+            rtt_us: f64::from(d.rtt_mean_us),
+            rwnd_limited_frac: d.rwnd_limited_frac,
+            sndbuf_limited_frac: d.sndbuf_limited_frac,
+            rcvbuf_bytes: read.first().map_or(0, |s| u64::from(s.socket.rcvbuf_actual)),
+            rcvbuf_requested: read.first().and_then(|s| s.socket.rcvbuf_requested).map(u64::from),
+            sndbuf_bytes: sent.first().map_or(0, |s| u64::from(s.socket.sndbuf_actual)),
+            sndbuf_requested: sent.first().and_then(|s| s.socket.sndbuf_requested).map(u64::from),
+            mss_bytes: tcp.map_or(0, |t| u64::from(t.snd_mss)),
+            nodelay: result.spec.nodelay,
+            send_len: result.spec.send_len,
+            recv_len: result.spec.recv_len,
+            avg_write_bytes: per_call(&sent),
+            avg_read_bytes: per_call(&read),
+            retransmits: d.retransmits,
+            segments_out: sent.iter().filter_map(|s| s.tcp.as_ref()).map(|t| t.data_segs_out).sum(),
+            same_host,
+            sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared)),
+            receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared)),
+        })
+    }
+
+    /// Goodput ÷ reference, when there is a reference.
+    pub fn of_reference(&self) -> Option<f64> {
+        self.reference.as_ref().filter(|r| r.limit_bps > 0.0).map(|r| self.goodput_bps / r.limit_bps)
+    }
+
+    /// Segments lost per segment sent (retransmits ÷ data segments).
+    pub fn loss_rate(&self) -> f64 {
+        if self.segments_out == 0 {
+            0.0
+        } else {
+            self.retransmits as f64 / self.segments_out as f64
+        }
+    }
+}
+
+fn streams(side: Option<&SideMeasurement>, role: Role) -> Vec<&StreamStats> {
+    side.map(|m| m.streams.iter().filter(|s| s.role == role).collect()).unwrap_or_default()
+}
+
+/// Mean bytes per call; 0 when nothing moved.
+fn per_call(streams: &[&StreamStats]) -> f64 {
+    let calls: u64 = streams.iter().map(|s| s.calls).sum();
+    let bytes: u64 = streams.iter().map(|s| s.bytes).sum();
+    if calls == 0 {
+        0.0
+    } else {
+        bytes as f64 / calls as f64
+    }
+}
+
+/// Whether both ends' process times are one process's (`tcplab run`'s embedded server): equal
+/// to within 2 %.
+fn one_process(a: Option<&CpuUsage>, b: Option<&CpuUsage>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    let total = |c: &CpuUsage| c.process.user_s + c.process.system_s;
+    let (ta, tb) = (total(a), total(b));
+    ta > 0.0 && (ta - tb).abs() <= 0.02 * ta.max(tb)
+}
+
+fn side_cpu(c: &CpuUsage, threads: u32, shared: bool) -> SideCpu {
+    let throttled_pct = if c.window_s > 0.0 { 100.0 * c.process.throttled_s / c.window_s } else { 0.0 };
+    SideCpu {
+        process_pct: c.process.pct_of_core,
+        throttled_pct,
+        busiest_pct: c.busiest_pct,
+        busiest_cpu: c.busiest_cpu,
+        threads,
+        shared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{DirectionSummary, ProcessCpu, SocketReport, Status, Summary, TestKind, TestSpec, Warning};
+
+    fn side(role: Role, calls: u64, process_s: f64, rcvbuf: u32) -> SideMeasurement {
+        let socket =
+            SocketReport { rcvbuf_actual: rcvbuf, rcvbuf_requested: Some(rcvbuf / 2), ..Default::default() };
+        let stream = StreamStats {
+            index: 0,
+            role,
+            bytes: 1_000_000,
+            bytes_total: 1_000_000,
+            calls,
+            transactions: 0,
+            socket,
+            tcp: None,
+        };
+        let process =
+            ProcessCpu { user_s: 0.0, system_s: process_s, pct_of_core: process_s * 100.0, throttled_s: 0.5 };
+        let cpu = CpuUsage { window_s: 1.0, process, ..Default::default() };
+        SideMeasurement { measured_s: 1.0, streams: vec![stream], cpu: Some(cpu), ..Default::default() }
+    }
+
+    fn result(local: SideMeasurement, remote: SideMeasurement, same_host: bool) -> TestResult {
+        let warnings = if same_host {
+            vec![Warning { kind: WarningKind::SameHost, message: String::new(), advice: String::new() }]
+        } else {
+            Vec::new()
+        };
+        let direction =
+            DirectionSummary { direction: "client→server".into(), receiver_bps: 8e6, ..Default::default() };
+        TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: Status::Completed,
+            error: None,
+            local,
+            remote: Some(remote),
+            summary: Summary { directions: vec![direction], ..Default::default() },
+            warnings,
+            reference: None,
+            diagnosis: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn forward_reads_the_sender_locally_and_the_receiver_remotely() {
+        let r = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 1000, 0.3, 4096), false);
+        let f = Facts::of(&r, 0).unwrap_or_default();
+        assert!(f.client_sends);
+        assert_eq!((f.avg_write_bytes, f.avg_read_bytes), (100_000.0, 1000.0));
+        assert_eq!((f.rcvbuf_bytes, f.rcvbuf_requested), (4096, Some(2048)));
+        assert_eq!(f.sender_cpu.as_ref().map(|c| (c.process_pct, c.threads)), Some((90.0, 1)));
+        assert_eq!(f.receiver_cpu.as_ref().map(|c| c.throttled_pct), Some(50.0));
+        assert!(Facts::of(&r, 1).is_none());
+    }
+
+    #[test]
+    fn one_process_for_both_ends_spreads_its_time_over_both_threads() {
+        let r = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 10, 0.9, 8192), true);
+        let f = Facts::of(&r, 0).unwrap_or_default();
+        assert_eq!(f.sender_cpu.map(|c| (c.threads, c.shared)), Some((2, true)));
+        let apart = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 10, 0.9, 8192), false);
+        assert_eq!(Facts::of(&apart, 0).unwrap_or_default().sender_cpu.map(|c| c.shared), Some(false));
+    }
+}

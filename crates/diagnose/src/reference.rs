@@ -1,0 +1,36 @@
+//! What "theoretical" means for a result.
+
+use model::{goodput, Link, Stack};
+use results::{Reference, ReferenceKind};
+
+/// The maximum goodput of `link` for `stack` (full-size segments), as a reference.
+pub fn link_reference(link: &Link, stack: &Stack) -> model::Result<Reference> {
+    let max = goodput::max_goodput(link, stack)?;
+    Ok(Reference {
+        kind: ReferenceKind::Link,
+        description: format!("{link} · {stack} · MTU {}", link.mtu_bytes()),
+        limit_bps: max.goodput_bps,
+    })
+}
+
+/// A stream measured on loopback in the same run, as the reference of the others.
+pub fn loopback_baseline(label: &str, goodput_bps: f64) -> Reference {
+    Reference {
+        kind: ReferenceKind::LoopbackBaseline,
+        description: format!("loopback baseline ({label} in this run)"),
+        limit_bps: goodput_bps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oc3c_reference_is_134_51() {
+        let link: Link = "atm:oc3c:mtu=9180".parse().unwrap_or_else(|_| unreachable!());
+        let stack: Stack = "tcp".parse().unwrap_or_else(|_| unreachable!());
+        let r = link_reference(&link, &stack).map(|r| (r.limit_bps / 1e4).round() / 100.0);
+        assert_eq!(r, Ok(134.51));
+    }
+}

@@ -1,0 +1,498 @@
+//! One rule per cause. Each looks at [`Facts`] only and returns a [`Finding`] with a weight
+//! (0–1) when its thresholds are met; [`crate::diagnose`] ranks them. The thresholds are the
+//! constants below, documented in docs/model.md.
+
+use std::time::Duration;
+
+use model::loss::{mathis_bps, LossPath, MathisConstant};
+use results::{Cause, Finding, ReferenceKind};
+
+use crate::facts::{Facts, SideCpu};
+use crate::human::{micros, pct, rate, size};
+use crate::MIN_CONTRIBUTING_WEIGHT;
+
+/// A rule: facts in, a finding out when it applies.
+pub type Rule = fn(&Facts) -> Option<Finding>;
+
+/// Every rule, in the order ties are broken.
+pub const ALL: [Rule; 8] =
+    [link, application, receiver_cpu, sender_cpu, receive_window, send_buffer, stop_and_go, congestion];
+
+/// Receive-window-limited share of busy time from which the window counts as a limit.
+pub const RWND_LIMITED_FRAC: f64 = 0.2;
+/// Send-buffer-limited share of busy time from which the buffer counts as a limit.
+pub const SNDBUF_LIMITED_FRAC: f64 = 0.2;
+/// Mean write (or read) below which the application is the primary suspect.
+pub const SMALL_CALL_BYTES: f64 = 1024.0;
+/// Mean write (or read) below which the application contributes.
+pub const SHORT_CALL_BYTES: f64 = 4096.0;
+/// Buffers of fewer segments than this, with Nagle on, risk stop-and-go (theory.md §7).
+pub const STOP_AND_GO_SEGMENTS: f64 = 3.0;
+/// Retransmit rate from which loss contributes, and from which it is a strong suspect.
+pub const LOSS_RATE: (f64, f64) = (1e-4, 1e-3);
+/// Process time plus quota-throttled time, % of one core per data thread, that counts as a
+/// saturated end.
+pub const CPU_SATURATED_PCT: f64 = 85.0;
+/// Quota-throttled share of the window from which an end counts as CPU-limited: it wanted
+/// more CPU than its cgroup allows.
+pub const THROTTLED_PCT: f64 = 20.0;
+/// Busiest CPU of a host (not shared with the peer) that counts as saturated.
+pub const BUSIEST_CPU_PCT: f64 = 95.0;
+/// Share of the link's theoretical goodput from which the link is the limit.
+pub const NEAR_LINK_FRAC: f64 = 0.9;
+/// Share above which the result cannot have crossed that link (measurement noise allowed).
+pub const ABOVE_LINK_FRAC: f64 = 1.05;
+
+/// Within a few % of the link's theoretical limit: the link is the limit.
+pub fn link(f: &Facts) -> Option<Finding> {
+    let r = f.reference.as_ref().filter(|r| r.kind == ReferenceKind::Link)?;
+    let frac = f.of_reference().filter(|&x| x >= NEAR_LINK_FRAC)?;
+    if frac > ABOVE_LINK_FRAC {
+        return Some(Finding {
+            cause: Cause::Link,
+            weight: MIN_CONTRIBUTING_WEIGHT,
+            evidence: format!(
+                "{} is {} of the theoretical {} ({}): faster than that link allows",
+                rate(f.goodput_bps),
+                pct(frac),
+                rate(r.limit_bps),
+                r.description
+            ),
+            advice: "the traffic did not cross the --link given (loopback?): give the link it really crosses"
+                .into(),
+        });
+    }
+    Some(Finding {
+        cause: Cause::Link,
+        weight: 0.97,
+        evidence: format!(
+            "{} is {} of the theoretical {} ({})",
+            rate(f.goodput_bps),
+            pct(frac),
+            rate(r.limit_bps),
+            r.description
+        ),
+        advice: "the link is the limit: only a faster link, a larger MTU or fewer header bytes go faster"
+            .into(),
+    })
+}
+
+/// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
+/// per few bytes. Calls made small by a small socket buffer are the buffer's doing, not this.
+pub fn application(f: &Facts) -> Option<Finding> {
+    let measured = |avg: f64, asked: u32| if avg > 0.0 { avg } else { f64::from(asked) };
+    let calls: Vec<(&str, &str, f64)> = [
+        ("writes", "-l", f.send_len, measured(f.avg_write_bytes, f.send_len)),
+        ("reads", "--recv-len", f.recv_len, measured(f.avg_read_bytes, f.recv_len)),
+    ]
+    .into_iter()
+    .filter(|(_, _, asked, _)| *asked > 0 && f64::from(*asked) < SHORT_CALL_BYTES)
+    .map(|(side, flag, _, avg)| (side, flag, avg))
+    .collect();
+    let smallest = calls.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+    if calls.is_empty() {
+        return None;
+    }
+    let weight = if smallest < SMALL_CALL_BYTES { 0.95 } else { 0.6 };
+    let nagle = if f.nodelay && calls.iter().any(|c| c.0 == "writes") {
+        " with TCP_NODELAY: each write leaves as its own small segment"
+    } else {
+        ""
+    };
+    let what: Vec<String> = calls
+        .iter()
+        .map(|(side, _, b)| format!("{side} of {b:.0} B ({:.0} per MB)", 1e6 / b.max(1.0)))
+        .collect();
+    let flags: Vec<String> = calls.iter().map(|(_, flag, _)| format!("{flag} 64K")).collect();
+    Some(Finding {
+        cause: Cause::Application,
+        weight,
+        evidence: format!("{} on average: a syscall per few bytes{nagle}", what.join(", ")),
+        advice: format!(
+            "use larger calls ({} or more){}",
+            flags.join(", "),
+            if nagle.is_empty() { "" } else { "; or drop -N so Nagle coalesces small writes" }
+        ),
+    })
+}
+
+/// The receiving end's CPU: saturated or held back by a quota.
+pub fn receiver_cpu(f: &Facts) -> Option<Finding> {
+    let advice = "the receiver cannot read faster on this CPU: raise or remove its CPU quota, use larger reads (--recv-len), or spread the load with -P";
+    cpu(f, f.receiver_cpu.as_ref(), Cause::ReceiverCpu, "receiver", advice)
+}
+
+/// The sending end's CPU.
+pub fn sender_cpu(f: &Facts) -> Option<Finding> {
+    let advice = "the sender cannot write faster on this CPU: use larger writes (-l), spread the load with -P, or a faster host";
+    cpu(f, f.sender_cpu.as_ref(), Cause::SenderCpu, "sender", advice)
+}
+
+fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) -> Option<Finding> {
+    let c = c?;
+    let demand = (c.process_pct + c.throttled_pct) / f64::from(c.threads.max(1));
+    let busiest = !f.same_host && c.busiest_pct >= BUSIEST_CPU_PCT;
+    if demand < CPU_SATURATED_PCT && !busiest && c.throttled_pct < THROTTLED_PCT {
+        return None;
+    }
+    let quota = if c.throttled_pct >= 1.0 {
+        format!(" + throttled by its cgroup CPU quota {:.0}% of the time", c.throttled_pct)
+    } else {
+        String::new()
+    };
+    Some(Finding {
+        cause,
+        weight: 0.9,
+        evidence: format!(
+            "{who} tcplab {:.0}% of a core{quota} ({} data thread{}{}); busiest cpu{} {:.0}%",
+            c.process_pct,
+            c.threads,
+            if c.threads == 1 { "" } else { "s" },
+            if c.shared { " in one process for both ends" } else { "" },
+            c.busiest_cpu,
+            c.busiest_pct
+        ),
+        advice: advice.into(),
+    })
+}
+
+/// The receiver's advertised window: TCP_INFO rwnd-limited time, rcvbuf against the BDP.
+pub fn receive_window(f: &Facts) -> Option<Finding> {
+    let flag = if f.client_sends { "--remote-rcvbuf" } else { "--rcvbuf" };
+    let short_of_bdp = bdp_bytes(f).filter(|&bdp| f.rcvbuf_requested.is_some_and(|r| (r as f64) < bdp));
+    if f.rwnd_limited_frac < RWND_LIMITED_FRAC && short_of_bdp.is_none() {
+        return None;
+    }
+    // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
+    // is more often the symptom of a slow receiver.
+    let weight = match (f.rwnd_limited_frac >= RWND_LIMITED_FRAC, f.rcvbuf_requested) {
+        (true, Some(_)) => 0.92,
+        (true, None) => 0.5 + 0.35 * f.rwnd_limited_frac,
+        (false, _) => 0.4,
+    };
+    Some(Finding {
+        cause: Cause::ReceiveWindow,
+        weight,
+        evidence: format!(
+            "receive-window limited {} of busy time; receiver rcvbuf {}{}{}",
+            pct(f.rwnd_limited_frac),
+            size(f.rcvbuf_bytes as f64),
+            asked(f.rcvbuf_requested),
+            f.rcvbuf_requested.map(|asked| window_rate(f, asked)).unwrap_or_else(|| " (autotuned; its size at the start)".into())
+        ),
+        advice: match f.rcvbuf_requested {
+            Some(asked) => buffer_advice(f, flag, asked),
+            None => format!(
+                "the receiver did not read fast enough to keep its (autotuned) window open: check its CPU and read size, or set {flag} to a large value"
+            ),
+        },
+    })
+}
+
+/// The sender's socket buffer.
+pub fn send_buffer(f: &Facts) -> Option<Finding> {
+    if f.sndbuf_limited_frac < SNDBUF_LIMITED_FRAC {
+        return None;
+    }
+    let flag = if f.client_sends { "--sndbuf" } else { "--remote-sndbuf" };
+    Some(Finding {
+        cause: Cause::SendBuffer,
+        weight: 0.5 + 0.3 * f.sndbuf_limited_frac,
+        evidence: format!(
+            "send-buffer limited {} of busy time; sender sndbuf {}{}{}",
+            pct(f.sndbuf_limited_frac),
+            size(f.sndbuf_bytes as f64),
+            asked(f.sndbuf_requested),
+            f.sndbuf_requested
+                .map(|asked| window_rate(f, asked))
+                .unwrap_or_else(|| " (autotuned; its size at the start)".into())
+        ),
+        advice: buffer_advice(f, flag, f.sndbuf_requested.unwrap_or(f.sndbuf_bytes)),
+    })
+}
+
+/// Nagle on with buffers of only a few segments (theory.md §7).
+pub fn stop_and_go(f: &Facts) -> Option<Finding> {
+    if f.nodelay || f.mss_bytes == 0 {
+        return None;
+    }
+    let mss = f.mss_bytes as f64;
+    let (name, bytes) = [("rcvbuf", f.rcvbuf_requested), ("sndbuf", f.sndbuf_requested)]
+        .into_iter()
+        .filter_map(|(n, b)| b.map(|b| (n, b)))
+        .min_by_key(|(_, b)| *b)?;
+    let segments = bytes as f64 / mss;
+    if segments >= STOP_AND_GO_SEGMENTS {
+        return None;
+    }
+    Some(Finding {
+        cause: Cause::StopAndGo,
+        weight: 0.55,
+        evidence: format!(
+            "{name} asked {} = {segments:.1} segments of {} B with Nagle on",
+            size(bytes as f64),
+            f.mss_bytes
+        ),
+        advice: format!(
+            "give the {name} at least {STOP_AND_GO_SEGMENTS:.0} segments ({} B), or set -N",
+            (mss * STOP_AND_GO_SEGMENTS).ceil()
+        ),
+    })
+}
+
+/// Loss and the congestion window (not on loopback, where retransmits are reordering).
+pub fn congestion(f: &Facts) -> Option<Finding> {
+    let p = f.loss_rate();
+    if f.same_host || p < LOSS_RATE.0 {
+        return None;
+    }
+    let weight = if p >= LOSS_RATE.1 { 0.7 } else { 0.45 };
+    let bound = (f.rtt_us > 0.0 && f.mss_bytes > 0)
+        .then(|| {
+            let path = LossPath::new(f.mss_bytes, Duration::from_micros(f.rtt_us as u64), p.min(1.0));
+            mathis_bps(&path, MathisConstant::AckEverySegment).ok()
+        })
+        .flatten()
+        .map(|b| format!("; Reno-like bound (Mathis, C = 1.22) at RTT {}: {}", micros(f.rtt_us), rate(b)))
+        .unwrap_or_default();
+    Some(Finding {
+        cause: Cause::Congestion,
+        weight,
+        evidence: format!("{} retransmits in {} segments (p = {p:.1e}){bound}", f.retransmits, f.segments_out),
+        advice: "find where packets drop (ip -s link, nstat, the emulator's drop log); try -C bbr, which does not back off on random loss".into(),
+    })
+}
+
+/// The primary finding when no rule applies.
+pub fn nothing_found(f: &Facts) -> Finding {
+    Finding {
+        cause: Cause::Unknown,
+        weight: 0.0,
+        evidence: format!(
+            "no rule applies: rwnd-limited {}, sndbuf-limited {}, writes of {:.0} B, no end saturated",
+            pct(f.rwnd_limited_frac),
+            pct(f.sndbuf_limited_frac),
+            f.avg_write_bytes
+        ),
+        advice: "run longer (-t), or with --link to compare with the link's limit".into(),
+    }
+}
+
+fn asked(requested: Option<u64>) -> String {
+    requested.map(|r| format!(" (asked {})", size(r as f64))).unwrap_or_default()
+}
+
+/// ` ÷ RTT 45 µs = 728 Mbit/s`, or nothing without an RTT.
+fn window_rate(f: &Facts, window: u64) -> String {
+    if f.rtt_us <= 0.0 || window == 0 {
+        return String::new();
+    }
+    format!(
+        "; {} ÷ RTT {} allows {}",
+        size(window as f64),
+        micros(f.rtt_us),
+        rate(window as f64 * 8.0 / (f.rtt_us / 1e6))
+    )
+}
+
+/// The BDP at the reference rate and the measured RTT, bytes.
+fn bdp_bytes(f: &Facts) -> Option<f64> {
+    let r = f.reference.as_ref()?;
+    (f.rtt_us > 0.0 && r.limit_bps > 0.0).then(|| r.limit_bps * f.rtt_us / 1e6 / 8.0)
+}
+
+fn buffer_advice(f: &Facts, flag: &str, now: u64) -> String {
+    match (bdp_bytes(f), &f.reference) {
+        (Some(bdp), Some(r)) => format!(
+            "raise {flag} to ≥ {}: BDP at {} × RTT {}",
+            size(bdp.max(now as f64 * 2.0).ceil()),
+            rate(r.limit_bps),
+            micros(f.rtt_us)
+        ),
+        _ => format!("raise {flag} above {} (or leave it unset so Linux autotunes it)", size(now as f64)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::Reference;
+
+    fn base() -> Facts {
+        Facts {
+            direction: "client→server".into(),
+            client_sends: true,
+            goodput_bps: 5e9,
+            rtt_us: 50.0,
+            rcvbuf_bytes: 131_072,
+            sndbuf_bytes: 16_384,
+            mss_bytes: 1448,
+            send_len: 131_072,
+            recv_len: 131_072,
+            avg_write_bytes: 131_072.0,
+            avg_read_bytes: 131_072.0,
+            segments_out: 1_000_000,
+            ..Facts::default()
+        }
+    }
+
+    fn cpu(process_pct: f64) -> SideCpu {
+        SideCpu { process_pct, threads: 1, busiest_pct: process_pct, ..SideCpu::default() }
+    }
+
+    fn link_ref(limit_bps: f64) -> Option<Reference> {
+        Some(Reference { kind: ReferenceKind::Link, description: "ethernet:1g".into(), limit_bps })
+    }
+
+    #[test]
+    fn a_quiet_result_has_no_finding() {
+        let f = base();
+        assert!(ALL.iter().all(|rule| rule(&f).is_none()));
+        assert_eq!(nothing_found(&f).cause, Cause::Unknown);
+    }
+
+    #[test]
+    fn link_applies_within_ten_percent() {
+        let mut f = base();
+        f.goodput_bps = 930e6;
+        f.reference = link_ref(941.48e6);
+        assert_eq!(link(&f).map(|x| x.cause), Some(Cause::Link));
+        f.goodput_bps = 800e6;
+        assert!(link(&f).is_none());
+        f.reference = Some(Reference {
+            kind: ReferenceKind::LoopbackBaseline,
+            description: String::new(),
+            limit_bps: 810e6,
+        });
+        assert!(link(&f).is_none(), "a loopback baseline is not a link");
+    }
+
+    #[test]
+    fn small_writes_blame_the_application() {
+        let mut f = base();
+        (f.send_len, f.avg_write_bytes) = (100, 100.0);
+        f.nodelay = true;
+        let x = application(&f);
+        assert_eq!(x.as_ref().map(|x| x.weight), Some(0.95));
+        assert!(x.is_some_and(
+            |x| x.evidence.contains("writes of 100 B (10000 per MB)") && x.advice.contains("-N")
+        ));
+        (f.send_len, f.avg_write_bytes) = (2048, 2048.0);
+        assert_eq!(application(&f).map(|x| x.weight), Some(0.6));
+        (f.send_len, f.avg_write_bytes) = (65_536, 65_536.0);
+        (f.recv_len, f.avg_read_bytes) = (512, 512.0);
+        assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len") && !x.advice.contains("-l ")));
+        // Reads made small by a 4 KB receive buffer are not the application's choice.
+        (f.recv_len, f.avg_read_bytes) = (131_072, 2000.0);
+        assert!(application(&f).is_none());
+    }
+
+    #[test]
+    fn cpu_counts_process_time_and_quota_throttling() {
+        let mut f = base();
+        f.same_host = true;
+        f.receiver_cpu =
+            Some(SideCpu { process_pct: 20.0, throttled_pct: 78.0, threads: 1, ..SideCpu::default() });
+        assert!(receiver_cpu(&f).is_some_and(|x| x.evidence.contains("quota 78%")));
+        f.receiver_cpu =
+            Some(SideCpu { process_pct: 10.0, throttled_pct: 25.0, threads: 1, ..SideCpu::default() });
+        assert!(receiver_cpu(&f).is_some(), "a throttled end wanted more CPU");
+        f.receiver_cpu = Some(cpu(40.0));
+        assert!(receiver_cpu(&f).is_none());
+        f.sender_cpu = Some(SideCpu { process_pct: 150.0, threads: 2, ..SideCpu::default() });
+        assert!(sender_cpu(&f).is_none(), "75% per thread is not saturated");
+        f.sender_cpu = Some(cpu(99.0));
+        assert_eq!(sender_cpu(&f).map(|x| x.cause), Some(Cause::SenderCpu));
+    }
+
+    #[test]
+    fn busiest_cpu_counts_only_on_separate_hosts() {
+        let mut f = base();
+        f.receiver_cpu =
+            Some(SideCpu { process_pct: 30.0, busiest_pct: 99.0, threads: 1, ..SideCpu::default() });
+        assert!(receiver_cpu(&f).is_some());
+        f.same_host = true;
+        assert!(receiver_cpu(&f).is_none());
+    }
+
+    #[test]
+    fn receive_window_from_tcp_info_or_bdp() {
+        let mut f = base();
+        f.rwnd_limited_frac = 0.9;
+        let x = receive_window(&f);
+        assert!(x.as_ref().is_some_and(|x| x.advice.contains("did not read fast enough")));
+        assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
+        f.rcvbuf_requested = Some(4096);
+        let x = receive_window(&f);
+        assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
+        assert_eq!(x.map(|x| x.weight), Some(0.92), "a fixed window ranks above CPU");
+        // 1 Gbit/s × 170 ms: rcvbuf of 64 KB is far below the BDP of 21.25 MB.
+        f.rwnd_limited_frac = 0.0;
+        f.client_sends = false;
+        f.rtt_us = 170_000.0;
+        f.rcvbuf_requested = Some(65_536);
+        f.reference = link_ref(1e9);
+        let x = receive_window(&f);
+        assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 21.2 MB")), "{x:?}");
+        f.rcvbuf_requested = None;
+        assert!(receive_window(&f).is_none());
+    }
+
+    #[test]
+    fn send_buffer_names_the_senders_flag() {
+        let mut f = base();
+        f.sndbuf_limited_frac = 0.5;
+        assert!(
+            send_buffer(&f).is_some_and(|x| x.advice.contains("--sndbuf") && (x.weight - 0.65).abs() < 1e-9)
+        );
+        f.client_sends = false;
+        assert!(send_buffer(&f).is_some_and(|x| x.advice.contains("--remote-sndbuf")));
+        f.sndbuf_limited_frac = 0.1;
+        assert!(send_buffer(&f).is_none());
+    }
+
+    #[test]
+    fn stop_and_go_needs_nagle_and_tiny_buffers() {
+        let mut f = base();
+        f.rcvbuf_requested = Some(4096);
+        assert!(stop_and_go(&f).is_some_and(|x| x.evidence.contains("2.8 segments")));
+        f.nodelay = true;
+        assert!(stop_and_go(&f).is_none());
+        f.nodelay = false;
+        f.rcvbuf_requested = Some(65_536);
+        assert!(stop_and_go(&f).is_none());
+    }
+
+    #[test]
+    fn loss_counts_off_loopback_only() {
+        let mut f = base();
+        f.retransmits = 2_000;
+        f.rtt_us = 170_000.0;
+        let x = congestion(&f);
+        assert!(x.as_ref().is_some_and(|x| x.weight == 0.7 && x.evidence.contains("Mathis")), "{x:?}");
+        f.retransmits = 200;
+        assert_eq!(congestion(&f).map(|x| x.weight), Some(0.45));
+        f.same_host = true;
+        assert!(congestion(&f).is_none());
+    }
+
+    #[test]
+    fn ranking_puts_causes_before_their_symptoms() {
+        // A throttled receiver closes the window: CPU first, window second.
+        let mut f = base();
+        f.same_host = true;
+        f.rwnd_limited_frac = 0.95;
+        f.receiver_cpu =
+            Some(SideCpu { process_pct: 10.0, throttled_pct: 85.0, threads: 1, ..SideCpu::default() });
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::ReceiverCpu);
+        assert_eq!(d.contributing.first().map(|x| x.cause), Some(Cause::ReceiveWindow));
+        // Tiny writes saturate the sender: the application first.
+        let mut f = base();
+        (f.send_len, f.avg_write_bytes) = (100, 100.0);
+        f.sender_cpu = Some(cpu(99.0));
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Application);
+        assert_eq!(d.contributing.first().map(|x| x.cause), Some(Cause::SenderCpu));
+    }
+}

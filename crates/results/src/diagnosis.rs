@@ -1,0 +1,127 @@
+//! What limited a result: the reference it is compared with and the diagnosis of each
+//! direction (the rules that produce it live in the `diagnose` crate).
+
+use serde::{Deserialize, Serialize};
+
+/// Where the "theoretical" figure next to a throughput comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceKind {
+    /// The model's maximum goodput of a link given with `--link`.
+    Link,
+    /// The stream measured on this host's loopback in the same run (`tcplab run` without HOST).
+    LoopbackBaseline,
+}
+
+/// The throughput a result is compared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Where it comes from.
+    pub kind: ReferenceKind,
+    /// What it is, for people, e.g. `atm:oc3c · ipv4:tcp:ts` or `loopback stream forward`.
+    pub description: String,
+    /// The reference goodput, bit/s.
+    pub limit_bps: f64,
+}
+
+/// A limiting cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// The receiver's advertised window (receive buffer, or a receiver that reads slowly).
+    ReceiveWindow,
+    /// The sender's socket buffer.
+    SendBuffer,
+    /// The application: writes or reads too small for the rate.
+    Application,
+    /// Nagle and delayed ACKs waiting on each other: buffers of only a few segments.
+    StopAndGo,
+    /// Loss and the congestion window.
+    Congestion,
+    /// A CPU of the sender.
+    SenderCpu,
+    /// A CPU of the receiver.
+    ReceiverCpu,
+    /// The link's capacity: the result is close to the theoretical limit.
+    Link,
+    /// None of the rules found a limit.
+    Unknown,
+}
+
+impl Cause {
+    /// A short human name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReceiveWindow => "receive window",
+            Self::SendBuffer => "send buffer",
+            Self::Application => "application",
+            Self::StopAndGo => "Nagle/delayed-ACK stop-and-go",
+            Self::Congestion => "congestion/loss",
+            Self::SenderCpu => "sender CPU",
+            Self::ReceiverCpu => "receiver CPU",
+            Self::Link => "link capacity",
+            Self::Unknown => "not identified",
+        }
+    }
+}
+
+/// One cause with the numbers that show it and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The cause.
+    pub cause: Cause,
+    /// How strongly the numbers point at it, 0–1 (the highest is the primary cause).
+    pub weight: f64,
+    /// What was measured, with numbers.
+    pub evidence: String,
+    /// What to do about it.
+    pub advice: String,
+}
+
+/// What limited one direction of a stream test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// The main limit.
+    pub primary: Finding,
+    /// Further limits, strongest first.
+    pub contributing: Vec<Finding>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{TestKind, TestResult, TestSpec};
+
+    #[test]
+    fn results_written_before_the_diagnosis_still_parse() {
+        let r = TestResult {
+            label: "stream".into(),
+            spec: TestSpec::new(TestKind::TcpStream),
+            server: "h:1".into(),
+            started_unix_ms: 0,
+            status: crate::Status::Completed,
+            error: None,
+            local: Default::default(),
+            remote: None,
+            summary: crate::Summary { directions: vec![Default::default()], ..Default::default() },
+            warnings: Vec::new(),
+            reference: None,
+            diagnosis: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&r).unwrap_or_default();
+        let test = v.as_object_mut().map(|o| {
+            o.remove("reference");
+            o.remove("diagnosis");
+        });
+        assert!(test.is_some());
+        if let Some(d) = v.pointer_mut("/summary/directions/0").and_then(|d| d.as_object_mut()) {
+            d.remove("of_reference");
+        }
+        let old: Result<TestResult, _> = serde_json::from_value(v);
+        assert_eq!(old.ok(), Some(r));
+        let cpu: Result<crate::ProcessCpu, _> =
+            serde_json::from_str(r#"{"user_s":1.0,"system_s":0.5,"pct_of_core":15.0}"#);
+        assert_eq!(cpu.ok().map(|c| c.throttled_s), Some(0.0));
+    }
+}
