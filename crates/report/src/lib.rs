@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod json;
+pub mod plot;
 pub mod ndjson;
 pub mod text;
 pub mod units;
