@@ -6,14 +6,17 @@
 
 pub mod cpu;
 pub mod host;
+pub mod repeat;
 pub mod run;
 pub mod side;
 pub mod spec;
 pub mod summary;
+pub mod sweep;
 pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use host::HostInfo;
+pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};
 pub use side::{
     Interval, LatencySummary, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats,
@@ -21,4 +24,5 @@ pub use side::{
 };
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
+pub use sweep::{Axis, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint};
 pub use warning::{Warning, WarningKind};

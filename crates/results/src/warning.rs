@@ -22,6 +22,8 @@ pub enum WarningKind {
     SpuriousRetransmits,
     /// The kernel granted other socket buffer sizes than asked.
     BufferClamped,
+    /// Repeat-until-confident stopped at the iteration limit before reaching the width asked.
+    ConfidenceNotMet,
 }
 
 /// A typed warning plus the numbers and advice for a person.
