@@ -3,9 +3,13 @@
 //! `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
 
+pub mod extras;
+pub mod grid;
+pub mod html;
 pub mod json;
 pub mod plot;
 pub mod ndjson;
+pub mod tables;
 pub mod text;
 pub mod units;
 
