@@ -48,5 +48,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Stream(a) => cmd::test::run(&a.client, settings::stream_spec(a)?, stop),
         Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
         Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
+        Command::Report(a) => cmd::report::run(a),
     }
 }

@@ -193,13 +193,33 @@ fn params(s: &TestSpec) -> Vec<(&'static str, bool, Option<ParamValue>)> {
     ]
 }
 
-fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
-    let first = tests.first()?;
-    let metric = Metric::of_kind(first.spec.test);
-    let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
+/// Parameters of `tests` that differ: (names of parameters changing together, byte
+/// sizes?, column index in [`params`]).
+type Varying = Vec<(Vec<&'static str>, bool, usize)>;
+
+/// A name for parameters that change together: the usual name of a known group (`-w` sets
+/// all four socket buffers), else the first name with the rest in parentheses.
+fn axis_name(names: &[&str]) -> String {
+    const GROUPS: [(&[&str], &str); 4] = [
+        (&["sndbuf", "rcvbuf", "server sndbuf", "server rcvbuf"], "window"),
+        (&["write size", "read size"], "write size"),
+        (&["request", "response"], "request=response"),
+        (&["sndbuf", "rcvbuf"], "client buffers"),
+    ];
+    if let Some((_, name)) = GROUPS.iter().find(|(g, _)| *g == names) {
+        return name.to_string();
+    }
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [first, rest @ ..] => format!("{first} (= {})", rest.join(", ")),
+    }
+}
+
+fn varying(table: &[Vec<(&'static str, bool, Option<ParamValue>)>]) -> Varying {
     let count = table.first().map_or(0, Vec::len);
-    let mut axes: Vec<(Vec<&str>, bool, usize)> = Vec::new();
     let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
+    let mut axes: Varying = Vec::new();
     for i in 0..count {
         let col = column(i);
         if col.iter().all(|v| *v == col[0]) {
@@ -210,12 +230,51 @@ fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
             None => axes.push((vec![table[0][i].0], table[0][i].1, i)),
         }
     }
+    axes
+}
+
+/// Labels that tell tests apart: each test's label, plus, where several tests share a
+/// label, the parameters that differ between them (`stream (write size 1K, sndbuf=rcvbuf 32K)`).
+pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
+    let mut out: Vec<String> = tests.iter().map(|t| t.label.clone()).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for t in tests {
+        if seen.contains(&t.label.as_str()) {
+            continue;
+        }
+        seen.push(&t.label);
+        let members: Vec<usize> = (0..tests.len()).filter(|i| tests[*i].label == t.label).collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let table: Vec<_> = members.iter().map(|i| params(&tests[*i].spec)).collect();
+        let axes = varying(&table);
+        if axes.is_empty() {
+            continue;
+        }
+        for (row, i) in table.iter().zip(&members) {
+            let parts: Vec<String> = axes
+                .iter()
+                .map(|(names, bytes, c)| format!("{} {}", axis_name(names), value_of_opt(&row[*c].2, *bytes).label))
+                .collect();
+            out[*i] = format!("{} ({})", t.label, parts.join(", "));
+        }
+    }
+    out
+}
+
+fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
+    let first = tests.first()?;
+    let metric = Metric::of_kind(first.spec.test);
+    let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
+    let axes = varying(&table);
     if axes.is_empty() {
         return None;
     }
+    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
     let grid_axes: Vec<GridAxis> = axes
         .iter()
-        .map(|(names, bytes, i)| GridAxis { name: names.join("="), bytes: *bytes, values: distinct(&column(*i), *bytes) })
+        .map(|(names, bytes, i)| GridAxis { name: axis_name(names), bytes: *bytes, values: distinct(&column(*i), *bytes) })
         .collect();
     let mut cells: BTreeMap<Vec<usize>, Vec<f64>> = BTreeMap::new();
     for (row, t) in table.iter().zip(tests) {

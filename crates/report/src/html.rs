@@ -10,6 +10,7 @@ mod page;
 use results::{RunRecord, TestResult};
 
 use crate::extras;
+use crate::grid::distinct_labels;
 use crate::tables;
 use page::Page;
 
@@ -47,15 +48,21 @@ fn plural(n: usize) -> &'static str {
 
 fn runs_section(p: &mut Page, runs: &[RunRecord]) {
     p.section("runs", "Runs and hosts");
-    for (i, run) in runs.iter().enumerate() {
-        if runs.len() > 1 {
-            let id = run.id.map_or_else(|| format!("{}", i + 1), |id| format!("#{id}"));
-            p.h3(&format!("Run {id} · {}", tables::utc(run.started_unix_ms)));
+    match runs {
+        [run] => {
+            p.table(&tables::run_meta(run), false);
+            p.table(&tables::hosts(run), false);
         }
-        p.open_row();
-        p.table(&tables::run_meta(run), false);
-        p.table(&tables::hosts(run), false);
-        p.close_row();
+        _ => {
+            p.table(&tables::runs(runs), false);
+            let pairs = tables::host_pairs(runs);
+            for (names, hosts) in &pairs {
+                if pairs.len() > 1 {
+                    p.h3(&format!("Hosts of run {}", names.join(", ")));
+                }
+                p.table(hosts, false);
+            }
+        }
     }
     p.end_section();
 }
@@ -85,14 +92,19 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
 }
 
 fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
-    let found: Vec<(&TestResult, Vec<(String, Vec<extras::Entry>)>)> =
-        tests.iter().map(|t| (*t, extras::sections(t))).filter(|(_, s)| !s.is_empty()).collect();
+    let labels = distinct_labels(tests);
+    let found: Vec<(&TestResult, &String, Vec<(String, Vec<extras::Entry>)>)> = tests
+        .iter()
+        .zip(&labels)
+        .map(|(t, l)| (*t, l, extras::sections(t)))
+        .filter(|(_, _, s)| !s.is_empty())
+        .collect();
     if found.is_empty() {
         return;
     }
     p.section("diagnosis", "Diagnosis and limits");
-    for (t, sections) in found {
-        p.h3(&t.label);
+    for (t, label, sections) in found {
+        p.h3(label);
         if let Some(text) = extras::diagnosis_text(t) {
             p.para("diagnosis", &text);
         }
@@ -115,8 +127,8 @@ fn timelines_section(p: &mut Page, runs: &[RunRecord]) {
         return;
     }
     p.section("timelines", "Timelines");
-    for t in &tests {
-        p.open_details(&format!("{} · {}", t.label, t.spec.test.id()), tests.len() <= 6);
+    for (t, label) in tests.iter().zip(distinct_labels(&tests)) {
+        p.open_details(&format!("{label} · {}", t.spec.test.id()), tests.len() <= 6);
         charts::timeline(p, t);
         p.close_details();
     }

@@ -3,7 +3,7 @@
 
 use results::{HostInfo, RunRecord, Status, TestKind, TestResult};
 
-use crate::grid::{Grid, Metric};
+use crate::grid::{distinct_labels, Grid, Metric};
 use crate::units::{bytes, count, micros, rate, sig3};
 
 /// A header and rows of cells.
@@ -61,6 +61,39 @@ pub fn run_meta(run: &RunRecord) -> Table {
     t
 }
 
+/// One row per run (for reports of several runs).
+pub fn runs(runs: &[RunRecord]) -> Table {
+    let mut t = Table::new(&["run", "started", "command", "tests", "error"]);
+    for (i, r) in runs.iter().enumerate() {
+        t.rows.push(vec![
+            run_name(r, i),
+            utc(r.started_unix_ms),
+            r.command_line.join(" "),
+            r.tests.len().to_string(),
+            r.error.as_ref().map_or_else(|| "–".into(), |e| format!("{} ({})", e.message, e.code)),
+        ]);
+    }
+    t
+}
+
+/// A run's name: its archive id, else its position.
+pub fn run_name(r: &RunRecord, i: usize) -> String {
+    r.id.map_or_else(|| (i + 1).to_string(), |id| format!("#{id}"))
+}
+
+/// Distinct client/server host pairs of `runs`, each with the names of the runs on it.
+pub fn host_pairs(runs: &[RunRecord]) -> Vec<(Vec<String>, Table)> {
+    let mut out: Vec<(Vec<String>, Table)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let t = hosts(r);
+        match out.iter_mut().find(|(_, seen)| *seen == t) {
+            Some((names, _)) => names.push(run_name(r, i)),
+            None => out.push((vec![run_name(r, i)], t)),
+        }
+    }
+    out
+}
+
 /// Both hosts side by side.
 pub fn hosts(run: &RunRecord) -> Table {
     let mut t = Table::new(&["", "client", "server"]);
@@ -101,13 +134,14 @@ pub fn streams(tests: &[&TestResult]) -> Table {
         "test", "direction", "goodput", "sender", "retr", "RTT min/mean/max", "busy", "rwnd-lim", "sndbuf-lim",
         "writes/MB",
     ]);
-    for r in tests.iter().filter(|r| r.spec.test == TestKind::TcpStream) {
+    let labels = distinct_labels(tests);
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test == TestKind::TcpStream) {
         if r.summary.directions.is_empty() {
-            t.rows.push(failed_row(r, 10));
+            t.rows.push(failed_row(r, label, 10));
         }
         for d in &r.summary.directions {
             t.rows.push(vec![
-                r.label.clone(),
+                label.clone(),
                 d.direction.clone(),
                 rate(d.receiver_bps) + &ci(r, "goodput_bps", rate),
                 rate(d.sender_bps),
@@ -131,14 +165,15 @@ pub fn streams(tests: &[&TestResult]) -> Table {
 /// One row per rr / crr test.
 pub fn rr(tests: &[&TestResult]) -> Table {
     let mut t = Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
-    for r in tests.iter().filter(|r| r.spec.test != TestKind::TcpStream) {
+    let labels = distinct_labels(tests);
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test != TestKind::TcpStream) {
         let Some(s) = &r.summary.rr else {
-            t.rows.push(failed_row(r, 8));
+            t.rows.push(failed_row(r, label, 8));
             continue;
         };
         let unit = if r.spec.test == TestKind::TcpCrr { "conn/s" } else { "trans/s" };
         t.rows.push(vec![
-            r.label.clone(),
+            label.clone(),
             format!("{}/{} B", r.spec.request_len, r.spec.response_len),
             s.flows.to_string(),
             count(s.transactions),
@@ -154,10 +189,10 @@ pub fn rr(tests: &[&TestResult]) -> Table {
 /// Latency percentiles of every rr / crr test.
 pub fn percentiles(tests: &[&TestResult]) -> Table {
     let mut t = Table::new(&["test", "samples", "min", "p50", "p90", "p99", "p99.9", "max", "mean ± sd"]);
-    for r in tests {
+    for (r, label) in tests.iter().zip(distinct_labels(tests)) {
         let Some(l) = r.summary.rr.as_ref().map(|s| &s.latency).filter(|l| l.count > 0) else { continue };
         t.rows.push(vec![
-            r.label.clone(),
+            label,
             count(l.count),
             micros(l.min_us),
             micros(l.p50_us),
@@ -174,7 +209,7 @@ pub fn percentiles(tests: &[&TestResult]) -> Table {
 /// CPU on both ends of every test that measured it.
 pub fn cpu(tests: &[&TestResult]) -> Table {
     let mut t = Table::new(&["test", "client CPU", "server CPU", "client SD", "server SD", "client M", "server M"]);
-    for r in tests {
+    for (r, label) in tests.iter().zip(distinct_labels(tests)) {
         let (l, s) = (r.summary.local_cost.as_ref(), r.summary.remote_cost.as_ref());
         if l.is_none() && s.is_none() {
             continue;
@@ -182,20 +217,33 @@ pub fn cpu(tests: &[&TestResult]) -> Table {
         let util = |c: Option<&results::CpuCost>| c.map_or("–".into(), |c| format!("{:.1}% ({:.2} cores)", c.util_pct, c.cores_busy));
         let sd = |c: Option<&results::CpuCost>| c.map_or("–".into(), |c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit));
         let m = |c: Option<&results::CpuCost>| c.and_then(|c| c.figure_of_merit).map_or("–".into(), sig3);
-        t.rows.push(vec![r.label.clone(), util(l), util(s), sd(l), sd(s), m(l), m(s)]);
+        t.rows.push(vec![label, util(l), util(s), sd(l), sd(s), m(l), m(s)]);
     }
     t
 }
 
-/// Warnings of every test, one row each.
+/// Warnings, one row per kind of warning with the tests that carry it; failures one row each.
 pub fn warnings(tests: &[&TestResult]) -> Table {
-    let mut t = Table::new(&["test", "warning", "advice"]);
-    for r in tests {
+    let mut t = Table::new(&["warning", "tests", "example", "advice"]);
+    let labels = distinct_labels(tests);
+    let mut kinds: Vec<(results::WarningKind, Vec<&str>, &results::Warning)> = Vec::new();
+    for (r, label) in tests.iter().zip(&labels) {
         for w in &r.warnings {
-            t.rows.push(vec![r.label.clone(), w.message.clone(), w.advice.clone()]);
+            match kinds.iter_mut().find(|(k, _, _)| *k == w.kind) {
+                Some((_, names, _)) if !names.contains(&label.as_str()) => names.push(label),
+                Some(_) => {}
+                None => kinds.push((w.kind, vec![label], w)),
+            }
         }
+    }
+    for (kind, names, w) in kinds {
+        let kind = serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let shown = if names.len() > 3 { format!("{} and {} more", names[..3].join("; "), names.len() - 3) } else { names.join("; ") };
+        t.rows.push(vec![kind, shown, w.message.clone(), w.advice.clone()]);
+    }
+    for (r, label) in tests.iter().zip(&labels) {
         if let (Status::Failed | Status::Interrupted, Some(e)) = (r.status, &r.error) {
-            t.rows.push(vec![r.label.clone(), format!("{:?}: {}", r.status, e.message), e.code.clone()]);
+            t.rows.push(vec![format!("{:?}", r.status).to_lowercase(), label.clone(), e.message.clone(), e.code.clone()]);
         }
     }
     t
@@ -208,7 +256,7 @@ pub fn grid(g: &Grid) -> Table {
     };
     let others: Vec<usize> = (0..g.axes.len()).filter(|i| *i != x).collect();
     let corner = others.iter().map(|i| g.axes[*i].name.clone()).collect::<Vec<_>>().join(", ");
-    let mut head = vec![if corner.is_empty() { String::new() } else { format!("{corner} \\ {}", g.axes[x].name) }];
+    let mut head = vec![if corner.is_empty() { g.axes[x].name.clone() } else { format!("{corner} \\ {}", g.axes[x].name) }];
     head.extend(g.axes[x].values.iter().map(|v| v.label.clone()));
     let mut rows: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
     for p in &g.points {
@@ -229,10 +277,14 @@ pub fn grid(g: &Grid) -> Table {
             others.iter().zip(key).filter_map(|(a, v)| g.axes[*a].values.get(*v).map(|v| v.label.clone())).collect();
         parts.join(", ")
     };
+    let metric = match g.metric {
+        Metric::GoodputBps => "goodput",
+        Metric::TransPerS => "rate",
+    };
     let rows = rows
         .into_iter()
         .map(|(k, cells)| {
-            let mut r = vec![label(&k)];
+            let mut r = vec![if k.is_empty() { metric.to_string() } else { label(&k) }];
             r.extend(cells);
             r
         })
@@ -261,8 +313,8 @@ fn pct(f: f64) -> String {
     format!("{:.1}%", f * 100.0)
 }
 
-fn failed_row(r: &TestResult, width: usize) -> Vec<String> {
-    let mut row = vec![r.label.clone()];
+fn failed_row(r: &TestResult, label: &str, width: usize) -> Vec<String> {
+    let mut row = vec![label.to_string()];
     let why = r.error.as_ref().map_or_else(|| format!("{:?}", r.status), |e| format!("failed: {}", e.message));
     row.push(why);
     row.resize(width, "–".into());

@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod report;
+
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
 #[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
@@ -29,6 +31,8 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
+    Report(report::ReportArgs),
 }
 
 /// `tcplab server`.
@@ -85,6 +89,9 @@ pub struct OutputArgs {
     /// NDJSON events (start / interval / end / error) as they happen.
     #[arg(long)]
     pub json_stream: bool,
+    /// Also write a self-contained HTML report of the results to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// Timing options of every test.

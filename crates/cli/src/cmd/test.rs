@@ -23,8 +23,12 @@ pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitC
         (_, Some(e)) => Some(e.message.clone()),
         (_, None) => Some("interrupted".to_string()),
     };
+    let run = record(vec![result], remote, None, started);
     if live.format() == Format::Json {
-        emit(&json::document(&record(vec![result], remote, None, started)));
+        emit(&json::document(&run));
+    }
+    if let Some(path) = &client.output.report {
+        crate::cmd::report::write_html(path, &run)?;
     }
     match failure {
         None => Ok(ExitCode::SUCCESS),

@@ -4,6 +4,7 @@ use results::{Interval, Role, SideMeasurement, StreamInterval, TestKind, TestRes
 
 use super::page::Page;
 use crate::extras;
+use crate::grid::distinct_labels;
 use crate::plot::{AxisSpec, BarChart, BarSeries, LineChart, Point, RefLine, ScaleKind, Series, TickFormat};
 use crate::tables;
 use crate::units::rate;
@@ -138,16 +139,17 @@ pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
     }
     p.section("latency", "Latency");
     if !with_cdf.is_empty() {
-        let x = AxisSpec { label: "round-trip latency (µs, log scale)".into(), kind: ScaleKind::Log2, format: TickFormat::Number, zero: false };
+        let x = AxisSpec { label: "round-trip latency (µs, log scale)".into(), kind: ScaleKind::Log10, format: TickFormat::Number, zero: false };
         let y = AxisSpec { label: "fraction of transactions ≤ latency".into(), kind: ScaleKind::Linear, format: TickFormat::Percent, zero: true };
         let mut c = LineChart::new("Latency distribution (CDF)", x, y);
         c.markers = false;
         c.legend = "test".into();
         c.series = with_cdf
             .iter()
-            .filter_map(|t| {
+            .zip(distinct_labels(&with_cdf))
+            .filter_map(|(t, name)| {
                 let cdf = &t.summary.rr.as_ref()?.latency.cdf;
-                Some(Series { name: t.label.clone(), points: cdf.iter().map(|(x, y)| Point::new(*x, *y)).collect() })
+                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x, *y)).collect() })
             })
             .collect();
         p.plot(&c.render());
@@ -198,7 +200,7 @@ fn cost_bars(title: &str, y: &str, tests: &[&TestResult], f: &dyn Fn(&results::C
         title: title.into(),
         y_label: y.into(),
         y_format: TickFormat::Number,
-        categories: tests.iter().map(|t| t.label.clone()).collect(),
+        categories: distinct_labels(tests),
         series: vec![
             side("client", &|t| t.summary.local_cost.as_ref()),
             side("server", &|t| t.summary.remote_cost.as_ref()),

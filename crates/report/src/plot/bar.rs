@@ -4,7 +4,7 @@ use super::frame::{clip, Frame};
 use super::line::value;
 use super::palette;
 use super::scale::{Scale, ScaleKind, TickFormat};
-use super::svg::{Anchor, Svg};
+use super::svg::{num, Anchor, Svg};
 
 /// One series of bars; `None` leaves a gap.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,11 @@ impl BarChart {
     /// The chart as one `<svg>` element.
     pub fn render(&self) -> String {
         let legend = self.series.len() > 1;
-        let f = Frame::new(legend);
+        let mut f = Frame::new(legend);
+        let rotate = self.rotated_labels(&f);
+        if rotate {
+            f.height += 100.0;
+        }
         let mut svg = Svg::new(f.width, f.height, &self.title);
         f.title(&mut svg, &self.title);
         let values: Vec<f64> = self.series.iter().flat_map(|s| s.values.iter().flatten().copied()).collect();
@@ -43,9 +47,8 @@ impl BarChart {
         if !values.iter().any(|v| v.is_finite()) {
             f.no_data(&mut svg);
         }
-        self.draw_bars(&mut svg, &f, &ys);
+        self.draw_bars(&mut svg, &f, &ys, rotate);
         svg.line((f.left, f.bottom), (f.right, f.bottom), "#555555", 1.0);
-        f.x_title(&mut svg, "");
         if legend {
             let names: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
             f.legend(&mut svg, "", &names);
@@ -53,9 +56,18 @@ impl BarChart {
         svg.finish()
     }
 
-    fn draw_bars(&self, svg: &mut Svg, f: &Frame, ys: &Scale) {
-        let groups = self.categories.len().max(1) as f64;
-        let slot = (f.right - f.left) / groups;
+    fn slot(&self, f: &Frame) -> f64 {
+        (f.right - f.left) / self.categories.len().max(1) as f64
+    }
+
+    /// Whether category names are too long to sit level under their bars.
+    fn rotated_labels(&self, f: &Frame) -> bool {
+        let fits = (self.slot(f) / 7.0) as usize;
+        self.categories.iter().any(|c| c.chars().count() > fits)
+    }
+
+    fn draw_bars(&self, svg: &mut Svg, f: &Frame, ys: &Scale, rotate: bool) {
+        let slot = self.slot(f);
         let bars = self.series.len().max(1) as f64;
         let bar_w = (slot * 0.8 / bars).min(60.0);
         let zero = f.y(ys.frac(0.0));
@@ -69,10 +81,17 @@ impl BarChart {
                 let x = first + bar_w * i as f64;
                 let tip = format!("{cat} · {}: {}", s.name, value(v, self.y_format));
                 svg.rect((x + 1.0, top.min(zero)), (bar_w - 2.0, (zero - top).abs()), palette::colour(i), Some(&tip));
-                svg.text((x + bar_w / 2.0, top.min(zero) - 4.0), Anchor::Middle, &value(v, self.y_format), "font-size=\"10\"");
+                if bar_w >= 28.0 {
+                    svg.text((x + bar_w / 2.0, top.min(zero) - 4.0), Anchor::Middle, &value(v, self.y_format), "font-size=\"10\"");
+                }
             }
-            let chars = ((slot / 7.0) as usize).max(4);
-            svg.text((centre, f.bottom + 17.0), Anchor::Middle, &clip(cat, chars), "");
+            if rotate {
+                let (x, y) = (centre + 4.0, f.bottom + 12.0);
+                let turn = format!("transform=\"rotate(-35 {} {})\"", num(x), num(y));
+                svg.text((x, y), Anchor::End, &clip(cat, 40), &turn);
+            } else {
+                svg.text((centre, f.bottom + 17.0), Anchor::Middle, cat, "");
+            }
         }
         svg.close_group();
     }

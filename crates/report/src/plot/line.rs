@@ -133,6 +133,13 @@ impl LineChart {
         let xs = Scale::fit(self.x.kind, &xv, self.x.zero, self.x.format);
         let mut yv: Vec<f64> = pts().filter(|p| xs.shows(p.x)).flat_map(|p| bar_ends(p)).collect();
         yv.extend(self.refs.iter().map(|r| r.y));
+        if self.peaks && self.y.kind == ScaleKind::Linear {
+            // Room above the highest point for its peak label.
+            let top = yv.iter().copied().filter(|v| v.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+            if top > 0.0 {
+                yv.push(top * 1.08);
+            }
+        }
         (xs, Scale::fit(self.y.kind, &yv, self.y.zero, self.y.format))
     }
 

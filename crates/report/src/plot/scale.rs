@@ -8,6 +8,8 @@ pub enum ScaleKind {
     Linear,
     /// By powers of two (sizes: message, buffer, window); values ≤ 0 cannot be shown.
     Log2,
+    /// By powers of ten (latencies with long tails); values ≤ 0 cannot be shown.
+    Log10,
 }
 
 /// How tick labels are written.
@@ -48,6 +50,7 @@ impl Scale {
         match kind {
             ScaleKind::Linear => linear(lo, hi, zero, format),
             ScaleKind::Log2 => log2(lo, hi, format),
+            ScaleKind::Log10 => log10(lo, hi, format),
         }
     }
 
@@ -56,6 +59,7 @@ impl Scale {
         let (a, b, x) = match self.kind {
             ScaleKind::Linear => (self.lo, self.hi, v),
             ScaleKind::Log2 => (self.lo.log2(), self.hi.log2(), v.max(f64::MIN_POSITIVE).log2()),
+            ScaleKind::Log10 => (self.lo.log10(), self.hi.log10(), v.max(f64::MIN_POSITIVE).log10()),
         };
         if b > a {
             (x - a) / (b - a)
@@ -110,6 +114,27 @@ fn log2(lo: f64, hi: f64, format: TickFormat) -> Scale {
         })
         .collect();
     Scale { kind: ScaleKind::Log2, lo: 2f64.powi(a), hi: 2f64.powi(b), ticks }
+}
+
+fn log10(lo: f64, hi: f64, format: TickFormat) -> Scale {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (1.0, 10.0) };
+    let (mut a, mut b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    if a == b {
+        a -= 1;
+        b += 1;
+    }
+    // With few decades, 2 and 5 times each power of ten are ticked too.
+    let mults: &[f64] = if b - a <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let mut ticks = Vec::new();
+    for e in a..=b {
+        for m in mults {
+            let v = m * 10f64.powi(e);
+            if v <= 10f64.powi(b) * 1.0001 {
+                ticks.push((v, label(v, v, format)));
+            }
+        }
+    }
+    Scale { kind: ScaleKind::Log10, lo: 10f64.powi(a), hi: 10f64.powi(b), ticks }
 }
 
 /// The 1, 2, 5 × 10ⁿ step nearest above `raw`.
@@ -219,6 +244,17 @@ mod tests {
         let s = Scale::fit(ScaleKind::Log2, &[4096.0, 52428.0], false, TickFormat::Bytes);
         assert_eq!(s.ticks.first().map(|t| t.1.as_str()), Some("4K"));
         assert_eq!(s.ticks.last().map(|t| t.1.as_str()), Some("64K"));
+    }
+
+    #[test]
+    fn log10_axis_ticks_decades_and_their_halves() {
+        let s = Scale::fit(ScaleKind::Log10, &[4.6, 137_000.0], false, TickFormat::Number);
+        let labels: Vec<&str> = s.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["1", "10", "100", "1000", "10k", "100k", "1M"]);
+        let s = Scale::fit(ScaleKind::Log10, &[20.0, 300.0], false, TickFormat::Number);
+        let labels: Vec<&str> = s.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["10", "20", "50", "100", "200", "500", "1000"]);
+        assert!((s.frac(100.0) - 0.5).abs() < 1e-12);
     }
 
     #[test]
