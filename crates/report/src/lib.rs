@@ -15,6 +15,11 @@ pub mod tables;
 pub mod text;
 pub mod units;
 
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod snapshot_tests;
+
 /// Output formats of live test commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -172,16 +172,25 @@ impl LineChart {
         }
         if self.peaks {
             if let Some(p) = shown.iter().copied().max_by(|a, b| a.y.total_cmp(&b.y)) {
-                self.draw_peak(svg, at(p), p, colour);
+                self.draw_peak(svg, f, at(p), p, colour);
             }
         }
         svg.close_group();
     }
 
-    fn draw_peak(&self, svg: &mut Svg, (x, y): (f64, f64), p: &Point, colour: &str) {
+    fn draw_peak(&self, svg: &mut Svg, f: &Frame, (x, y): (f64, f64), p: &Point, colour: &str) {
         svg.open_group("peak");
         svg.path(&ring(x, y, 7.0), "none", colour, None);
-        svg.text((x, y - 11.0), Anchor::Middle, &value(p.y, self.y.format), &format!("fill=\"{colour}\" font-size=\"11\""));
+        // Near an edge the label leans inwards so it stays inside the plotting area.
+        let text = value(p.y, self.y.format);
+        let anchor = if x > f.right - 20.0 {
+            Anchor::End
+        } else if x < f.left + 20.0 {
+            Anchor::Start
+        } else {
+            Anchor::Middle
+        };
+        svg.text((x, y - 11.0), anchor, &text, &format!("fill=\"{colour}\" font-size=\"11\""));
         svg.close_group();
     }
 
