@@ -47,7 +47,9 @@ pub fn diagnosis_text(r: &TestResult) -> Option<String> {
     let d = v.get("diagnosis")?;
     match d {
         Value::String(s) => Some(s.clone()),
-        Value::Object(m) => ["text", "summary", "message"].iter().find_map(|k| m.get(*k)?.as_str().map(String::from)),
+        Value::Object(m) => {
+            ["text", "summary", "message"].iter().find_map(|k| m.get(*k)?.as_str().map(String::from))
+        }
         _ => None,
     }
 }

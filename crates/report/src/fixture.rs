@@ -3,8 +3,8 @@
 
 use results::{
     Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, HostInfo, Interval, LatencySummary, ParamSetting,
-    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, Status, StreamInterval, StreamStats,
-    Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
+    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, Status, StreamInterval,
+    StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
 };
 
 pub fn host(name: &str) -> HostInfo {
@@ -28,7 +28,13 @@ fn stream_stats(index: u32, role: Role, bytes: u64) -> StreamStats {
         bytes_total: bytes,
         calls: bytes / 1024,
         transactions: 0,
-        socket: SocketReport { sndbuf_actual: 131_072, rcvbuf_actual: 131_072, mss: 65_483, congestion: "bbr".into(), ..SocketReport::default() },
+        socket: SocketReport {
+            sndbuf_actual: 131_072,
+            rcvbuf_actual: 131_072,
+            mss: 65_483,
+            congestion: "bbr".into(),
+            ..SocketReport::default()
+        },
         tcp: None,
     }
 }
@@ -58,10 +64,22 @@ fn cpu(util: f64) -> CpuUsage {
 }
 
 fn cost(util: f64, sd: f64, unit: &str, m: Option<f64>) -> CpuCost {
-    CpuCost { util_pct: util, cores_busy: util / 50.0, service_demand_us: sd, service_demand_unit: unit.into(), figure_of_merit: m }
+    CpuCost {
+        util_pct: util,
+        cores_busy: util / 50.0,
+        service_demand_us: sd,
+        service_demand_unit: unit.into(),
+        figure_of_merit: m,
+    }
 }
 
-fn result(label: &str, spec: TestSpec, local: SideMeasurement, remote: SideMeasurement, summary: Summary) -> TestResult {
+fn result(
+    label: &str,
+    spec: TestSpec,
+    local: SideMeasurement,
+    remote: SideMeasurement,
+    summary: Summary,
+) -> TestResult {
     TestResult {
         label: label.into(),
         spec,
@@ -82,7 +100,8 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
     let mut spec = TestSpec::new(TestKind::TcpStream);
     spec.duration_ms = 3000;
     (spec.send_len, spec.recv_len) = (len, len);
-    (spec.sndbuf, spec.rcvbuf, spec.remote_sndbuf, spec.remote_rcvbuf) = (Some(window), Some(window), Some(window), Some(window));
+    (spec.sndbuf, spec.rcvbuf, spec.remote_sndbuf, spec.remote_rcvbuf) =
+        (Some(window), Some(window), Some(window), Some(window));
     let per_s = (gbps * 1e9 / 8.0) as u64;
     let ivs = [per_s * 9 / 10, per_s, per_s * 11 / 10];
     let local = SideMeasurement {
@@ -121,7 +140,11 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         remote_cost: Some(cost(45.0, 0.37, "us/KB", Some(gbps * 1000.0 / 0.9))),
     };
     let mut r = result("stream", spec, local, remote, summary);
-    r.warnings.push(Warning { kind: WarningKind::SameHost, message: "client and server share this host".into(), advice: "run the server on another host".into() });
+    r.warnings.push(Warning {
+        kind: WarningKind::SameHost,
+        message: "client and server share this host".into(),
+        advice: "run the server on another host".into(),
+    });
     r
 }
 
@@ -160,7 +183,13 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
     let remote = SideMeasurement { measured_s: 3.0, cpu: Some(cpu(70.0)), ..SideMeasurement::default() };
     let summary = Summary {
         directions: Vec::new(),
-        rr: Some(RrSummary { flows: 1, transactions: t * 3, trans_per_s: tps, rtt_from_rate_us: 1e6 / tps, latency: lat }),
+        rr: Some(RrSummary {
+            flows: 1,
+            transactions: t * 3,
+            trans_per_s: tps,
+            rtt_from_rate_us: 1e6 / tps,
+            latency: lat,
+        }),
         local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
         remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),
     };
@@ -203,8 +232,18 @@ pub fn sweep_run() -> RunRecord {
     let plan = SweepPlan {
         base,
         axes: vec![
-            Axis { name: "window".into(), tied: Vec::new(), values: windows.iter().map(|v| int(*v)).collect(), text: "32K,64K".into() },
-            Axis { name: "len".into(), tied: Vec::new(), values: lens.iter().map(|v| int(*v)).collect(), text: "1K..16K:*4".into() },
+            Axis {
+                name: "window".into(),
+                tied: Vec::new(),
+                values: windows.iter().map(|v| int(*v)).collect(),
+                text: "32K,64K".into(),
+            },
+            Axis {
+                name: "len".into(),
+                tied: Vec::new(),
+                values: lens.iter().map(|v| int(*v)).collect(),
+                text: "1K..16K:*4".into(),
+            },
         ],
         confidence: None,
         metric: "goodput_bps".into(),

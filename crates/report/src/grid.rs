@@ -144,7 +144,8 @@ impl Grid {
     /// The grids of `runs`: each sweep's, then those found among the other runs' tests.
     pub fn all(runs: &[RunRecord]) -> Vec<Grid> {
         let mut out: Vec<Grid> = runs.iter().filter_map(Grid::from_sweep).collect();
-        let loose: Vec<&TestResult> = runs.iter().filter(|r| r.sweep.is_none()).flat_map(|r| &r.tests).collect();
+        let loose: Vec<&TestResult> =
+            runs.iter().filter(|r| r.sweep.is_none()).flat_map(|r| &r.tests).collect();
         out.extend(Grid::derive(&loose));
         out
     }
@@ -255,7 +256,9 @@ pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
         for (row, i) in table.iter().zip(&members) {
             let parts: Vec<String> = axes
                 .iter()
-                .map(|(names, bytes, c)| format!("{} {}", axis_name(names), value_of_opt(&row[*c].2, *bytes).label))
+                .map(|(names, bytes, c)| {
+                    format!("{} {}", axis_name(names), value_of_opt(&row[*c].2, *bytes).label)
+                })
                 .collect();
             out[*i] = format!("{} ({})", t.label, parts.join(", "));
         }
@@ -267,14 +270,20 @@ fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
     let first = tests.first()?;
     let metric = Metric::of_kind(first.spec.test);
     let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
-    let axes = varying(&table);
+    let mut axes = varying(&table);
     if axes.is_empty() {
         return None;
     }
+    // Sizes come first in `params`; as the last (fastest) axis they become the x axis.
+    axes.reverse();
     let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
     let grid_axes: Vec<GridAxis> = axes
         .iter()
-        .map(|(names, bytes, i)| GridAxis { name: axis_name(names), bytes: *bytes, values: distinct(&column(*i), *bytes) })
+        .map(|(names, bytes, i)| GridAxis {
+            name: axis_name(names),
+            bytes: *bytes,
+            values: distinct(&column(*i), *bytes),
+        })
         .collect();
     let mut cells: BTreeMap<Vec<usize>, Vec<f64>> = BTreeMap::new();
     for (row, t) in table.iter().zip(tests) {
@@ -326,7 +335,9 @@ fn value_of_opt(v: &Option<ParamValue>, bytes: bool) -> AxisValue {
 
 fn value_of(v: &ParamValue, bytes: bool) -> AxisValue {
     match v {
-        ParamValue::Int(n) if bytes => AxisValue { label: crate::plot::scale::size(*n as f64), num: Some(*n as f64) },
+        ParamValue::Int(n) if bytes => {
+            AxisValue { label: crate::plot::scale::size(*n as f64), num: Some(*n as f64) }
+        }
         ParamValue::Int(n) => AxisValue { label: n.to_string(), num: Some(*n as f64) },
         other => AxisValue { label: other.to_string(), num: None },
     }

@@ -28,13 +28,8 @@ pub fn document(runs: &[RunRecord]) -> String {
     charts::latency_section(&mut p, &tests);
     charts::cpu_section(&mut p, &tests);
     timelines_section(&mut p, runs);
-    let subtitle = format!(
-        "{} run{}, {} test{}",
-        runs.len(),
-        plural(runs.len()),
-        tests.len(),
-        plural(tests.len())
-    );
+    let subtitle =
+        format!("{} run{}, {} test{}", runs.len(), plural(runs.len()), tests.len(), plural(tests.len()));
     p.finish("tcplab report", &subtitle)
 }
 

@@ -35,10 +35,7 @@ pub enum Format {
 pub type Document = fn(&[results::RunRecord]) -> String;
 
 /// Report formats of whole runs: one line per format (id, renderer).
-pub const DOCUMENTS: &[(&str, Document)] = &[
-    ("html", html::document),
-    ("markdown", markdown::document),
-];
+pub const DOCUMENTS: &[(&str, Document)] = &[("html", html::document), ("markdown", markdown::document)];
 
 /// The renderer of report format `id`.
 pub fn document(id: &str) -> Option<Document> {

@@ -14,7 +14,13 @@ pub fn document(runs: &[RunRecord]) -> String {
     let mut o = String::from("# tcplab report\n");
     match runs {
         [run] => {
-            let _ = write!(o, "\n{} · `{}` · tcplab {}\n\n", tables::utc(run.started_unix_ms), code(&run.command_line.join(" ")), run.tool_version);
+            let _ = write!(
+                o,
+                "\n{} · `{}` · tcplab {}\n\n",
+                tables::utc(run.started_unix_ms),
+                code(&run.command_line.join(" ")),
+                run.tool_version
+            );
             if let Some(e) = &run.error {
                 let _ = writeln!(o, "**error:** {} ({})\n", cell(&e.message), cell(&e.code));
             }
@@ -22,7 +28,8 @@ pub fn document(runs: &[RunRecord]) -> String {
         _ => section(&mut o, "Runs", &tables::runs(runs)),
     }
     for (names, hosts) in tables::host_pairs(runs) {
-        let title = if runs.len() > 1 { format!("Hosts of run {}", names.join(", ")) } else { "Hosts".into() };
+        let title =
+            if runs.len() > 1 { format!("Hosts of run {}", names.join(", ")) } else { "Hosts".into() };
         section(&mut o, &title, &hosts);
     }
     let tests: Vec<&TestResult> = runs.iter().flat_map(|r| &r.tests).collect();
@@ -69,9 +76,12 @@ fn push_table(o: &mut String, t: &Table) {
     let head: Vec<String> = t.head.iter().map(|h| cell(h)).collect();
     let _ = writeln!(o, "| {} |", head.join(" | "));
     let numeric = |i: usize| {
-        t.rows.iter().all(|r| r.get(i).is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '–')))
+        t.rows
+            .iter()
+            .all(|r| r.get(i).is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '–')))
     };
-    let align: Vec<&str> = (0..t.head.len()).map(|i| if i > 0 && numeric(i) { "--:" } else { ":--" }).collect();
+    let align: Vec<&str> =
+        (0..t.head.len()).map(|i| if i > 0 && numeric(i) { "--:" } else { ":--" }).collect();
     let _ = writeln!(o, "|{}|", align.join("|"));
     for row in &t.rows {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();

@@ -4,10 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 use crate::fixture;
-use crate::plot::{AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, RefLine, Series, TickFormat};
+use crate::plot::{
+    AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, RefLine, Series, TickFormat,
+};
 
 fn line_chart() -> LineChart {
-    let mut c = LineChart::new("goodput vs write size", AxisSpec::sizes("write size (bytes)"), AxisSpec::linear("goodput (Gbit/s)"));
+    let mut c = LineChart::new(
+        "goodput vs write size",
+        AxisSpec::sizes("write size (bytes)"),
+        AxisSpec::linear("goodput (Gbit/s)"),
+    );
     c.legend = "window".into();
     c.peaks = true;
     for (i, w) in ["32K", "64K"].iter().enumerate() {
@@ -88,7 +94,8 @@ fn markdown_sweep() {
 fn html_is_self_contained_and_counts_its_plots() {
     let doc = crate::html::document(&fixture::loose_runs());
     for banned in ["<script", "http://", "https://", "@import", "url(", "<link", "<img"] {
-        let hits: Vec<_> = doc.match_indices(banned).filter(|(i, _)| !doc[..*i].ends_with("xmlns=\"")).collect();
+        let hits: Vec<_> =
+            doc.match_indices(banned).filter(|(i, _)| !doc[..*i].ends_with("xmlns=\"")).collect();
         assert!(hits.is_empty(), "{banned} in the report");
     }
     let plots = doc.matches("<svg class=\"plot\"").count();

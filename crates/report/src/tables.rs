@@ -106,7 +106,10 @@ pub fn hosts(run: &RunRecord) -> Table {
         ("CPU", both(&|h| h.cpu_model.clone())),
         ("CPUs", both(&|h| if h.cpus > 0 { h.cpus.to_string() } else { String::new() })),
         ("congestion control", both(&|h| cc(h))),
-        ("virtual machine", both(&|h| if h.hostname.is_empty() { String::new() } else { yes(h.virtualized) })),
+        (
+            "virtual machine",
+            both(&|h| if h.hostname.is_empty() { String::new() } else { yes(h.virtualized) }),
+        ),
         ("tcplab", both(&|h| h.tool_version.clone())),
     ];
     for (k, v) in rows {
@@ -131,7 +134,15 @@ fn yes(b: bool) -> String {
 /// One row per stream direction of every stream test.
 pub fn streams(tests: &[&TestResult]) -> Table {
     let mut t = Table::new(&[
-        "test", "direction", "goodput", "sender", "retr", "RTT min/mean/max", "busy", "rwnd-lim", "sndbuf-lim",
+        "test",
+        "direction",
+        "goodput",
+        "sender",
+        "retr",
+        "RTT min/mean/max",
+        "busy",
+        "rwnd-lim",
+        "sndbuf-lim",
         "writes/MB",
     ]);
     let labels = distinct_labels(tests);
@@ -164,7 +175,8 @@ pub fn streams(tests: &[&TestResult]) -> Table {
 
 /// One row per rr / crr test.
 pub fn rr(tests: &[&TestResult]) -> Table {
-    let mut t = Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
+    let mut t =
+        Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
     let labels = distinct_labels(tests);
     for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test != TestKind::TcpStream) {
         let Some(s) = &r.summary.rr else {
@@ -208,14 +220,19 @@ pub fn percentiles(tests: &[&TestResult]) -> Table {
 
 /// CPU on both ends of every test that measured it.
 pub fn cpu(tests: &[&TestResult]) -> Table {
-    let mut t = Table::new(&["test", "client CPU", "server CPU", "client SD", "server SD", "client M", "server M"]);
+    let mut t =
+        Table::new(&["test", "client CPU", "server CPU", "client SD", "server SD", "client M", "server M"]);
     for (r, label) in tests.iter().zip(distinct_labels(tests)) {
         let (l, s) = (r.summary.local_cost.as_ref(), r.summary.remote_cost.as_ref());
         if l.is_none() && s.is_none() {
             continue;
         }
-        let util = |c: Option<&results::CpuCost>| c.map_or("–".into(), |c| format!("{:.1}% ({:.2} cores)", c.util_pct, c.cores_busy));
-        let sd = |c: Option<&results::CpuCost>| c.map_or("–".into(), |c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit));
+        let util = |c: Option<&results::CpuCost>| {
+            c.map_or("–".into(), |c| format!("{:.1}% ({:.2} cores)", c.util_pct, c.cores_busy))
+        };
+        let sd = |c: Option<&results::CpuCost>| {
+            c.map_or("–".into(), |c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit))
+        };
         let m = |c: Option<&results::CpuCost>| c.and_then(|c| c.figure_of_merit).map_or("–".into(), sig3);
         t.rows.push(vec![label, util(l), util(s), sd(l), sd(s), m(l), m(s)]);
     }
@@ -237,13 +254,23 @@ pub fn warnings(tests: &[&TestResult]) -> Table {
         }
     }
     for (kind, names, w) in kinds {
-        let kind = serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        let shown = if names.len() > 3 { format!("{} and {} more", names[..3].join("; "), names.len() - 3) } else { names.join("; ") };
+        let kind =
+            serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let shown = if names.len() > 3 {
+            format!("{} and {} more", names[..3].join("; "), names.len() - 3)
+        } else {
+            names.join("; ")
+        };
         t.rows.push(vec![kind, shown, w.message.clone(), w.advice.clone()]);
     }
     for (r, label) in tests.iter().zip(&labels) {
         if let (Status::Failed | Status::Interrupted, Some(e)) = (r.status, &r.error) {
-            t.rows.push(vec![format!("{:?}", r.status).to_lowercase(), label.clone(), e.message.clone(), e.code.clone()]);
+            t.rows.push(vec![
+                format!("{:?}", r.status).to_lowercase(),
+                label.clone(),
+                e.message.clone(),
+                e.code.clone(),
+            ]);
         }
     }
     t
@@ -256,7 +283,11 @@ pub fn grid(g: &Grid) -> Table {
     };
     let others: Vec<usize> = (0..g.axes.len()).filter(|i| *i != x).collect();
     let corner = others.iter().map(|i| g.axes[*i].name.clone()).collect::<Vec<_>>().join(", ");
-    let mut head = vec![if corner.is_empty() { g.axes[x].name.clone() } else { format!("{corner} \\ {}", g.axes[x].name) }];
+    let mut head = vec![if corner.is_empty() {
+        g.axes[x].name.clone()
+    } else {
+        format!("{corner} \\ {}", g.axes[x].name)
+    }];
     head.extend(g.axes[x].values.iter().map(|v| v.label.clone()));
     let mut rows: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
     for p in &g.points {
@@ -273,8 +304,11 @@ pub fn grid(g: &Grid) -> Table {
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     let label = |key: &[usize]| -> String {
-        let parts: Vec<String> =
-            others.iter().zip(key).filter_map(|(a, v)| g.axes[*a].values.get(*v).map(|v| v.label.clone())).collect();
+        let parts: Vec<String> = others
+            .iter()
+            .zip(key)
+            .filter_map(|(a, v)| g.axes[*a].values.get(*v).map(|v| v.label.clone()))
+            .collect();
         parts.join(", ")
     };
     let metric = match g.metric {
@@ -315,7 +349,8 @@ fn pct(f: f64) -> String {
 
 fn failed_row(r: &TestResult, label: &str, width: usize) -> Vec<String> {
     let mut row = vec![label.to_string()];
-    let why = r.error.as_ref().map_or_else(|| format!("{:?}", r.status), |e| format!("failed: {}", e.message));
+    let why =
+        r.error.as_ref().map_or_else(|| format!("{:?}", r.status), |e| format!("failed: {}", e.message));
     row.push(why);
     row.resize(width, "–".into());
     row

@@ -35,7 +35,8 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// The format asked for or implied by the output file's extension.
     pub fn format(&self) -> ReportFormat {
-        let md = self.output.as_ref().and_then(|p| p.extension()).is_some_and(|e| e == "md" || e == "markdown");
+        let md =
+            self.output.as_ref().and_then(|p| p.extension()).is_some_and(|e| e == "md" || e == "markdown");
         self.format.unwrap_or(if md { ReportFormat::Markdown } else { ReportFormat::Html })
     }
 }

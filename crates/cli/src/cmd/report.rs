@@ -59,16 +59,22 @@ fn read_json(path: &Path) -> Result<Vec<RunRecord>> {
     } else {
         serde_json::from_value::<RunRecord>(value).map(|r| vec![r])
     };
-    parsed.with_context(|| format!("{} is not a tcplab run document (expected the output of --json)", path.display()))
+    parsed.with_context(|| {
+        format!("{} is not a tcplab run document (expected the output of --json)", path.display())
+    })
 }
 
 fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<RunRecord>> {
     let path: PathBuf = match db {
         Some(p) => p.to_path_buf(),
-        None => store::default_path().context("no archive path: set HOME or XDG_DATA_HOME, or give --db or --from")?,
+        None => store::default_path()
+            .context("no archive path: set HOME or XDG_DATA_HOME, or give --db or --from")?,
     };
     if !path.exists() {
-        bail!("no archive at {} (run a test first, or report on saved output with --from FILE.json)", path.display());
+        bail!(
+            "no archive at {} (run a test first, or report on saved output with --from FILE.json)",
+            path.display()
+        );
     }
     let store = store::Store::open(&path)?;
     let ids = if ids.is_empty() {

@@ -44,7 +44,8 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     if let Some(s) = embedded {
         s.shutdown();
     }
-    let report = a.output.report.as_ref().map(|p| (p, record(results.clone(), remote.clone(), None, started)));
+    let report =
+        a.output.report.as_ref().map(|p| (p, record(results.clone(), remote.clone(), None, started)));
     let code = finish(&live, results, remote, started)?;
     if let Some((path, run)) = report {
         crate::cmd::report::write_html(path, &run)?;

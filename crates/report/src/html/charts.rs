@@ -34,7 +34,11 @@ pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
 }
 
 /// Per-interval series of one side: `f` over the streams of `role` in each interval.
-fn side_series(m: &SideMeasurement, role: Role, f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>) -> Vec<Point> {
+fn side_series(
+    m: &SideMeasurement,
+    role: Role,
+    f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
+) -> Vec<Point> {
     let has_role = |s: &&StreamInterval| m.streams.iter().any(|st| st.index == s.index && st.role == role);
     m.intervals
         .iter()
@@ -65,7 +69,11 @@ fn directions(t: &TestResult, role: Role) -> Vec<(String, &SideMeasurement)> {
     out
 }
 
-fn series_of(t: &TestResult, role: Role, f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>) -> Vec<Series> {
+fn series_of(
+    t: &TestResult,
+    role: Role,
+    f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
+) -> Vec<Series> {
     directions(t, role)
         .into_iter()
         .map(|(name, m)| Series { name, points: side_series(m, role, f) })
@@ -88,7 +96,9 @@ fn time_axis() -> AxisSpec {
 }
 
 fn stream_timeline(p: &mut Page, t: &TestResult) {
-    let bps = |iv: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.bytes).sum::<u64>() as f64 * 8.0 / iv.len_s().max(1e-9));
+    let bps = |iv: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.bytes).sum::<u64>() as f64 * 8.0 / iv.len_s().max(1e-9))
+    };
     let mut thr = series_of(t, Role::Recv, &bps);
     if thr.is_empty() {
         thr = series_of(t, Role::Send, &bps);
@@ -96,7 +106,11 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     let max = thr.iter().flat_map(|s| &s.points).map(|p| p.y).fold(0.0, f64::max);
     let (div, unit) = rate_unit(max);
     thr.iter_mut().flat_map(|s| &mut s.points).for_each(|p| p.y /= div);
-    let mut c = LineChart::new(&format!("{}: goodput per interval", t.label), time_axis(), AxisSpec::linear(&format!("goodput ({unit})")));
+    let mut c = LineChart::new(
+        &format!("{}: goodput per interval", t.label),
+        time_axis(),
+        AxisSpec::linear(&format!("goodput ({unit})")),
+    );
     c.series = thr;
     c.refs = limit_lines(&[t], div);
     p.plot(&c.render());
@@ -104,8 +118,11 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
         let v: Vec<f64> = s.iter().filter(|x| x.rtt_us > 0).map(|x| f64::from(x.rtt_us)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    let cwnd = |_: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.cwnd_bytes).sum::<u64>() as f64 / 1024.0);
-    let retr = |_: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.retransmits).sum::<u64>() as f64);
+    let cwnd = |_: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.cwnd_bytes).sum::<u64>() as f64 / 1024.0)
+    };
+    let retr =
+        |_: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.retransmits).sum::<u64>() as f64);
     for (title, y, f) in [
         ("smoothed RTT", "RTT (µs)", &rtt as &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>),
         ("congestion window", "cwnd (KiB)", &cwnd),
@@ -118,29 +135,46 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
 }
 
 fn rr_timeline(p: &mut Page, t: &TestResult) {
-    let tps = |iv: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.transactions).sum::<u64>() as f64 / iv.len_s().max(1e-9));
+    let tps = |iv: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.transactions).sum::<u64>() as f64 / iv.len_s().max(1e-9))
+    };
     let unit = if t.spec.test == TestKind::TcpCrr { "connections/s" } else { "transactions/s" };
-    let mut c = LineChart::new(&format!("{}: {unit} per interval", t.label), time_axis(), AxisSpec::linear(unit));
+    let mut c =
+        LineChart::new(&format!("{}: {unit} per interval", t.label), time_axis(), AxisSpec::linear(unit));
     c.series = series_of(t, Role::Request, &tps);
     if c.series.is_empty() {
         let all = |iv: &Interval| Point::new(iv.end_s, iv.transactions() as f64 / iv.len_s().max(1e-9));
-        c.series = vec![Series { name: "client".into(), points: t.local.intervals.iter().map(all).collect() }];
+        c.series =
+            vec![Series { name: "client".into(), points: t.local.intervals.iter().map(all).collect() }];
     }
     p.plot(&c.render());
 }
 
 /// Latency CDFs of every rr/crr test with a distribution, and the percentile table.
 pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
-    let with_cdf: Vec<&TestResult> =
-        tests.iter().copied().filter(|t| t.summary.rr.as_ref().is_some_and(|r| !r.latency.cdf.is_empty())).collect();
+    let with_cdf: Vec<&TestResult> = tests
+        .iter()
+        .copied()
+        .filter(|t| t.summary.rr.as_ref().is_some_and(|r| !r.latency.cdf.is_empty()))
+        .collect();
     let table = tables::percentiles(tests);
     if with_cdf.is_empty() && table.is_empty() {
         return;
     }
     p.section("latency", "Latency");
     if !with_cdf.is_empty() {
-        let x = AxisSpec { label: "round-trip latency (µs, log scale)".into(), kind: ScaleKind::Log10, format: TickFormat::Number, zero: false };
-        let y = AxisSpec { label: "fraction of transactions ≤ latency".into(), kind: ScaleKind::Linear, format: TickFormat::Percent, zero: true };
+        let x = AxisSpec {
+            label: "round-trip latency (µs, log scale)".into(),
+            kind: ScaleKind::Log10,
+            format: TickFormat::Number,
+            zero: false,
+        };
+        let y = AxisSpec {
+            label: "fraction of transactions ≤ latency".into(),
+            kind: ScaleKind::Linear,
+            format: TickFormat::Percent,
+            zero: true,
+        };
         let mut c = LineChart::new("Latency distribution (CDF)", x, y);
         c.markers = false;
         c.legend = "test".into();
@@ -172,18 +206,29 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
         .take(BAR_MAX_TESTS)
         .collect();
     if measured.len() < tests.len().min(BAR_MAX_TESTS) || measured.len() == BAR_MAX_TESTS {
-        p.para("note", &format!("Bars show the first {} tests with CPU figures; the table has all.", measured.len()));
+        p.para(
+            "note",
+            &format!("Bars show the first {} tests with CPU figures; the table has all.", measured.len()),
+        );
     }
     p.open_row();
     p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", &measured, &|c| Some(c.util_pct)));
-    let streams: Vec<&TestResult> = measured.iter().copied().filter(|t| t.spec.test == TestKind::TcpStream).collect();
-    let rr: Vec<&TestResult> = measured.iter().copied().filter(|t| t.spec.test != TestKind::TcpStream).collect();
+    let streams: Vec<&TestResult> =
+        measured.iter().copied().filter(|t| t.spec.test == TestKind::TcpStream).collect();
+    let rr: Vec<&TestResult> =
+        measured.iter().copied().filter(|t| t.spec.test != TestKind::TcpStream).collect();
     if !streams.is_empty() {
-        p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &|c| Some(c.service_demand_us)));
-        p.plot(&cost_bars("Figure of merit M", "M (Mbit/s per CPU-core busy)", &streams, &|c| c.figure_of_merit));
+        p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &|c| {
+            Some(c.service_demand_us)
+        }));
+        p.plot(&cost_bars("Figure of merit M", "M (Mbit/s per CPU-core busy)", &streams, &|c| {
+            c.figure_of_merit
+        }));
     }
     if !rr.is_empty() {
-        p.plot(&cost_bars("Service demand, request/response", "µs of CPU per transaction", &rr, &|c| Some(c.service_demand_us)));
+        p.plot(&cost_bars("Service demand, request/response", "µs of CPU per transaction", &rr, &|c| {
+            Some(c.service_demand_us)
+        }));
     }
     p.close_row();
     p.table(&table, true);
@@ -191,7 +236,12 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
     p.end_section();
 }
 
-fn cost_bars(title: &str, y: &str, tests: &[&TestResult], f: &dyn Fn(&results::CpuCost) -> Option<f64>) -> String {
+fn cost_bars(
+    title: &str,
+    y: &str,
+    tests: &[&TestResult],
+    f: &dyn Fn(&results::CpuCost) -> Option<f64>,
+) -> String {
     let side = |name: &str, get: &dyn Fn(&TestResult) -> Option<&results::CpuCost>| BarSeries {
         name: name.into(),
         values: tests.iter().map(|t| get(t).and_then(f)).collect(),

@@ -7,7 +7,9 @@ use results::{RunRecord, TestResult};
 use super::charts::{limit_lines, rate_unit};
 use super::page::Page;
 use crate::grid::{Grid, GridAxis, Metric};
-use crate::plot::{AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, ScaleKind, Series, TickFormat};
+use crate::plot::{
+    AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, ScaleKind, Series, TickFormat,
+};
 use crate::tables;
 
 /// The section, when `runs` hold any grid.
@@ -19,7 +21,12 @@ pub fn section(p: &mut Page, runs: &[RunRecord]) {
     let tests: Vec<&TestResult> = runs.iter().flat_map(|r| &r.tests).collect();
     p.section("sweeps", "Sweeps and grids");
     for g in &grids {
-        p.h3(&format!("{} · {} point{}", g.title, g.points.len(), if g.points.len() == 1 { "" } else { "s" }));
+        p.h3(&format!(
+            "{} · {} point{}",
+            g.title,
+            g.points.len(),
+            if g.points.len() == 1 { "" } else { "s" }
+        ));
         let (div, unit) = unit_of(g);
         p.open_row();
         match g.x_axis() {
@@ -85,11 +92,21 @@ fn curve_label(g: &Grid, x: usize, coords: &[usize]) -> String {
 fn curves(g: &Grid, x: usize, (div, unit): (f64, &str), tests: &[&TestResult]) -> String {
     let mut c = LineChart::new(&g.title, x_spec(&g.axes[x]), AxisSpec::linear(&metric_name(g, unit)));
     c.peaks = true;
-    c.legend = g.axes.iter().enumerate().filter(|(i, _)| *i != x).map(|(_, a)| a.name.clone()).collect::<Vec<_>>().join(", ");
+    c.legend = g
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != x)
+        .map(|(_, a)| a.name.clone())
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut keys: Vec<Vec<usize>> = Vec::new();
     for pt in &g.points {
-        let key: Vec<usize> = pt.coords.iter().enumerate().filter(|(i, _)| *i != x).map(|(_, c)| *c).collect();
-        let Some(xv) = pt.coords.get(x).and_then(|i| g.axes[x].values.get(*i)).and_then(|v| v.num) else { continue };
+        let key: Vec<usize> =
+            pt.coords.iter().enumerate().filter(|(i, _)| *i != x).map(|(_, c)| *c).collect();
+        let Some(xv) = pt.coords.get(x).and_then(|i| g.axes[x].values.get(*i)).and_then(|v| v.num) else {
+            continue;
+        };
         let idx = match keys.iter().position(|k| *k == key) {
             Some(i) => i,
             None => {
@@ -140,7 +157,10 @@ fn bars(g: &Grid, (div, unit): (f64, &str)) -> String {
         y_label: metric_name(g, unit),
         y_format: TickFormat::Number,
         categories,
-        series: vec![BarSeries { name: "mean".into(), values: g.points.iter().map(|pt| Some(pt.mean / div)).collect() }],
+        series: vec![BarSeries {
+            name: "mean".into(),
+            values: g.points.iter().map(|pt| Some(pt.mean / div)).collect(),
+        }],
     }
     .render()
 }

@@ -80,9 +80,19 @@ impl BarChart {
                 let top = f.y(ys.frac(v));
                 let x = first + bar_w * i as f64;
                 let tip = format!("{cat} · {}: {}", s.name, value(v, self.y_format));
-                svg.rect((x + 1.0, top.min(zero)), (bar_w - 2.0, (zero - top).abs()), palette::colour(i), Some(&tip));
+                svg.rect(
+                    (x + 1.0, top.min(zero)),
+                    (bar_w - 2.0, (zero - top).abs()),
+                    palette::colour(i),
+                    Some(&tip),
+                );
                 if bar_w >= 28.0 {
-                    svg.text((x + bar_w / 2.0, top.min(zero) - 4.0), Anchor::Middle, &value(v, self.y_format), "font-size=\"10\"");
+                    svg.text(
+                        (x + bar_w / 2.0, top.min(zero) - 4.0),
+                        Anchor::Middle,
+                        &value(v, self.y_format),
+                        "font-size=\"10\"",
+                    );
                 }
             }
             if rotate {

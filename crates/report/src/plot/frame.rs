@@ -45,7 +45,12 @@ impl Frame {
 
     /// The title, centred above the plotting area.
     pub fn title(&self, svg: &mut Svg, title: &str) {
-        svg.text(((self.left + self.right) / 2.0, 20.0), Anchor::Middle, title, "font-size=\"14\" font-weight=\"600\"");
+        svg.text(
+            ((self.left + self.right) / 2.0, 20.0),
+            Anchor::Middle,
+            title,
+            "font-size=\"14\" font-weight=\"600\"",
+        );
     }
 
     /// Horizontal grid lines, y ticks and the y-axis title.
@@ -119,12 +124,30 @@ pub fn marker(svg: &mut Svg, i: usize, (x, y): (f64, f64), colour: &str, tooltip
         0 => svg.circle((x, y), r, colour, tooltip),
         1 => svg.rect((x - r, y - r), (2.0 * r, 2.0 * r), colour, tooltip),
         2 => {
-            let d = format!("M{} {}L{} {}L{} {}Z", num(x), num(y - r - 1.0), num(x + r + 0.5), num(y + r), num(x - r - 0.5), num(y + r));
+            let d = format!(
+                "M{} {}L{} {}L{} {}Z",
+                num(x),
+                num(y - r - 1.0),
+                num(x + r + 0.5),
+                num(y + r),
+                num(x - r - 0.5),
+                num(y + r)
+            );
             svg.path(&d, colour, "none", tooltip);
         }
         _ => {
             let q = r + 1.0;
-            let d = format!("M{} {}L{} {}L{} {}L{} {}Z", num(x), num(y - q), num(x + q), num(y), num(x), num(y + q), num(x - q), num(y));
+            let d = format!(
+                "M{} {}L{} {}L{} {}L{} {}Z",
+                num(x),
+                num(y - q),
+                num(x + q),
+                num(y),
+                num(x),
+                num(y + q),
+                num(x - q),
+                num(y)
+            );
             svg.path(&d, colour, "none", tooltip);
         }
     }

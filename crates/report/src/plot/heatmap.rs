@@ -72,7 +72,10 @@ impl Heatmap {
                     svg.rect((x, y), (w, h), "#eeeeee", Some("not measured"));
                     continue;
                 };
-                let tip = format!("{} {}, {} {}: {}", self.x_label, self.columns[c], self.y_label, self.rows[r], cell.text);
+                let tip = format!(
+                    "{} {}, {} {}: {}",
+                    self.x_label, self.columns[c], self.y_label, self.rows[r], cell.text
+                );
                 svg.rect((x, y), (w, h), &palette::sequential(t(cell.value)), Some(&tip));
                 if w >= 30.0 && h >= 14.0 {
                     let ink = format!("fill=\"{}\" font-size=\"11\"", palette::ink_on(t(cell.value)));
@@ -85,7 +88,13 @@ impl Heatmap {
         }
         if let Some((x, y)) = peak {
             svg.open_group("peak");
-            let d = format!("M{a} {b}h{w}v{h}h-{w}Z", a = super::svg::num(x + 1.5), b = super::svg::num(y + 1.5), w = super::svg::num(w - 3.0), h = super::svg::num(h - 3.0));
+            let d = format!(
+                "M{a} {b}h{w}v{h}h-{w}Z",
+                a = super::svg::num(x + 1.5),
+                b = super::svg::num(y + 1.5),
+                w = super::svg::num(w - 3.0),
+                h = super::svg::num(h - 3.0)
+            );
             svg.path(&d, "none", "#D55E00", Some("peak"));
             svg.close_group();
         }

@@ -231,7 +231,13 @@ fn ring(x: f64, y: f64, r: f64) -> String {
 
 /// A value written as its axis writes ticks, with a little more precision.
 pub fn value(v: f64, format: TickFormat) -> String {
-    let step = if v.abs() >= 100.0 { 1.0 } else if v.abs() >= 10.0 { 0.1 } else { 0.01 };
+    let step = if v.abs() >= 100.0 {
+        1.0
+    } else if v.abs() >= 10.0 {
+        0.1
+    } else {
+        0.01
+    };
     label(v, step, format)
 }
 

@@ -125,7 +125,8 @@ impl Svg {
 
     /// A filled circle with an optional tooltip.
     pub fn circle(&mut self, (x, y): (f64, f64), r: f64, fill: &str, tooltip: Option<&str>) {
-        let _ = write!(self.buf, "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{fill}\"", num(x), num(y), num(r));
+        let _ =
+            write!(self.buf, "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{fill}\"", num(x), num(y), num(r));
         self.close_shape("circle", tooltip);
     }
 
@@ -200,7 +201,9 @@ mod tests {
         s.circle((1.0, 1.0), 2.0, "#fff", Some("c"));
         s.circle((1.0, 1.0), 2.0, "#fff", None);
         let out = s.finish();
-        assert!(out.contains("<rect x=\"0\" y=\"0\" width=\"1\" height=\"1\" fill=\"#000\"><title>a &amp; b</title></rect>"));
+        assert!(out.contains(
+            "<rect x=\"0\" y=\"0\" width=\"1\" height=\"1\" fill=\"#000\"><title>a &amp; b</title></rect>"
+        ));
         assert!(out.contains("<title>c</title></circle>"));
         assert!(out.contains("r=\"2\" fill=\"#fff\"/>"));
         assert!(out.ends_with("</svg>"));
