@@ -1,8 +1,13 @@
-//! Renderers of results: human text ([`text`]), one JSON document ([`json`]) and NDJSON
-//! events ([`ndjson`]). Only this crate knows output formats; each is a pure function of
-//! `results` values, so it is snapshot-testable.
+//! Renderers of results: human text ([`text`]), one JSON document ([`json`]), NDJSON
+//! events ([`ndjson`]), CSV ([`csv`]), sweep grids ([`grid`]), repetition blocks
+//! ([`confidence`]) and run comparisons ([`compare`]). Only this crate knows output
+//! formats; each is a pure function of `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
 
+pub mod compare;
+pub mod confidence;
+pub mod csv;
+pub mod grid;
 pub mod json;
 pub mod ndjson;
 pub mod text;
