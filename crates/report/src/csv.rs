@@ -113,10 +113,8 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         opt(s.rcvbuf),
         opt(s.remote_sndbuf),
         opt(s.remote_rcvbuf),
-        (!sm.directions.is_empty()).then(|| sm.goodput_bps().to_string()).unwrap_or_default(),
-        (!sm.directions.is_empty())
-            .then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>().to_string())
-            .unwrap_or_default(),
+        opt((!sm.directions.is_empty()).then(|| sm.goodput_bps())),
+        opt((!sm.directions.is_empty()).then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>())),
         sm.directions.iter().map(|d| d.retransmits).sum::<u64>().to_string(),
         opt(sm.rr.as_ref().map(|r| r.trans_per_s)),
         opt(lat.map(|l| l.p50_us)),
