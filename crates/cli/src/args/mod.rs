@@ -7,6 +7,12 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod archive;
+pub mod sweep;
+
+pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
+pub use sweep::SweepArgs;
+
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
 #[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
@@ -29,6 +35,16 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
+    Sweep(SweepArgs),
+    /// Recent runs in the archive.
+    History(HistoryArgs),
+    /// One stored run in full (table, --json, --csv).
+    Show(ShowArgs),
+    /// Stored runs as CSV or JSON.
+    Export(ExportArgs),
+    /// Two stored runs side by side: differences, confidence intervals, verdicts.
+    Compare(CompareArgs),
 }
 
 /// `tcplab server`.
@@ -74,6 +90,10 @@ pub struct ClientArgs {
     pub ipv6: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub confidence: ConfidenceArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Output selection.
@@ -206,4 +226,6 @@ pub struct RunArgs {
     pub time_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
