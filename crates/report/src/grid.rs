@@ -1,371 +1,220 @@
-//! Parameter grids to plot: a sweep's axes and points, or a grid found in loose results
-//! (tests of one kind whose specs differ in one or more parameters, e.g. several saved
-//! `--json` runs with different `-l` and `-w`). Both become a [`Grid`], which the HTML and
-//! markdown renderers draw as curves, heatmaps and tables.
+//! The sweep grid as a text table: rows are the combinations of every axis but the last,
+//! columns the last axis's values. Each row's peak is marked `*`, and the contiguous run of
+//! columns around it within [`BEST_TOLERANCE`] of the peak (the "best" sizes, as seed 000
+//! concluded 4 KB…16 KB) is marked `+`; a line per row names both.
 
-use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-use results::{ParamValue, RunRecord, TestKind, TestResult, TestSpec};
+use results::{RunRecord, Sweep};
 
-/// What a grid's values measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Goodput, bit/s.
-    GoodputBps,
-    /// Transactions (or connections) per second.
-    TransPerS,
+use crate::units::sig3;
+
+/// A cell within this fraction of its row's peak counts as "best".
+pub const BEST_TOLERANCE: f64 = 0.05;
+
+/// The grid of `run`'s sweep; empty when the run is not a sweep.
+pub fn table(run: &RunRecord) -> String {
+    let Some(sweep) = &run.sweep else { return String::new() };
+    let Some(last) = sweep.plan.axes.last() else { return String::new() };
+    let cols = last.values.len().max(1);
+    let rows = sweep.plan.len() / cols;
+    let (scale, unit) = scale_of(&sweep.plan.metric);
+    let cells = cell_values(sweep, scale);
+    let labels: Vec<String> = (0..rows).map(|r| row_label(sweep, r, cols)).collect();
+    let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(last.name.len() + 2);
+    let heads: Vec<String> = last.values.iter().map(|v| v.to_string()).collect();
+    let cw = heads.iter().map(String::len).max().unwrap_or(0).max(7) + 2;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it",
+        sweep.plan.metric,
+        last.name,
+        BEST_TOLERANCE * 100.0
+    );
+    let _ = write!(o, "{:<lw$}", format!("{} →", last.name));
+    for h in &heads {
+        let _ = write!(o, "{h:>cw$}");
+    }
+    o.push('\n');
+    let mut notes = Vec::new();
+    for (r, label) in labels.iter().enumerate() {
+        let row = &cells[r * cols..(r + 1) * cols];
+        let marks = marks(row);
+        let _ = write!(o, "{label:<lw$}");
+        for (v, m) in row.iter().zip(&marks) {
+            let text = v.map(|x| format!("{}{m}", sig3(x))).unwrap_or_else(|| "-".into());
+            let _ = write!(o, "{text:>cw$}");
+        }
+        o.push('\n');
+        notes.push(row_note(label, row, &heads, &last.name, unit));
+    }
+    for n in notes.into_iter().flatten() {
+        let _ = writeln!(o, "{n}");
+    }
+    o
 }
 
-impl Metric {
-    /// From a sweep plan's metric id.
-    pub fn from_id(id: &str) -> Metric {
-        if id == "trans_per_s" {
-            Metric::TransPerS
-        } else {
-            Metric::GoodputBps
+fn scale_of(metric: &str) -> (f64, &'static str) {
+    match metric {
+        "goodput_bps" => (1e-6, "Mbit/s"),
+        "trans_per_s" => (1.0, "transactions/s"),
+        _ => (1.0, ""),
+    }
+}
+
+fn cell_values(sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
+    let mut cells = vec![None; sweep.plan.len()];
+    for p in &sweep.points {
+        if let Some(c) = cells.get_mut(p.index as usize) {
+            *c = Some(p.headline.mean * scale);
         }
     }
+    cells
+}
 
-    /// The metric of one test.
-    pub fn of_kind(kind: TestKind) -> Metric {
-        match kind {
-            TestKind::TcpStream => Metric::GoodputBps,
-            _ => Metric::TransPerS,
-        }
-    }
-
-    /// The value of this metric in a result.
-    pub fn value(self, r: &TestResult) -> Option<f64> {
-        let v = match self {
-            Metric::GoodputBps if !r.summary.directions.is_empty() => r.summary.goodput_bps(),
-            Metric::TransPerS => r.summary.rr.as_ref()?.trans_per_s,
-            Metric::GoodputBps => return None,
-        };
-        v.is_finite().then_some(v)
+fn row_label(sweep: &Sweep, row: usize, cols: usize) -> String {
+    let coords = coords(sweep, row * cols);
+    let axes = &sweep.plan.axes[..sweep.plan.axes.len().saturating_sub(1)];
+    let parts: Vec<String> = axes
+        .iter()
+        .zip(coords)
+        .map(|(a, i)| format!("{}={}", a.name, a.values.get(i).map(|v| v.to_string()).unwrap_or_default()))
+        .collect();
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        parts.join(" ")
     }
 }
 
-/// One value an axis takes: its label and, when numeric, its number.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AxisValue {
-    /// As shown (`64K`, `cubic`, `default`).
-    pub label: String,
-    /// As a number, when it is one.
-    pub num: Option<f64>,
-}
-
-/// One parameter of a grid.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GridAxis {
-    /// Name for people (`write size`, `window`); tied parameters joined with `=`.
-    pub name: String,
-    /// Byte sizes (log-2 axis, `64K` labels).
-    pub bytes: bool,
-    /// Values in order.
-    pub values: Vec<AxisValue>,
-}
-
-impl GridAxis {
-    /// Whether every value is a number (so the axis can be an x axis).
-    pub fn numeric(&self) -> bool {
-        self.values.iter().all(|v| v.num.is_some())
-    }
-}
-
-/// One measured point: its coordinates (indices into each axis) and the estimate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GridPoint {
-    /// Index into each axis's values.
-    pub coords: Vec<usize>,
-    /// Mean of the metric.
-    pub mean: f64,
-    /// Half-width of its confidence interval, when repeated.
-    pub half_width: Option<f64>,
-    /// Measurements behind the mean.
-    pub n: usize,
-}
-
-/// A grid of results to draw.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Grid {
-    /// Title (`tcp-stream forward sweep`).
-    pub title: String,
-    /// What the values are.
-    pub metric: Metric,
-    /// Parameters that vary, slowest first.
-    pub axes: Vec<GridAxis>,
-    /// Points measured.
-    pub points: Vec<GridPoint>,
-}
-
-impl Grid {
-    /// The axis to draw along x: the numeric one with most values (the last on ties,
-    /// which varies fastest in a sweep).
-    pub fn x_axis(&self) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (i, a) in self.axes.iter().enumerate().filter(|(_, a)| a.numeric()) {
-            if best.is_none_or(|b| a.values.len() >= self.axes[b].values.len()) {
-                best = Some(i);
-            }
-        }
-        best
-    }
-
-    /// The grid of a sweep run, if the run is one.
-    pub fn from_sweep(run: &RunRecord) -> Option<Grid> {
-        let sweep = run.sweep.as_ref()?;
-        let axes = sweep
-            .plan
-            .axes
-            .iter()
-            .map(|a| {
-                let mut names = vec![a.name.clone()];
-                names.extend(a.tied.iter().cloned());
-                let bytes = is_size_param(&a.name);
-                let values = a.values.iter().map(|v| value_of(v, bytes)).collect();
-                GridAxis { name: names.join("="), bytes, values }
-            })
-            .collect();
-        let points = sweep
-            .points
-            .iter()
-            .filter(|p| p.headline.mean.is_finite())
-            .map(|p| GridPoint {
-                coords: p.coords.iter().map(|c| *c as usize).collect(),
-                mean: p.headline.mean,
-                half_width: (p.headline.half_width > 0.0).then_some(p.headline.half_width),
-                n: p.headline.values.len().max(1),
-            })
-            .collect();
-        let title = format!("{} sweep", spec_title(&sweep.plan.base));
-        Some(Grid { title, metric: Metric::from_id(&sweep.plan.metric), axes, points })
-    }
-
-    /// The grids of `runs`: each sweep's, then those found among the other runs' tests.
-    pub fn all(runs: &[RunRecord]) -> Vec<Grid> {
-        let mut out: Vec<Grid> = runs.iter().filter_map(Grid::from_sweep).collect();
-        let loose: Vec<&TestResult> =
-            runs.iter().filter(|r| r.sweep.is_none()).flat_map(|r| &r.tests).collect();
-        out.extend(Grid::derive(&loose));
-        out
-    }
-
-    /// Grids found among loose results: per test kind and direction, the spec parameters
-    /// that differ between tests (parameters that always change together become one axis).
-    /// Repeated settings are averaged, with a 95 % confidence interval.
-    pub fn derive(tests: &[&TestResult]) -> Vec<Grid> {
-        let mut groups: BTreeMap<String, Vec<&TestResult>> = BTreeMap::new();
-        for t in tests {
-            groups.entry(spec_title(&t.spec)).or_default().push(t);
-        }
-        groups.into_iter().filter_map(|(title, ts)| derive_one(title, &ts)).collect()
-    }
-}
-
-/// `tcp-stream forward`, `tcp-rr`.
-fn spec_title(s: &TestSpec) -> String {
-    match s.test {
-        TestKind::TcpStream => {
-            let dir = serde_json::to_value(s.direction).ok().and_then(|v| v.as_str().map(String::from));
-            format!("{} {}", s.test.id(), dir.unwrap_or_default())
-        }
-        k => k.id().to_string(),
-    }
-}
-
-/// Parameters of a spec that a grid may vary: name, byte size?, value.
-fn params(s: &TestSpec) -> Vec<(&'static str, bool, Option<ParamValue>)> {
-    let int = |v: u32| Some(ParamValue::Int(u64::from(v)));
-    let opt = |v: Option<u32>| v.map(|v| ParamValue::Int(u64::from(v)));
-    vec![
-        ("write size", true, int(s.send_len)),
-        ("read size", true, int(s.recv_len)),
-        ("request", true, int(s.request_len)),
-        ("response", true, int(s.response_len)),
-        ("sndbuf", true, opt(s.sndbuf)),
-        ("rcvbuf", true, opt(s.rcvbuf)),
-        ("server sndbuf", true, opt(s.remote_sndbuf)),
-        ("server rcvbuf", true, opt(s.remote_rcvbuf)),
-        ("mss", true, opt(s.mss)),
-        ("streams", false, int(s.parallel)),
-        ("burst", false, int(s.burst)),
-        ("nodelay", false, Some(ParamValue::Bool(s.nodelay))),
-        ("congestion", false, s.congestion.clone().map(ParamValue::Text)),
-    ]
-}
-
-/// Parameters of `tests` that differ: (names of parameters changing together, byte
-/// sizes?, column index in [`params`]).
-type Varying = Vec<(Vec<&'static str>, bool, usize)>;
-
-/// A name for parameters that change together: the usual name of a known group (`-w` sets
-/// all four socket buffers), else the first name with the rest in parentheses.
-fn axis_name(names: &[&str]) -> String {
-    const GROUPS: [(&[&str], &str); 4] = [
-        (&["sndbuf", "rcvbuf", "server sndbuf", "server rcvbuf"], "window"),
-        (&["write size", "read size"], "write size"),
-        (&["request", "response"], "request=response"),
-        (&["sndbuf", "rcvbuf"], "client buffers"),
-    ];
-    if let Some((_, name)) = GROUPS.iter().find(|(g, _)| *g == names) {
-        return name.to_string();
-    }
-    match names {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [first, rest @ ..] => format!("{first} (= {})", rest.join(", ")),
-    }
-}
-
-fn varying(table: &[Vec<(&'static str, bool, Option<ParamValue>)>]) -> Varying {
-    let count = table.first().map_or(0, Vec::len);
-    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
-    let mut axes: Varying = Vec::new();
-    for i in 0..count {
-        let col = column(i);
-        if col.iter().all(|v| *v == col[0]) {
-            continue;
-        }
-        match axes.iter_mut().find(|(_, _, j)| same_partition(&column(*j), &col)) {
-            Some(axis) => axis.0.push(table[0][i].0),
-            None => axes.push((vec![table[0][i].0], table[0][i].1, i)),
-        }
-    }
-    axes
-}
-
-/// Labels that tell tests apart: each test's label, plus, where several tests share a
-/// label, the parameters that differ between them (`stream (write size 1K, sndbuf=rcvbuf 32K)`).
-pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
-    let mut out: Vec<String> = tests.iter().map(|t| t.label.clone()).collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for t in tests {
-        if seen.contains(&t.label.as_str()) {
-            continue;
-        }
-        seen.push(&t.label);
-        let members: Vec<usize> = (0..tests.len()).filter(|i| tests[*i].label == t.label).collect();
-        if members.len() < 2 {
-            continue;
-        }
-        let table: Vec<_> = members.iter().map(|i| params(&tests[*i].spec)).collect();
-        let axes = varying(&table);
-        if axes.is_empty() {
-            continue;
-        }
-        for (row, i) in table.iter().zip(&members) {
-            let parts: Vec<String> = axes
-                .iter()
-                .map(|(names, bytes, c)| {
-                    format!("{} {}", axis_name(names), value_of_opt(&row[*c].2, *bytes).label)
-                })
-                .collect();
-            out[*i] = format!("{} ({})", t.label, parts.join(", "));
-        }
+fn coords(sweep: &Sweep, index: usize) -> Vec<usize> {
+    let mut rest = index;
+    let mut out = vec![0; sweep.plan.axes.len()];
+    for (c, a) in out.iter_mut().zip(&sweep.plan.axes).rev() {
+        let n = a.values.len().max(1);
+        *c = rest % n;
+        rest /= n;
     }
     out
 }
 
-fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
-    let first = tests.first()?;
-    let metric = Metric::of_kind(first.spec.test);
-    let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
-    let mut axes = varying(&table);
-    if axes.is_empty() {
-        return None;
+/// `*` on the peak, `+` on the contiguous neighbours within the tolerance, `" "` elsewhere.
+fn marks(row: &[Option<f64>]) -> Vec<&'static str> {
+    let mut m = vec![" "; row.len()];
+    let Some((peak_i, peak)) = peak(row) else { return m };
+    let (lo, hi) = best_range(row, peak_i, peak);
+    for x in &mut m[lo..=hi] {
+        *x = "+";
     }
-    // Sizes come first in `params`; as the last (fastest) axis they become the x axis.
-    axes.reverse();
-    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
-    let grid_axes: Vec<GridAxis> = axes
-        .iter()
-        .map(|(names, bytes, i)| GridAxis {
-            name: axis_name(names),
-            bytes: *bytes,
-            values: distinct(&column(*i), *bytes),
-        })
-        .collect();
-    let mut cells: BTreeMap<Vec<usize>, Vec<f64>> = BTreeMap::new();
-    for (row, t) in table.iter().zip(tests) {
-        let Some(v) = metric.value(t) else { continue };
-        let coords: Option<Vec<usize>> = axes
+    m[peak_i] = "*";
+    m
+}
+
+fn peak(row: &[Option<f64>]) -> Option<(usize, f64)> {
+    row.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+fn best_range(row: &[Option<f64>], at: usize, peak: f64) -> (usize, usize) {
+    let good = |i: usize| row.get(i).copied().flatten().is_some_and(|v| v >= peak * (1.0 - BEST_TOLERANCE));
+    let (mut lo, mut hi) = (at, at);
+    while lo > 0 && good(lo - 1) {
+        lo -= 1;
+    }
+    while good(hi + 1) {
+        hi += 1;
+    }
+    (lo, hi)
+}
+
+fn row_note(label: &str, row: &[Option<f64>], heads: &[String], col: &str, unit: &str) -> Option<String> {
+    let (at, peak) = peak(row)?;
+    let (lo, hi) = best_range(row, at, peak);
+    let head = |i: usize| heads.get(i).cloned().unwrap_or_default();
+    Some(format!(
+        "{label}: peak {} {unit} at {col}={}; best {col}={}…{}",
+        sig3(peak),
+        head(at),
+        head(lo),
+        head(hi)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{Axis, Estimate, HostInfo, ParamValue, SweepPlan, SweepPoint, TestKind, TestSpec};
+
+    fn axis(name: &str, v: &[u64]) -> Axis {
+        Axis {
+            name: name.into(),
+            tied: Vec::new(),
+            values: v.iter().map(|n| ParamValue::Int(*n)).collect(),
+            text: String::new(),
+        }
+    }
+
+    fn run(values: &[Option<f64>]) -> RunRecord {
+        let plan = SweepPlan {
+            base: TestSpec::new(TestKind::TcpStream),
+            axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[1, 2, 4, 8])],
+            confidence: None,
+            metric: "goodput_bps".into(),
+        };
+        let points = values
             .iter()
-            .zip(&grid_axes)
-            .map(|((_, bytes, i), ga)| {
-                let label = value_of_opt(&row[*i].2, *bytes).label;
-                ga.values.iter().position(|v| v.label == label)
+            .enumerate()
+            .filter_map(|(i, v)| {
+                v.map(|mean| SweepPoint {
+                    index: i as u32,
+                    coords: Vec::new(),
+                    params: Vec::new(),
+                    test_index: 0,
+                    headline: Estimate { mean: mean * 1e6, ..Estimate::default() },
+                    met: true,
+                })
             })
             .collect();
-        let Some(coords) = coords else { continue };
-        cells.entry(coords).or_default().push(v);
-    }
-    let points = cells.into_iter().map(|(coords, vs)| point(coords, &vs)).collect();
-    Some(Grid { title, metric, axes: grid_axes, points })
-}
-
-/// Whether two columns split the tests the same way (one value of `a` ⇔ one value of `b`).
-fn same_partition(a: &[Option<ParamValue>], b: &[Option<ParamValue>]) -> bool {
-    let n = a.len().min(b.len());
-    (0..n).all(|i| (0..n).all(|j| (a[i] == a[j]) == (b[i] == b[j])))
-}
-
-fn distinct(col: &[Option<ParamValue>], bytes: bool) -> Vec<AxisValue> {
-    let mut vals: Vec<AxisValue> = Vec::new();
-    for v in col {
-        let av = value_of_opt(v, bytes);
-        if !vals.iter().any(|x| x.label == av.label) {
-            vals.push(av);
+        RunRecord {
+            tool_version: String::new(),
+            command_line: Vec::new(),
+            started_unix_ms: 0,
+            local_host: HostInfo::default(),
+            remote_host: None,
+            tests: Vec::new(),
+            error: None,
+            id: None,
+            sweep: Some(Sweep { plan, points, complete: false }),
         }
     }
-    vals.sort_by(|a, b| match (a.num, b.num) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Greater,
-        (None, Some(_)) => std::cmp::Ordering::Less,
-        (None, None) => a.label.cmp(&b.label),
-    });
-    vals
-}
 
-fn value_of_opt(v: &Option<ParamValue>, bytes: bool) -> AxisValue {
-    match v {
-        Some(v) => value_of(v, bytes),
-        None => AxisValue { label: "default".into(), num: None },
+    #[test]
+    fn marks_peak_and_best_interval_per_row() {
+        let t = table(&run(&[
+            Some(10.0),
+            Some(97.0),
+            Some(100.0),
+            Some(50.0),
+            Some(5.0),
+            None,
+            Some(7.0),
+            Some(6.9),
+        ]));
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].starts_with("len →"), "{t}");
+        assert!(
+            lines[2].starts_with("rcvbuf=4096") && lines[2].contains("97.0+") && lines[2].contains("100*"),
+            "{t}"
+        );
+        assert!(lines[3].contains('-') && lines[3].contains("7.00*") && lines[3].contains("6.90+"), "{t}");
+        assert!(t.contains("rcvbuf=4096: peak 100 Mbit/s at len=4; best len=2…4"), "{t}");
+        assert!(t.contains("rcvbuf=8192: peak 7.00 Mbit/s at len=4; best len=4…8"), "{t}");
     }
-}
 
-fn value_of(v: &ParamValue, bytes: bool) -> AxisValue {
-    match v {
-        ParamValue::Int(n) if bytes => {
-            AxisValue { label: crate::plot::scale::size(*n as f64), num: Some(*n as f64) }
-        }
-        ParamValue::Int(n) => AxisValue { label: n.to_string(), num: Some(*n as f64) },
-        other => AxisValue { label: other.to_string(), num: None },
-    }
-}
-
-/// Whether a sweep parameter (command-line name) is a byte size.
-fn is_size_param(name: &str) -> bool {
-    ["len", "buf", "window", "size", "mss", "request", "response"].iter().any(|k| name.contains(k))
-}
-
-fn point(coords: Vec<usize>, vs: &[f64]) -> GridPoint {
-    let n = vs.len();
-    let mean = vs.iter().sum::<f64>() / n.max(1) as f64;
-    let half_width = (n > 1).then(|| {
-        let var = vs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        t95(n - 1) * (var / n as f64).sqrt()
-    });
-    GridPoint { coords, mean, half_width, n }
-}
-
-/// Two-sided 95 % Student-t quantile for `df` degrees of freedom.
-fn t95(df: usize) -> f64 {
-    const T: [f64; 10] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
-    match df {
-        0 => f64::NAN,
-        1..=10 => T[df - 1],
-        11..=20 => 2.086 + (2.228 - 2.086) * (20 - df) as f64 / 10.0,
-        21..=30 => 2.042 + (2.086 - 2.042) * (30 - df) as f64 / 10.0,
-        _ => 1.96,
+    #[test]
+    fn not_a_sweep_is_empty() {
+        let mut r = run(&[]);
+        r.sweep = None;
+        assert_eq!(table(&r), "");
     }
 }

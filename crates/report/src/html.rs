@@ -10,7 +10,7 @@ mod page;
 use results::{RunRecord, TestResult};
 
 use crate::extras;
-use crate::grid::distinct_labels;
+use crate::param_grid::distinct_labels;
 use crate::tables;
 use page::Page;
 

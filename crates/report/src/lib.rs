@@ -1,15 +1,21 @@
 //! Renderers of results: human text ([`text`]), one JSON document ([`json`]), NDJSON
-//! events ([`ndjson`]), and reports of whole runs ([`DOCUMENTS`]: a self-contained [`html`]
-//! page with [`plot`]s, [`markdown`]). Only this crate knows output formats; each is a pure
-//! function of `results` values, so it is snapshot-testable.
+//! events ([`ndjson`]), CSV ([`csv`]), sweep grids ([`grid`]), repetition blocks
+//! ([`confidence`]), run comparisons ([`compare`]) and reports of whole runs
+//! ([`DOCUMENTS`]: a self-contained [`html`] page with [`plot`]s, [`markdown`]). Only this
+//! crate knows output formats; each is a pure function of `results` values, so it is
+//! snapshot-testable.
 #![forbid(unsafe_code)]
 
+pub mod compare;
+pub mod confidence;
+pub mod csv;
 pub mod extras;
 pub mod grid;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod ndjson;
+pub mod param_grid;
 pub mod plot;
 pub mod tables;
 pub mod text;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use results::{RunRecord, TestResult};
 
 use crate::extras;
-use crate::grid::Grid;
+use crate::param_grid::Grid;
 use crate::tables::{self, Table};
 
 /// The report of `runs` as markdown.

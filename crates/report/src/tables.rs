@@ -3,7 +3,7 @@
 
 use results::{HostInfo, RunRecord, Status, TestKind, TestResult};
 
-use crate::grid::{distinct_labels, Grid, Metric};
+use crate::param_grid::{distinct_labels, Grid, Metric};
 use crate::units::{bytes, count, micros, rate, sig3};
 
 /// A header and rows of cells.

@@ -85,6 +85,9 @@ pub fn test_summary(r: &TestResult) -> String {
     if r.summary.local_cost.as_ref().is_some_and(|c| c.figure_of_merit.is_some()) {
         let _ = writeln!(o, "  (M = goodput in Mbit/s ÷ CPU-cores busy on that host, all CPUs counted; service demand = µs of CPU per KB moved)");
     }
+    if let Some(rep) = &r.repetition {
+        o.push_str(&crate::confidence::block(rep));
+    }
     for w in &r.warnings {
         let _ = writeln!(o, "  warning: {} — {}", w.message, w.advice);
     }

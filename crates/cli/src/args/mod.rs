@@ -7,6 +7,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod archive;
+pub mod sweep;
+
+pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
+pub use sweep::SweepArgs;
 pub mod report;
 
 /// tcplab: how fast is this path or host, and why not faster.
@@ -31,6 +36,16 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
+    Sweep(SweepArgs),
+    /// Recent runs in the archive.
+    History(HistoryArgs),
+    /// One stored run in full (table, --json, --csv).
+    Show(ShowArgs),
+    /// Stored runs as CSV or JSON.
+    Export(ExportArgs),
+    /// Two stored runs side by side: differences, confidence intervals, verdicts.
+    Compare(CompareArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
 }
@@ -78,6 +93,10 @@ pub struct ClientArgs {
     pub ipv6: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub confidence: ConfidenceArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Output selection.
@@ -213,4 +232,6 @@ pub struct RunArgs {
     pub time_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }

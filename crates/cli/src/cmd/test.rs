@@ -1,4 +1,5 @@
-//! `tcplab stream`, `rr`, `crr`: one test, live output, summary, exit code.
+//! `tcplab stream`, `rr`, `crr`: one test (repeated until confident with `-I`), live output,
+//! summary, archive, exit code.
 
 use std::process::ExitCode;
 
@@ -9,13 +10,19 @@ use results::{Status, TestSpec};
 
 use crate::args::ClientArgs;
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
+use crate::recorder::{status_of, Recorder};
+use crate::repeat;
 use crate::settings::client_options;
 
 /// Runs `spec` against the server in `client`.
 pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitCode> {
     let started = now_unix_ms();
+    let target = repeat::target(&client.confidence)?;
+    let mut rec = Recorder::open(&client.store)?;
+    let server = format!("{}:{}", client.host, client.port);
+    rec.begin(&record(Vec::new(), None, None, started), store::RunKind::Test, &server)?;
     let mut live = Live::new(format_of(&client.output));
-    let (result, remote) = engine::run_test(&client_options(client), &spec, &mut live, stop);
+    let (result, remote) = repeat::run(&client_options(client), &spec, target.as_ref(), &mut live, stop);
     live.hosts(&netio::host::host_info(), remote.as_ref());
     live.test_done(&result, true);
     let failure = match (&result.status, &result.error) {
@@ -23,12 +30,16 @@ pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitC
         (_, Some(e)) => Some(e.message.clone()),
         (_, None) => Some("interrupted".to_string()),
     };
-    let run = record(vec![result], remote, None, started);
+    rec.remote_host(remote.as_ref())?;
+    rec.test(&result)?;
+    rec.finish(status_of(std::slice::from_ref(&result)), result.error.as_ref())?;
+    let mut doc = record(vec![result], remote, None, started);
+    doc.id = rec.run_id();
     if live.format() == Format::Json {
-        emit(&json::document(&run));
+        emit(&json::document(&doc));
     }
     if let Some(path) = &client.output.report {
-        crate::cmd::report::write_html(path, &run)?;
+        crate::cmd::report::write_html(path, &doc)?;
     }
     match failure {
         None => Ok(ExitCode::SUCCESS),

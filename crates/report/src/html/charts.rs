@@ -4,7 +4,7 @@ use results::{Interval, Role, SideMeasurement, StreamInterval, TestKind, TestRes
 
 use super::page::Page;
 use crate::extras;
-use crate::grid::distinct_labels;
+use crate::param_grid::distinct_labels;
 use crate::plot::{AxisSpec, BarChart, BarSeries, LineChart, Point, RefLine, ScaleKind, Series, TickFormat};
 use crate::tables;
 use crate::units::rate;

@@ -6,7 +6,7 @@ use results::{RunRecord, TestResult};
 
 use super::charts::{limit_lines, rate_unit};
 use super::page::Page;
-use crate::grid::{Grid, GridAxis, Metric};
+use crate::param_grid::{Grid, GridAxis, Metric};
 use crate::plot::{
     AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, ScaleKind, Series, TickFormat,
 };
