@@ -1,6 +1,6 @@
 //! End to end: `tcplab report` and `--report FILE` on real results from a real server on
-//! 127.0.0.1 — stream tests over a 2 × 2 grid of write size × window and an rr test, saved
-//! as `--json` and from the archive — rendered and opened in headless Chromium.
+//! 127.0.0.1 — a 2 × 2 sweep with repetition and an rr test from the archive, and a grid of
+//! separately run stream tests saved as `--json` — rendered and opened in headless Chromium.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 #[path = "support/chromium.rs"]
@@ -50,9 +50,15 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
+/// The archive of a test: inside its temporary directory.
+fn db(dir: &Path) -> String {
+    dir.join("results.db").display().to_string()
+}
+
 /// Runs one client test with `--json`, saving the document under `dir`.
 fn save(srv: &ServerProc, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let mut all = vec![args[0], "127.0.0.1", "-p", &srv.port, "-t", "0.4", "-i", "0.1", "--json"];
+    let db = db(dir);
+    let mut all = vec![args[0], "127.0.0.1", "-p", &srv.port, "-t", "0.4", "-i", "0.1", "--json", "--db", &db];
     all.extend_from_slice(&args[1..]);
     let json = ok(&tcplab(&all));
     let path = dir.join(format!("{name}.json"));
@@ -64,23 +70,58 @@ fn plots_in(html: &str) -> usize {
     html.matches("<svg class=\"plot\"").count()
 }
 
+fn run_id(json_file: &Path) -> String {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json_file).unwrap()).unwrap();
+    v["id"].as_i64().expect("stored runs carry their archive id").to_string()
+}
+
 #[test]
-fn grid_and_rr_report_renders_in_chromium() {
+fn sweep_and_rr_report_renders_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, path) = (db(dir.path()), |name: &str| dir.path().join(name).display().to_string());
+    let (sweep_html, rr_html, both_html) = (path("sweep.html"), path("rr.html"), path("both.html"));
+    let sweep = ok(&tcplab(&[
+        "sweep", "--vary", "len=1K,16K", "--vary", "window=64K,256K", "-t", "0.3", "-i", "0.1",
+        "--iterations", "2,2", "--json", "--db", &db, "--report", &sweep_html,
+    ]));
+    std::fs::write(path("sweep.json"), sweep).unwrap();
+    let srv = ServerProc::start();
+    let rr = save(&srv, dir.path(), "rr", &["rr", "-r", "64,64", "--report", &rr_html]);
+    let (sweep_id, rr_id) = (run_id(Path::new(&path("sweep.json"))), run_id(&rr));
+    let out = tcplab(&["report", &sweep_id, &rr_id, "--db", &db, "-o", &both_html]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 run(s), 5 test(s)"));
+    let both = std::fs::read_to_string(&both_html).unwrap();
+    assert!(both.contains("tcp-stream forward sweep · 4 points") && both.contains("len \\ window"), "sweep grid");
+    assert!(both.contains("Error bars and ± values"), "repetition gives confidence intervals");
+    // Sweep: curves + heatmap; latency CDF; CPU: utilisation, stream SD, M, rr SD; the rr
+    // test's timeline (sweep points have none).
+    let expected = 2 + 1 + 4 + 1;
+    assert_eq!(plots_in(&both), expected);
+    assert!(both.contains(&format!("data-plots=\"{expected}\"")));
+    chromium::assert_renders(Path::new(&both_html), dir.path(), expected);
+    // `sweep --report`: curves, heatmap, CPU utilisation, SD, M.
+    assert_eq!(plots_in(&std::fs::read_to_string(&sweep_html).unwrap()), 5);
+    chromium::assert_renders(Path::new(&sweep_html), dir.path(), 5);
+    // `rr --report`: CDF, CPU utilisation, rr SD, one timeline.
+    assert_eq!(plots_in(&std::fs::read_to_string(&rr_html).unwrap()), 4);
+    chromium::assert_renders(Path::new(&rr_html), dir.path(), 4);
+    // Without ids: the last run.
+    let last = ok(&tcplab(&["report", "--db", &db, "--format", "markdown"]));
+    assert!(last.contains("rr 64/64") && !last.contains("sweep"), "{last}");
+}
+
+#[test]
+fn grid_of_saved_json_runs_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let srv = ServerProc::start();
     let mut files = Vec::new();
     for len in ["1K", "16K"] {
         for window in ["64K", "256K"] {
-            files.push(save(
-                &srv,
-                dir.path(),
-                &format!("s{len}{window}"),
-                &["stream", "-l", len, "-w", window],
-            ));
+            files.push(save(&srv, dir.path(), &format!("s{len}{window}"), &["stream", "-l", len, "-w", window]));
         }
     }
-    let rr_html = dir.path().join("rr.html");
-    files.push(save(&srv, dir.path(), "rr", &["rr", "-r", "64,64", "--report", rr_html.to_str().unwrap()]));
+    files.push(save(&srv, dir.path(), "rr", &["rr", "-r", "64,64"]));
     let report = dir.path().join("report.html");
     let mut args = vec!["report".to_string(), "-o".into(), report.display().to_string()];
     for f in &files {
@@ -95,12 +136,7 @@ fn grid_and_rr_report_renders_in_chromium() {
     // timelines: 4 stream tests × 4 + 1 rr test.
     let expected = 2 + 1 + 4 + 4 * 4 + 1;
     assert_eq!(plots_in(&html), expected);
-    assert!(html.contains(&format!("data-plots=\"{expected}\"")));
     chromium::assert_renders(&report, dir.path(), expected);
-    // The single test's --report: CDF, CPU utilisation, rr SD, one timeline.
-    let rr = std::fs::read_to_string(&rr_html).unwrap();
-    assert_eq!(plots_in(&rr), 4);
-    chromium::assert_renders(&rr_html, dir.path(), 4);
 }
 
 #[test]
@@ -123,24 +159,6 @@ fn markdown_report_of_saved_output() {
     let out = dir.path().join("r.md");
     ok(&tcplab(&["report", "--from", a.to_str().unwrap(), "-o", out.to_str().unwrap()]));
     assert!(std::fs::read_to_string(out).unwrap().contains("## Stream tests"));
-}
-
-#[test]
-fn report_of_an_archived_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = ServerProc::start();
-    let saved = save(&srv, dir.path(), "rr", &["rr", "-r", "1,1"]);
-    let run: results::RunRecord = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
-    let db = dir.path().join("results.db");
-    let mut store = store::Store::open(&db).unwrap();
-    let id = store.begin_run(&run, store::RunKind::Test, &run.tests[0].server).unwrap();
-    store.add_test(id, &run.tests[0]).unwrap();
-    store.finish_run(id, store::RunStatus::Complete, None, run.started_unix_ms + 1000).unwrap();
-    drop(store);
-    let html = ok(&tcplab(&["report", &id.to_string(), "--db", db.to_str().unwrap()]));
-    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("rr 1/1"));
-    let last = ok(&tcplab(&["report", "--db", db.to_str().unwrap(), "--format", "markdown"]));
-    assert!(last.contains("rr 1/1"), "without ids: the last run");
 }
 
 #[test]

@@ -131,7 +131,9 @@ impl LineChart {
         let pts = || self.series.iter().flat_map(|s| &s.points);
         let xv: Vec<f64> = pts().map(|p| p.x).collect();
         let xs = Scale::fit(self.x.kind, &xv, self.x.zero, self.x.format);
-        let mut yv: Vec<f64> = pts().filter(|p| xs.shows(p.x)).flat_map(|p| bar_ends(p)).collect();
+        // On an axis from zero, non-negative data keep it: error bars are cut at 0.
+        let floor = if self.y.zero { 0.0 } else { f64::NEG_INFINITY };
+        let mut yv: Vec<f64> = pts().filter(|p| xs.shows(p.x)).flat_map(|p| bar_ends(p, floor)).collect();
         yv.extend(self.refs.iter().map(|r| r.y));
         if self.peaks && self.y.kind == ScaleKind::Linear {
             // Room above the highest point for its peak label.
@@ -202,8 +204,9 @@ impl LineChart {
     }
 }
 
-fn bar_ends(p: &Point) -> Vec<f64> {
+fn bar_ends(p: &Point, floor: f64) -> Vec<f64> {
     match p.err.filter(|e| e.is_finite()) {
+        Some(e) if p.y >= floor => vec![(p.y - e).max(floor), p.y + e],
         Some(e) => vec![p.y - e, p.y + e],
         None => vec![p.y],
     }
@@ -264,6 +267,14 @@ mod tests {
         assert!(s.contains("class=\"peak\""));
         assert!(s.contains("link limit 40 Mbit/s"));
         assert!(s.contains("64K: message size (bytes) = 4K, Mbit/s = 30.0 ± 2.00"));
+    }
+
+    #[test]
+    fn error_bars_do_not_pull_a_zero_based_axis_below_zero() {
+        let mut c = chart();
+        c.series[0].points = vec![Point { x: 1024.0, y: 1.0, err: Some(3.0) }, Point::new(2048.0, 2.0)];
+        let (_, ys) = c.scales();
+        assert_eq!(ys.lo, 0.0);
     }
 
     #[test]
