@@ -58,7 +58,8 @@ fn db(dir: &Path) -> String {
 /// Runs one client test with `--json`, saving the document under `dir`.
 fn save(srv: &ServerProc, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let db = db(dir);
-    let mut all = vec![args[0], "127.0.0.1", "-p", &srv.port, "-t", "0.4", "-i", "0.1", "--json", "--db", &db];
+    let mut all =
+        vec![args[0], "127.0.0.1", "-p", &srv.port, "-t", "0.4", "-i", "0.1", "--json", "--db", &db];
     all.extend_from_slice(&args[1..]);
     let json = ok(&tcplab(&all));
     let path = dir.join(format!("{name}.json"));
@@ -81,8 +82,22 @@ fn sweep_and_rr_report_renders_in_chromium() {
     let (db, path) = (db(dir.path()), |name: &str| dir.path().join(name).display().to_string());
     let (sweep_html, rr_html, both_html) = (path("sweep.html"), path("rr.html"), path("both.html"));
     let sweep = ok(&tcplab(&[
-        "sweep", "--vary", "len=1K,16K", "--vary", "window=64K,256K", "-t", "0.3", "-i", "0.1",
-        "--iterations", "2,2", "--json", "--db", &db, "--report", &sweep_html,
+        "sweep",
+        "--vary",
+        "len=1K,16K",
+        "--vary",
+        "window=64K,256K",
+        "-t",
+        "0.3",
+        "-i",
+        "0.1",
+        "--iterations",
+        "2,2",
+        "--json",
+        "--db",
+        &db,
+        "--report",
+        &sweep_html,
     ]));
     std::fs::write(path("sweep.json"), sweep).unwrap();
     let srv = ServerProc::start();
@@ -92,7 +107,10 @@ fn sweep_and_rr_report_renders_in_chromium() {
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 run(s), 5 test(s)"));
     let both = std::fs::read_to_string(&both_html).unwrap();
-    assert!(both.contains("tcp-stream forward sweep · 4 points") && both.contains("len \\ window"), "sweep grid");
+    assert!(
+        both.contains("tcp-stream forward sweep · 4 points") && both.contains("len \\ window"),
+        "sweep grid"
+    );
     assert!(both.contains("Error bars and ± values"), "repetition gives confidence intervals");
     // Sweep: curves + heatmap; latency CDF; CPU: utilisation, stream SD, M, rr SD; the rr
     // test's timeline (sweep points have none).
@@ -118,7 +136,12 @@ fn grid_of_saved_json_runs_renders_in_chromium() {
     let mut files = Vec::new();
     for len in ["1K", "16K"] {
         for window in ["64K", "256K"] {
-            files.push(save(&srv, dir.path(), &format!("s{len}{window}"), &["stream", "-l", len, "-w", window]));
+            files.push(save(
+                &srv,
+                dir.path(),
+                &format!("s{len}{window}"),
+                &["stream", "-l", len, "-w", window],
+            ));
         }
     }
     files.push(save(&srv, dir.path(), "rr", &["rr", "-r", "64,64"]));

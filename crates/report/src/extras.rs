@@ -27,8 +27,11 @@ pub struct Entry {
 /// Top-level result fields that are shown as generic sections when present.
 const SECTIONS: [&str; 4] = ["diagnosis", "limit", "model", "emulator"];
 
-/// Sections present in a result: (field name, its entries flattened).
-pub fn sections(r: &TestResult) -> Vec<(String, Vec<Entry>)> {
+/// Generic sections of a result: (field name, its entries flattened).
+pub type Sections = Vec<(String, Vec<Entry>)>;
+
+/// Sections present in a result.
+pub fn sections(r: &TestResult) -> Sections {
     let Ok(Value::Object(map)) = serde_json::to_value(r) else { return Vec::new() };
     map.iter()
         .filter(|(k, v)| SECTIONS.iter().any(|s| k.contains(s)) && !v.is_null())

@@ -88,7 +88,7 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
 
 fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
     let labels = distinct_labels(tests);
-    let found: Vec<(&TestResult, &String, Vec<(String, Vec<extras::Entry>)>)> = tests
+    let found: Vec<(&TestResult, &String, extras::Sections)> = tests
         .iter()
         .zip(&labels)
         .map(|(t, l)| (*t, l, extras::sections(t)))

@@ -218,17 +218,17 @@ fn axis_name(names: &[&str]) -> String {
 }
 
 fn varying(table: &[Vec<(&'static str, bool, Option<ParamValue>)>]) -> Varying {
-    let count = table.first().map_or(0, Vec::len);
     let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
     let mut axes: Varying = Vec::new();
-    for i in 0..count {
+    let Some(first) = table.first() else { return Vec::new() };
+    for (i, (name, bytes, _)) in first.iter().enumerate() {
         let col = column(i);
         if col.iter().all(|v| *v == col[0]) {
             continue;
         }
         match axes.iter_mut().find(|(_, _, j)| same_partition(&column(*j), &col)) {
-            Some(axis) => axis.0.push(table[0][i].0),
-            None => axes.push((vec![table[0][i].0], table[0][i].1, i)),
+            Some(axis) => axis.0.push(name),
+            None => axes.push((vec![name], *bytes, i)),
         }
     }
     axes

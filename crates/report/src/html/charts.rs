@@ -236,6 +236,21 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
     p.end_section();
 }
 
+/// `a (x)`, `a (y)` → `x`, `y` when every label shares the part before the parenthesis.
+fn short_labels(labels: Vec<String>) -> Vec<String> {
+    let split = |l: &str| -> Option<(String, String)> {
+        let (head, rest) = l.split_once(" (")?;
+        Some((head.to_string(), rest.strip_suffix(')')?.to_string()))
+    };
+    let parts: Option<Vec<(String, String)>> = labels.iter().map(|l| split(l)).collect();
+    match parts {
+        Some(p) if p.len() > 1 && p.iter().all(|(h, _)| *h == p[0].0) => {
+            p.into_iter().map(|(_, v)| v).collect()
+        }
+        _ => labels,
+    }
+}
+
 fn cost_bars(
     title: &str,
     y: &str,
@@ -250,7 +265,7 @@ fn cost_bars(
         title: title.into(),
         y_label: y.into(),
         y_format: TickFormat::Number,
-        categories: distinct_labels(tests),
+        categories: short_labels(distinct_labels(tests)),
         series: vec![
             side("client", &|t| t.summary.local_cost.as_ref()),
             side("server", &|t| t.summary.remote_cost.as_ref()),

@@ -63,7 +63,7 @@ impl Page {
         for row in &t.rows {
             self.body.push_str("<tr>");
             for (i, c) in row.iter().enumerate() {
-                let tag = if i == 0 && !t.head.first().is_some_and(|h| !h.is_empty()) { "th" } else { "td" };
+                let tag = if i == 0 && t.head.first().is_none_or(|h| h.is_empty()) { "th" } else { "td" };
                 let _ = write!(self.body, "<{tag}>{}</{tag}>", esc(c));
             }
             self.body.push_str("</tr>\n");

@@ -96,9 +96,10 @@ impl BarChart {
                 }
             }
             if rotate {
-                let (x, y) = (centre + 4.0, f.bottom + 12.0);
-                let turn = format!("transform=\"rotate(-35 {} {})\"", num(x), num(y));
-                svg.text((x, y), Anchor::End, &clip(cat, 40), &turn);
+                // Slanted down to the right: the free space is under the legend, not left of the axis.
+                let (x, y) = (centre - 3.0, f.bottom + 12.0);
+                let turn = format!("transform=\"rotate(35 {} {})\"", num(x), num(y));
+                svg.text((x, y), Anchor::Start, &clip(cat, 30), &turn);
             } else {
                 svg.text((centre, f.bottom + 17.0), Anchor::Middle, cat, "");
             }

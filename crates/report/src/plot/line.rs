@@ -166,7 +166,9 @@ impl LineChart {
         }
         for p in &shown {
             if let Some(e) = p.err.filter(|e| e.is_finite() && *e > 0.0) {
-                error_bar(svg, f, ys, at(p).0, (p.y - e, p.y + e), colour);
+                // Curves' bars at one x are set a little apart so they do not hide each other.
+                let dodge = (i as f64 - (self.series.len() as f64 - 1.0) / 2.0) * 4.0;
+                error_bar(svg, f, ys, at(p).0 + dodge, (p.y - e, p.y + e), colour);
             }
             if self.markers || shown.len() == 1 {
                 marker(svg, i, at(p), colour, Some(&self.tooltip(s, p)));

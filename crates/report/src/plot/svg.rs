@@ -28,7 +28,7 @@ pub fn num(v: f64) -> String {
     }
     let s = format!("{v:.1}");
     match s.strip_suffix(".0") {
-        Some(int) if int == "-0" => "0".into(),
+        Some("-0") => "0".into(),
         Some(int) => int.to_string(),
         None => s,
     }
@@ -65,9 +65,9 @@ impl Svg {
     /// Starts a plot of `width` × `height` px whose accessible name is `title`.
     pub fn new(width: f64, height: f64, title: &str) -> Svg {
         let mut buf = String::new();
-        let _ = write!(
+        let _ = writeln!(
             buf,
-            "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" font-family=\"system-ui, sans-serif\" font-size=\"12\"><title>{t}</title>\n",
+            "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" font-family=\"system-ui, sans-serif\" font-size=\"12\"><title>{t}</title>",
             w = num(width),
             h = num(height),
             t = esc(title)
