@@ -87,25 +87,36 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
 }
 
 fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
-    let labels = distinct_labels(tests);
-    let found: Vec<(&TestResult, &String, extras::Sections)> = tests
+    let values: Vec<serde_json::Value> = tests.iter().map(|t| extras::value_of(t)).collect();
+    diagnosis_of(p, &distinct_labels(tests), &values);
+}
+
+/// The diagnosis section from results' serde forms (labels in the same order).
+fn diagnosis_of(p: &mut Page, labels: &[String], values: &[serde_json::Value]) {
+    let found: Vec<(&String, &serde_json::Value, Vec<extras::Section>)> = labels
         .iter()
-        .zip(&labels)
-        .map(|(t, l)| (*t, l, extras::sections(t)))
+        .zip(values)
+        .map(|(l, v)| (l, v, extras::sections_of(v)))
         .filter(|(_, _, s)| !s.is_empty())
         .collect();
     if found.is_empty() {
         return;
     }
     p.section("diagnosis", "Diagnosis and limits");
-    for (t, label, sections) in found {
+    for (label, value, sections) in found {
         p.h3(label);
-        if let Some(text) = extras::diagnosis_text(t) {
-            p.para("diagnosis", &text);
+        for line in extras::diagnosis_of(value) {
+            p.para("diagnosis", &line);
         }
-        for (name, entries) in sections {
-            let rows = entries.into_iter().map(|e| vec![format!("{name}.{}", e.key), e.value]).collect();
-            p.table(&tables::Table { head: vec![String::new(), String::new()], rows }, false);
+        for section in sections {
+            p.open_details(&section.name, section.name.starts_with("diagnos"));
+            for (caption, table) in &section.tables {
+                if !caption.is_empty() {
+                    p.para("note", caption);
+                }
+                p.table(table, false);
+            }
+            p.close_details();
         }
     }
     p.end_section();
@@ -128,4 +139,30 @@ fn timelines_section(p: &mut Page, runs: &[RunRecord]) {
         p.close_details();
     }
     p.end_section();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream result with fields shaped like the `model` helper's diagnosis and reference
+    /// and the emulator's counters (not yet in `results` on this branch).
+    #[test]
+    fn diagnosis_and_limits_render_from_added_fields() {
+        let mut v = extras::value_of(&crate::fixture::stream(8192, 65536, 1.0));
+        let added = serde_json::json!({
+            "reference": {"kind": "link", "description": "atm:oc3c · ipv4:tcp", "limit_bps": 1.345e8},
+            "diagnosis": [{"direction": "client→server",
+                "primary": {"cause": "receive-window", "weight": 0.93, "evidence": "rwnd-limited 93% of busy time; 64 KB / 0.3 ms RTT", "advice": "raise -w"},
+                "contributing": []}],
+            "emu": {"path": "atm:oc3c", "directions": [{"direction": "a→b", "offered": {"packets": 10}}]}
+        });
+        if let (Some(o), serde_json::Value::Object(a)) = (v.as_object_mut(), added) {
+            o.extend(a);
+        }
+        let mut p = Page::new();
+        diagnosis_of(&mut p, &["stream".to_string()], &[v]);
+        let html = p.finish("t", "");
+        insta::assert_snapshot!(html.split("<main>").nth(1).unwrap_or_default());
+    }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use results::{RunRecord, TestResult};
 
 use crate::extras;
-use crate::param_grid::Grid;
+use crate::param_grid::{distinct_labels, Grid};
 use crate::tables::{self, Table};
 
 /// The report of `runs` as markdown.
@@ -54,20 +54,23 @@ fn section(o: &mut String, title: &str, t: &Table) {
 }
 
 fn diagnosis(o: &mut String, tests: &[&TestResult]) {
-    for t in tests {
+    for (t, label) in tests.iter().zip(distinct_labels(tests)) {
         let sections = extras::sections(t);
         if sections.is_empty() {
             continue;
         }
-        let _ = write!(o, "\n## Diagnosis: {}\n\n", cell(&t.label));
-        if let Some(text) = extras::diagnosis_text(t) {
-            let _ = writeln!(o, "> {}\n", cell(&text));
+        let _ = write!(o, "\n## Diagnosis: {}\n\n", cell(&label));
+        for line in extras::diagnosis_lines(t) {
+            let _ = writeln!(o, "> {}\n", cell(&line));
         }
-        let mut table = Table { head: vec!["field".into(), "value".into()], rows: Vec::new() };
-        for (name, entries) in sections {
-            table.rows.extend(entries.into_iter().map(|e| vec![format!("{name}.{}", e.key), e.value]));
+        for section in sections {
+            for (caption, table) in &section.tables {
+                let caption = if caption.is_empty() { &section.name } else { caption };
+                let _ = writeln!(o, "**{}**\n", cell(caption));
+                push_table(o, table);
+                o.push('\n');
+            }
         }
-        push_table(o, &table);
     }
 }
 

@@ -27,7 +27,7 @@ pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
     let mut out: Vec<RefLine> = Vec::new();
     for l in tests.iter().flat_map(|t| extras::limits(t)) {
         if !out.iter().any(|r| (r.y - l.bps / div).abs() < 1e-9) {
-            out.push(RefLine { y: l.bps / div, label: format!("limit {} ({})", rate(l.bps), l.path) });
+            out.push(RefLine { y: l.bps / div, label: format!("{}: {}", l.label, rate(l.bps)) });
         }
     }
     out
