@@ -71,6 +71,15 @@ fn plots_in(html: &str) -> usize {
     html.matches("<svg class=\"plot\"").count()
 }
 
+/// The report at `path` holds `expected` plots, says so, and renders them all in Chromium.
+fn check_plots(path: &Path, work: &Path, expected: usize) -> String {
+    let html = std::fs::read_to_string(path).unwrap();
+    assert_eq!(plots_in(&html), expected, "{}", path.display());
+    assert!(html.contains(&format!("data-plots=\"{expected}\"")));
+    chromium::assert_renders(path, work, expected);
+    html
+}
+
 fn run_id(json_file: &Path) -> String {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json_file).unwrap()).unwrap();
     v["id"].as_i64().expect("stored runs carry their archive id").to_string()
@@ -106,24 +115,18 @@ fn sweep_and_rr_report_renders_in_chromium() {
     let out = tcplab(&["report", &sweep_id, &rr_id, "--db", &db, "-o", &both_html]);
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 run(s), 5 test(s)"));
-    let both = std::fs::read_to_string(&both_html).unwrap();
+    // Sweep: curves + heatmap; latency CDF; CPU: utilisation, stream SD, M, rr SD; the rr
+    // test's timeline (sweep points have none).
+    let both = check_plots(Path::new(&both_html), dir.path(), 2 + 1 + 4 + 1);
     assert!(
         both.contains("tcp-stream forward sweep · 4 points") && both.contains("len \\ window"),
         "sweep grid"
     );
     assert!(both.contains("Error bars and ± values"), "repetition gives confidence intervals");
-    // Sweep: curves + heatmap; latency CDF; CPU: utilisation, stream SD, M, rr SD; the rr
-    // test's timeline (sweep points have none).
-    let expected = 2 + 1 + 4 + 1;
-    assert_eq!(plots_in(&both), expected);
-    assert!(both.contains(&format!("data-plots=\"{expected}\"")));
-    chromium::assert_renders(Path::new(&both_html), dir.path(), expected);
     // `sweep --report`: curves, heatmap, CPU utilisation, SD, M.
-    assert_eq!(plots_in(&std::fs::read_to_string(&sweep_html).unwrap()), 5);
-    chromium::assert_renders(Path::new(&sweep_html), dir.path(), 5);
+    check_plots(Path::new(&sweep_html), dir.path(), 5);
     // `rr --report`: CDF, CPU utilisation, rr SD, one timeline.
-    assert_eq!(plots_in(&std::fs::read_to_string(&rr_html).unwrap()), 4);
-    chromium::assert_renders(Path::new(&rr_html), dir.path(), 4);
+    check_plots(Path::new(&rr_html), dir.path(), 4);
     // Without ids: the last run.
     let last = ok(&tcplab(&["report", "--db", &db, "--format", "markdown"]));
     assert!(last.contains("rr 64/64") && !last.contains("sweep"), "{last}");
@@ -153,13 +156,10 @@ fn grid_of_saved_json_runs_renders_in_chromium() {
     let out = tcplab(&args.iter().map(String::as_str).collect::<Vec<_>>());
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("5 run(s), 5 test(s)"));
-    let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("window \\ write size"), "the 2 × 2 grid is tabulated");
     // Grid: curves + heatmap; latency CDF; CPU: utilisation, stream SD, M, rr SD;
     // timelines: 4 stream tests × 4 + 1 rr test.
-    let expected = 2 + 1 + 4 + 4 * 4 + 1;
-    assert_eq!(plots_in(&html), expected);
-    chromium::assert_renders(&report, dir.path(), expected);
+    let html = check_plots(&report, dir.path(), 2 + 1 + 4 + 4 * 4 + 1);
+    assert!(html.contains("window \\ write size"), "the 2 × 2 grid is tabulated");
 }
 
 #[test]

@@ -278,9 +278,7 @@ pub fn warnings(tests: &[&TestResult]) -> Table {
 
 /// A grid as a table: rows are the values of all axes but x, columns the x values.
 pub fn grid(g: &Grid) -> Table {
-    let Some(x) = g.x_axis().or(if g.axes.is_empty() { None } else { Some(g.axes.len() - 1) }) else {
-        return Table::default();
-    };
+    let Some(x) = g.x_axis().or(g.axes.len().checked_sub(1)) else { return Table::default() };
     let others: Vec<usize> = (0..g.axes.len()).filter(|i| *i != x).collect();
     let corner = others.iter().map(|i| g.axes[*i].name.clone()).collect::<Vec<_>>().join(", ");
     let mut head = vec![if corner.is_empty() {
@@ -289,20 +287,6 @@ pub fn grid(g: &Grid) -> Table {
         format!("{corner} \\ {}", g.axes[x].name)
     }];
     head.extend(g.axes[x].values.iter().map(|v| v.label.clone()));
-    let mut rows: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
-    for p in &g.points {
-        let key: Vec<usize> = others.iter().filter_map(|i| p.coords.get(*i).copied()).collect();
-        let Some(col) = p.coords.get(x).copied().filter(|c| *c < g.axes[x].values.len()) else { continue };
-        let idx = match rows.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                rows.push((key.clone(), vec!["–".to_string(); g.axes[x].values.len()]));
-                rows.len() - 1
-            }
-        };
-        rows[idx].1[col] = metric_text(g.metric, p.mean, p.half_width);
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
     let label = |key: &[usize]| -> String {
         let parts: Vec<String> = others
             .iter()
@@ -315,7 +299,7 @@ pub fn grid(g: &Grid) -> Table {
         Metric::GoodputBps => "goodput",
         Metric::TransPerS => "rate",
     };
-    let rows = rows
+    let rows = grid_cells(g, x, &others)
         .into_iter()
         .map(|(k, cells)| {
             let mut r = vec![if k.is_empty() { metric.to_string() } else { label(&k) }];
@@ -324,6 +308,27 @@ pub fn grid(g: &Grid) -> Table {
         })
         .collect();
     Table { head, rows }
+}
+
+/// Rows of a grid's table keyed by the coordinates on the `others` axes, in order; one
+/// cell per value of axis `x`.
+fn grid_cells(g: &Grid, x: usize, others: &[usize]) -> Vec<(Vec<usize>, Vec<String>)> {
+    let columns = g.axes[x].values.len();
+    let mut rows: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
+    for p in &g.points {
+        let key: Vec<usize> = others.iter().filter_map(|i| p.coords.get(*i).copied()).collect();
+        let Some(col) = p.coords.get(x).copied().filter(|c| *c < columns) else { continue };
+        let idx = match rows.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                rows.push((key, vec!["–".to_string(); columns]));
+                rows.len() - 1
+            }
+        };
+        rows[idx].1[col] = metric_text(g.metric, p.mean, p.half_width);
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
 }
 
 /// A metric value with its unit and, when repeated, ± the CI half-width.

@@ -203,37 +203,34 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
         .iter()
         .copied()
         .filter(|t| t.summary.local_cost.is_some() || t.summary.remote_cost.is_some())
-        .take(BAR_MAX_TESTS)
         .collect();
-    if measured.len() < tests.len().min(BAR_MAX_TESTS) || measured.len() == BAR_MAX_TESTS {
-        p.para(
-            "note",
-            &format!("Bars show the first {} tests with CPU figures; the table has all.", measured.len()),
-        );
+    if measured.len() > BAR_MAX_TESTS {
+        let note =
+            format!("Bars show the first {BAR_MAX_TESTS} of {} tests; the table has all.", measured.len());
+        p.para("note", &note);
     }
     p.open_row();
-    p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", &measured, &|c| Some(c.util_pct)));
-    let streams: Vec<&TestResult> =
-        measured.iter().copied().filter(|t| t.spec.test == TestKind::TcpStream).collect();
-    let rr: Vec<&TestResult> =
-        measured.iter().copied().filter(|t| t.spec.test != TestKind::TcpStream).collect();
-    if !streams.is_empty() {
-        p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &|c| {
-            Some(c.service_demand_us)
-        }));
-        p.plot(&cost_bars("Figure of merit M", "M (Mbit/s per CPU-core busy)", &streams, &|c| {
-            c.figure_of_merit
-        }));
-    }
-    if !rr.is_empty() {
-        p.plot(&cost_bars("Service demand, request/response", "µs of CPU per transaction", &rr, &|c| {
-            Some(c.service_demand_us)
-        }));
-    }
+    cost_plots(p, &measured[..measured.len().min(BAR_MAX_TESTS)]);
     p.close_row();
     p.table(&table, true);
     p.para("note", "CPU: system-wide /proc/stat over the measured window. SD: µs of CPU per KB or per transaction. M = goodput in Mbit/s ÷ CPU-cores busy.");
     p.end_section();
+}
+
+fn cost_plots(p: &mut Page, tests: &[&TestResult]) {
+    p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", tests, &|c| Some(c.util_pct)));
+    let (streams, rr): (Vec<&TestResult>, Vec<&TestResult>) =
+        tests.iter().partition(|t| t.spec.test == TestKind::TcpStream);
+    if !streams.is_empty() {
+        let sd = |c: &results::CpuCost| Some(c.service_demand_us);
+        p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &sd));
+        let m = |c: &results::CpuCost| c.figure_of_merit;
+        p.plot(&cost_bars("Figure of merit M", "M (Mbit/s per CPU-core busy)", &streams, &m));
+    }
+    if !rr.is_empty() {
+        let sd = |c: &results::CpuCost| Some(c.service_demand_us);
+        p.plot(&cost_bars("Service demand, request/response", "µs of CPU per transaction", &rr, &sd));
+    }
 }
 
 /// `a (x)`, `a (y)` → `x`, `y` when every label shares the part before the parenthesis.
