@@ -111,3 +111,83 @@ fn empty_input_renders_a_page() {
     assert!(doc.contains("data-plots=\"0\"") && doc.ends_with("</html>\n"));
     assert!(crate::markdown::document(&[]).starts_with("# tcplab report"));
 }
+
+/// Tags of `svg` (an XML fragment without comments or CDATA) nest properly.
+fn assert_well_formed(svg: &str) {
+    let mut stack: Vec<&str> = Vec::new();
+    let mut rest = svg;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').map(|e| start + e).expect("unclosed tag");
+        let tag = &rest[start + 1..end];
+        assert!(!tag.contains('<'), "'<' inside a tag: {tag}");
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), Some(name), "closing {name}");
+        } else if !tag.ends_with('/') {
+            stack.push(tag.split_whitespace().next().unwrap_or(""));
+        }
+        rest = &rest[end + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+    assert!(
+        !svg.contains("NaN") && !svg.contains("\"inf") && !svg.contains("\"-inf"),
+        "non-finite number in {svg}"
+    );
+}
+
+#[test]
+fn every_svg_is_well_formed() {
+    let docs = [
+        crate::html::document(&fixture::loose_runs()),
+        crate::html::document(&[fixture::sweep_run()]),
+        line_chart().render(),
+    ];
+    for doc in &docs {
+        for piece in doc.split("<svg ").skip(1) {
+            let svg = format!("<svg {}", piece.split("</svg>").next().unwrap());
+            assert_well_formed(&format!("{svg}</svg>"));
+        }
+    }
+}
+
+#[test]
+fn extreme_values_still_draw_well_formed_plots() {
+    let edge = [
+        0.0,
+        -1.0,
+        1e-300,
+        1e300,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        3.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+    ];
+    for (i, a) in edge.iter().enumerate() {
+        for b in &edge[i..] {
+            let mut c = line_chart();
+            c.series[0].points = vec![Point { x: *a, y: *b, err: Some(*a) }, Point::new(*b, *a)];
+            c.refs.push(RefLine { y: *b, label: "r".into() });
+            assert_well_formed(&c.render());
+            let bars = BarChart {
+                title: "b".into(),
+                y_label: "y".into(),
+                y_format: TickFormat::Number,
+                categories: vec!["a".into(), "b".into()],
+                series: vec![BarSeries { name: "s".into(), values: vec![Some(*a), Some(*b)] }],
+            };
+            assert_well_formed(&bars.render());
+            let cell = |v: f64| Some(Cell { value: v, text: "t".into() });
+            let h = Heatmap {
+                title: "h".into(),
+                x_label: "x".into(),
+                y_label: "y".into(),
+                columns: vec!["1".into(), "2".into()],
+                rows: vec!["r".into()],
+                cells: vec![vec![cell(*a), cell(*b)]],
+                unit: "u".into(),
+            };
+            assert_well_formed(&h.render());
+        }
+    }
+}
