@@ -14,6 +14,9 @@ pub const MIN_ITERATIONS: u32 = 3;
 /// Most iterations (t quantiles exist for any df; this only bounds a typo).
 pub const MAX_ITERATIONS: u32 = 1000;
 
+/// How long an iteration retries a server still busy with the previous one.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The target the flags ask for, or `None` for a single run.
 pub fn target(a: &ConfidenceArgs) -> Result<Option<ConfidenceTarget>> {
     if a.confidence.is_none() && a.iterations.is_none() {
@@ -43,6 +46,8 @@ pub fn run(
     stop: &StopFlag,
 ) -> (TestResult, Option<HostInfo>) {
     let Some(target) = target else { return engine::run_test(opts, spec, observer, stop) };
+    // The server frees its slot as it sends results; the next iteration may arrive first.
+    let opts = &ClientOptions { busy_wait: opts.busy_wait.max(BUSY_WAIT), ..opts.clone() };
     let mut runs: Vec<TestResult> = Vec::new();
     let mut host = None;
     loop {

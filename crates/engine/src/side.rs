@@ -149,7 +149,7 @@ impl Sampler {
     }
 
     fn run(&mut self, handles: &[JoinHandle<WorkerOutcome>], on_interval: &mut dyn FnMut(&Interval)) {
-        const SLICE: Duration = Duration::from_millis(20);
+        const SLICE: Duration = Duration::from_millis(5);
         loop {
             let done = handles.iter().all(JoinHandle::is_finished);
             let now = Instant::now();
