@@ -5,7 +5,10 @@ mod args;
 mod cmd;
 mod output;
 mod parse;
+mod recorder;
+mod repeat;
 mod settings;
+mod sweep_plan;
 
 use std::process::ExitCode;
 
@@ -54,5 +57,11 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
         Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
         Command::Model(a) => cmd::model::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a, stop),
+        Command::History(a) => cmd::history::history(a),
+        Command::Show(a) => cmd::history::show(a),
+        Command::Export(a) => cmd::history::export(a),
+        Command::Compare(a) => cmd::compare::run(a),
     }
 }

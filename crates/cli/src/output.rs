@@ -137,5 +137,7 @@ pub fn record(
         remote_host: remote,
         tests,
         error,
+        id: None,
+        sweep: None,
     }
 }

@@ -129,6 +129,31 @@ fn positive(v: u64, text: &str) -> Result<u64, String> {
     }
 }
 
+/// `LEVEL,WIDTH` of `-I` in %: level in (50, 100), width in (0, 200]; WIDTH defaults to 5.
+pub fn confidence(s: &str) -> Result<(f64, f64), String> {
+    let (l, w) = s.split_once(',').unwrap_or((s, "5"));
+    let num = |t: &str| {
+        t.trim().parse::<f64>().map_err(|_| format!("'{t}' is not a number (use LEVEL,WIDTH, e.g. 99,5)"))
+    };
+    let (level, width) = (num(l)?, num(w)?);
+    if !(level > 50.0 && level < 100.0) {
+        return Err(format!("confidence level {level} must lie between 50 and 100 (e.g. 95 or 99)"));
+    }
+    if !(width > 0.0 && width <= 200.0) {
+        return Err(format!("interval width {width} % must lie in (0, 200]"));
+    }
+    Ok((level, width))
+}
+
+/// `MAX,MIN` of `--iterations` (netperf -i order); MIN defaults to 3.
+pub fn iterations(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once(',').unwrap_or((s, "3"));
+    let num = |t: &str| {
+        t.trim().parse::<u32>().map_err(|_| format!("'{t}' is not a count (use MAX,MIN, e.g. 10,3)"))
+    };
+    Ok((num(a)?, num(b)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +212,17 @@ mod tests {
         for bad in ["0..8", "8..1", "1..8:x1", "1..8:y", "1..100000:+1", "1,,2"] {
             assert!(size_list(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn confidence_and_iterations() {
+        assert_eq!(confidence("99,5"), Ok((99.0, 5.0)));
+        assert_eq!(confidence("95"), Ok((95.0, 5.0)));
+        assert!(confidence("100,5").is_err());
+        assert!(confidence("99,0").is_err());
+        assert!(confidence("x,1").is_err());
+        assert_eq!(iterations("10,3"), Ok((10, 3)));
+        assert_eq!(iterations("7"), Ok((7, 3)));
+        assert!(iterations("-1,2").is_err());
     }
 }

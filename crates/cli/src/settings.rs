@@ -28,14 +28,14 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
     }
 }
 
-fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
+pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.duration_ms = t.time_ms;
     spec.interval_ms = t.interval_ms;
     spec.omit_ms = t.omit_ms;
     spec.parallel = t.parallel;
 }
 
-fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
+pub(crate) fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
     spec.sndbuf = s.sndbuf.or(s.window);
     spec.rcvbuf = s.rcvbuf.or(s.window);
     spec.remote_sndbuf = s.remote_sndbuf.or(s.window);
@@ -91,6 +91,11 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
     check(&spec)
+}
+
+/// Validates a spec built elsewhere (sweep points) with the same rules.
+pub fn check_spec(spec: &TestSpec) -> Result<()> {
+    check(spec).map(|_| ())
 }
 
 /// Validates with the same rules as the server, naming the flag at fault.

@@ -9,6 +9,12 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
 
+/// Results go to an archive in a temp dir, never the real home.
+fn store_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 /// A `tcplab server` on an ephemeral port, killed on drop.
 struct ServerProc {
     child: Child,
@@ -18,6 +24,7 @@ struct ServerProc {
 impl ServerProc {
     fn start(extra: &[&str]) -> ServerProc {
         let mut child = Command::new(BIN)
+            .env("XDG_DATA_HOME", store_dir())
             .args(["server", "--bind", "127.0.0.1", "-p", "0"])
             .args(extra)
             .stderr(Stdio::piped())
@@ -49,7 +56,7 @@ impl Drop for ServerProc {
 }
 
 fn tcplab(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
+    Command::new(BIN).env("XDG_DATA_HOME", store_dir()).args(args).output().unwrap()
 }
 
 fn json_of(out: &Output) -> Value {
@@ -258,6 +265,7 @@ fn a_busy_server_says_so() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();
     let mut long = Command::new(BIN)
+        .env("XDG_DATA_HOME", store_dir())
         .args(["stream", "127.0.0.1", "-p", &port, "-t", "4"])
         .stdout(Stdio::null())
         .spawn()
@@ -275,6 +283,7 @@ fn a_client_killed_mid_test_leaves_the_server_ready() {
     let port = srv.port();
     for flags in [vec!["-t", "20"], vec!["-t", "20", "-R"]] {
         let mut victim = Command::new(BIN)
+            .env("XDG_DATA_HOME", store_dir())
             .args(["stream", "127.0.0.1", "-p", &port])
             .args(&flags)
             .stdout(Stdio::null())
@@ -301,6 +310,7 @@ fn server_killed_mid_test_is_reported_and_partial_results_kept() {
     let mut srv = ServerProc::start(&[]);
     let port = srv.port();
     let child = Command::new(BIN)
+        .env("XDG_DATA_HOME", store_dir())
         .args(["stream", "127.0.0.1", "-p", &port, "-t", "20", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -325,6 +335,7 @@ fn ctrl_c_keeps_results_and_exits_2() {
     let port = srv.port();
     for flags in [vec!["--json"], vec!["--json", "-R"]] {
         let child = Command::new(BIN)
+            .env("XDG_DATA_HOME", store_dir())
             .args(["stream", "127.0.0.1", "-p", &port, "-t", "20"])
             .args(&flags)
             .stdout(Stdio::piped())

@@ -209,6 +209,7 @@ mod tests {
             remote: Some(remote),
             summary: Summary { directions: vec![direction], ..Default::default() },
             warnings,
+            repetition: None,
             reference: None,
             diagnosis: Vec::new(),
         }

@@ -101,6 +101,7 @@ pub fn run_test(
         warnings: Vec::new(),
         reference: None,
         diagnosis: Vec::new(),
+        repetition: None,
     };
     let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
     let give_up = Instant::now() + opts.busy_wait;
@@ -275,11 +276,12 @@ impl Session<'_> {
             signals.stop.set();
             let _ = ctrl.send(&Message::Stop { reason: "interrupted".into() });
         }
+        // Short slices: the end of the local side is noticed at once (sweep overhead per point).
         if w.failure.is_some() || w.remote.is_some() {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(2));
             return;
         }
-        match ctrl.poll_by(Instant::now() + Duration::from_millis(50)) {
+        match ctrl.poll_by(Instant::now() + Duration::from_millis(5)) {
             Ok(None) => {}
             Ok(Some(Message::Results { side })) => w.remote = Some(*side),
             Ok(Some(Message::Error(r))) => {

@@ -170,8 +170,8 @@ impl Sampler {
     }
 
     fn run(&mut self, handles: &[JoinHandle<WorkerOutcome>], on_interval: &mut dyn FnMut(&Interval)) {
-        const SLICE: Duration = Duration::from_millis(20);
-        const PLACEMENT_EVERY: u32 = 5;
+        const SLICE: Duration = Duration::from_millis(5);
+        const PLACEMENT_EVERY: u32 = 20;
         let mut slices = 0u32;
         loop {
             if slices % PLACEMENT_EVERY == 1 {

@@ -91,6 +91,9 @@ pub fn test_summary(r: &TestResult) -> String {
     for d in &r.diagnosis {
         diagnosis_block(&mut o, d);
     }
+    if let Some(rep) = &r.repetition {
+        o.push_str(&crate::confidence::block(rep));
+    }
     for w in &r.warnings {
         let _ = writeln!(o, "  warning: {} — {}", w.message, w.advice);
     }
@@ -373,6 +376,7 @@ mod tests {
             remote: None,
             summary: results::Summary { directions: vec![direction], ..Default::default() },
             warnings: Vec::new(),
+            repetition: None,
             reference: Some(Reference {
                 kind: ReferenceKind::Link,
                 description: "ethernet:1g".into(),

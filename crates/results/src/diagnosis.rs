@@ -106,6 +106,7 @@ mod tests {
             remote: None,
             summary: crate::Summary { directions: vec![Default::default()], ..Default::default() },
             warnings: Vec::new(),
+            repetition: None,
             reference: None,
             diagnosis: Vec::new(),
         };

@@ -7,15 +7,18 @@
 pub mod cpu;
 pub mod diagnosis;
 pub mod host;
+pub mod repeat;
 pub mod run;
 pub mod side;
 pub mod spec;
 pub mod summary;
+pub mod sweep;
 pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use host::HostInfo;
+pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};
 pub use side::{
     CpuSeen, Interval, LatencySummary, Placement, Role, SideMeasurement, SocketReport, StreamInterval,
@@ -23,4 +26,5 @@ pub use side::{
 };
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
+pub use sweep::{Axis, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint};
 pub use warning::{Warning, WarningKind};

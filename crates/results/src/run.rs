@@ -4,9 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnosis::{Diagnosis, Reference};
 use crate::host::HostInfo;
+use crate::repeat::Repetition;
 use crate::side::SideMeasurement;
 use crate::spec::TestSpec;
 use crate::summary::Summary;
+use crate::sweep::Sweep;
 use crate::warning::Warning;
 
 /// How a test ended.
@@ -59,6 +61,10 @@ pub struct TestResult {
     /// What limited each direction of a stream test.
     #[serde(default)]
     pub diagnosis: Vec<Diagnosis>,
+    /// Repeat-until-confident: every iteration and the estimates. When present, `summary`
+    /// holds the means over the iterations and `local`/`remote` are the last iteration's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<Repetition>,
 }
 
 /// A run: one command's tests, with both hosts described.
@@ -78,4 +84,35 @@ pub struct RunRecord {
     pub tests: Vec<TestResult>,
     /// Why the run as a whole failed, if it did.
     pub error: Option<TestError>,
+    /// The archive's id of this run, when it was loaded from or written to the archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    /// The sweep this run is, if it is one; its points index into `tests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_json_without_new_fields_parses() {
+        let mut r = RunRecord {
+            tool_version: "0.1.0".into(),
+            command_line: vec!["tcplab".into()],
+            started_unix_ms: 1,
+            local_host: HostInfo::default(),
+            remote_host: None,
+            tests: Vec::new(),
+            error: None,
+            id: None,
+            sweep: None,
+        };
+        let json = serde_json::to_string(&r).unwrap_or_default();
+        assert!(!json.contains("sweep") && !json.contains("\"id\""));
+        r.id = Some(3);
+        let back: RunRecord = serde_json::from_str(&json).unwrap_or(r.clone());
+        assert_eq!(back.id, None);
+    }
 }

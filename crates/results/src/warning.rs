@@ -27,6 +27,8 @@ pub enum WarningKind {
     Unpinned,
     /// Both ends busy-polled on the same CPU: each spins through the other's time slice.
     SharedCoreSpin,
+    /// Repeat-until-confident stopped at the iteration limit before reaching the width asked.
+    ConfidenceNotMet,
 }
 
 /// A typed warning plus the numbers and advice for a person.

@@ -7,8 +7,14 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod archive;
 pub mod link;
 pub mod model;
+pub mod sweep;
+
+pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
+pub use sweep::SweepArgs;
+pub mod report;
 
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
@@ -34,6 +40,18 @@ pub enum Command {
     Crr(CrrArgs),
     /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
     Model(model::ModelArgs),
+    /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
+    Sweep(SweepArgs),
+    /// Recent runs in the archive.
+    History(HistoryArgs),
+    /// One stored run in full (table, --json, --csv).
+    Show(ShowArgs),
+    /// Stored runs as CSV or JSON.
+    Export(ExportArgs),
+    /// Two stored runs side by side: differences, confidence intervals, verdicts.
+    Compare(CompareArgs),
+    /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
+    Report(report::ReportArgs),
 }
 
 /// `tcplab server`.
@@ -79,6 +97,10 @@ pub struct ClientArgs {
     pub ipv6: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub confidence: ConfidenceArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Output selection.
@@ -90,6 +112,9 @@ pub struct OutputArgs {
     /// NDJSON events (start / interval / end / error) as they happen.
     #[arg(long)]
     pub json_stream: bool,
+    /// Also write a self-contained HTML report of the results to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// Timing options of every test.
@@ -222,4 +247,6 @@ pub struct RunArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub link: link::LinkArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }

@@ -1,6 +1,10 @@
 //! One module per subcommand: glue between settings, engine and output.
 
+pub mod compare;
+pub mod history;
 pub mod model;
+pub mod report;
 pub mod run;
 pub mod server;
+pub mod sweep;
 pub mod test;

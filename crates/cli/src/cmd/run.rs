@@ -14,6 +14,7 @@ use results::{HostInfo, Status, TestError, TestResult};
 
 use crate::args::{ClientArgs, RunArgs};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
+use crate::recorder::{status_of, Recorder};
 use crate::settings::{client_options, link_reference, suite};
 
 /// Runs the suite.
@@ -38,14 +39,31 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
         ipv4: false,
         ipv6: false,
         output: a.output.clone(),
+        confidence: Default::default(),
+        store: a.store.clone(),
     };
+    let mut rec = Recorder::open(&a.store)?;
+    let server = a.host.as_ref().map(|h| format!("{h}:{}", a.port)).unwrap_or_else(|| "embedded".into());
+    rec.begin(&record(Vec::new(), None, None, started), store::RunKind::Suite, &server)?;
     let mut live = Live::new(format_of(&a.output));
     live.show_intervals = false;
-    let (results, remote) = run_suite(&client, a.time_ms, &reference, &mut live, stop);
+    let (results, remote) = run_suite(&client, a.time_ms, &reference, &mut live, stop, &mut rec);
     if let Some(s) = embedded {
         s.shutdown();
     }
-    finish(&live, results, remote, started)
+    rec.remote_host(remote.as_ref())?;
+    let first_error = results.iter().find_map(|r| r.error.clone());
+    rec.finish(status_of(&results), first_error.as_ref())?;
+    let report = a.output.report.as_ref().map(|p| {
+        let mut run = record(results.clone(), remote.clone(), first_error.clone(), started);
+        run.id = rec.run_id();
+        (p, run)
+    });
+    let code = finish(&live, results, remote, started)?;
+    if let Some((path, run)) = report {
+        crate::cmd::report::write_html(path, &run)?;
+    }
+    Ok(code)
 }
 
 /// What the suite's stream results are compared with: the link of `--link`, or else (on
@@ -79,6 +97,7 @@ fn run_suite(
     reference: &Reference,
     live: &mut Live,
     stop: &StopFlag,
+    rec: &mut Recorder,
 ) -> (Vec<TestResult>, Option<HostInfo>) {
     let specs = suite(time_ms);
     let bar = progress(specs.len() as u64, live.format());
@@ -97,6 +116,9 @@ fn run_suite(
         diagnose::annotate(&mut r, against);
         remote = remote.or(host);
         live.test_done(&r, false);
+        if let Err(e) = rec.test(&r) {
+            eprintln!("error: {e:#}");
+        }
         bar.inc(1);
         let fatal =
             r.error.as_ref().is_some_and(|e| matches!(e.code.as_str(), "connect" | "busy" | "bad-version"));

@@ -1,4 +1,5 @@
-//! `tcplab stream`, `rr`, `crr`: one test, live output, summary, exit code.
+//! `tcplab stream`, `rr`, `crr`: one test (repeated until confident with `-I`), live output,
+//! summary, archive, exit code.
 
 use std::process::ExitCode;
 
@@ -9,6 +10,8 @@ use results::{Reference, Status, TestSpec};
 
 use crate::args::ClientArgs;
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
+use crate::recorder::{status_of, Recorder};
+use crate::repeat;
 use crate::settings::client_options;
 
 /// Runs `spec` against the server in `client`.
@@ -24,8 +27,12 @@ pub fn run_with(
     stop: &StopFlag,
 ) -> Result<ExitCode> {
     let started = now_unix_ms();
+    let target = repeat::target(&client.confidence)?;
+    let mut rec = Recorder::open(&client.store)?;
+    let server = format!("{}:{}", client.host, client.port);
+    rec.begin(&record(Vec::new(), None, None, started), store::RunKind::Test, &server)?;
     let mut live = Live::new(format_of(&client.output));
-    let (mut result, remote) = engine::run_test(&client_options(client), &spec, &mut live, stop);
+    let (mut result, remote) = repeat::run(&client_options(client), &spec, target.as_ref(), &mut live, stop);
     diagnose::annotate(&mut result, reference);
     live.hosts(&netio::host::host_info(), remote.as_ref());
     live.test_done(&result, true);
@@ -34,8 +41,16 @@ pub fn run_with(
         (_, Some(e)) => Some(e.message.clone()),
         (_, None) => Some("interrupted".to_string()),
     };
+    rec.remote_host(remote.as_ref())?;
+    rec.test(&result)?;
+    rec.finish(status_of(std::slice::from_ref(&result)), result.error.as_ref())?;
+    let mut doc = record(vec![result], remote, None, started);
+    doc.id = rec.run_id();
     if live.format() == Format::Json {
-        emit(&json::document(&record(vec![result], remote, None, started)));
+        emit(&json::document(&doc));
+    }
+    if let Some(path) = &client.output.report {
+        crate::cmd::report::write_html(path, &doc)?;
     }
     match failure {
         None => Ok(ExitCode::SUCCESS),

@@ -187,7 +187,8 @@ fn measure(
     let worker =
         std::thread::spawn(move || run_side(jobs, &spec2, spec2.cpu_remote, timeline, &sig2, &mut |_| {}));
     while !worker.is_finished() {
-        match ctrl.poll_by(Instant::now() + Duration::from_millis(100)) {
+        // A short slice: the results go out as soon as the worker ends (sweep overhead per point).
+        match ctrl.poll_by(Instant::now() + Duration::from_millis(5)) {
             Ok(Some(Message::Stop { reason })) => {
                 tracing::debug!("{}: stop: {reason}", ctrl.peer());
                 signals.stop.set();

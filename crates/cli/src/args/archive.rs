@@ -1,0 +1,139 @@
+//! Arguments of the archive (`--db`, `--no-store`), of repeat-until-confident (`-I`,
+//! `--iterations`, `--confidence-on`) and of the browsing commands (`history`, `show`,
+//! `export`, `compare`).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::parse;
+
+/// Where results are kept.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StoreArgs {
+    /// Archive file (default: $XDG_DATA_HOME/tcplab/results.db or ~/.local/share/tcplab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not write results to the archive.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+}
+
+/// Metrics that must reach the confidence target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ConfidenceOn {
+    /// The result (throughput or transactions/s) and, when measured, local and remote CPU.
+    #[default]
+    All,
+    /// The result alone (netperf -r).
+    Result,
+}
+
+/// Repeat-until-confident (netperf -i / -I).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConfidenceArgs {
+    /// Repeat until LEVEL % confident that the mean lies within ±WIDTH/2 % (e.g. 99,5).
+    #[arg(short = 'I', long = "confidence", value_name = "LEVEL,WIDTH", value_parser = parse::confidence)]
+    pub confidence: Option<(f64, f64)>,
+    /// At most MAX, at least MIN iterations (e.g. 10,3; MIN is at least 3).
+    #[arg(long, value_name = "MAX,MIN", value_parser = parse::iterations)]
+    pub iterations: Option<(u32, u32)>,
+    /// What must reach the target.
+    #[arg(long, value_enum, default_value_t = ConfidenceOn::All)]
+    pub confidence_on: ConfidenceOn,
+}
+
+/// Filters of `history` and `export`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunFilterArgs {
+    /// Only runs of this kind: test, suite or sweep.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only runs with a test of this type (stream, rr, crr or an id like tcp-stream).
+    #[arg(long)]
+    pub test: Option<String>,
+    /// Only runs against a server whose host:port contains this.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Only runs with this status: running, complete, interrupted or failed.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only runs of the last SECS seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms)]
+    pub since: Option<u64>,
+    /// At most this many runs (0 = all).
+    #[arg(short = 'n', long, default_value_t = 20)]
+    pub limit: u32,
+}
+
+/// `tcplab history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub filter: RunFilterArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// One JSON array of runs.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+/// `tcplab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id (`last` for the newest).
+    pub id: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The run as one JSON document.
+    #[arg(short = 'J', long, conflicts_with = "csv")]
+    pub json: bool,
+    /// The run's tests as CSV.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// Formats of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One row per test (and sweep point).
+    Csv,
+    /// One row per interval per side.
+    IntervalsCsv,
+    /// A JSON array of run documents.
+    Json,
+}
+
+/// `tcplab export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Run ids; none = the runs the filters select.
+    pub ids: Vec<i64>,
+    #[command(flatten)]
+    pub filter: RunFilterArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Format.
+    #[arg(short = 'f', long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+/// `tcplab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run id.
+    pub a: String,
+    /// The run compared with it.
+    pub b: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Confidence level of the difference's interval, in %.
+    #[arg(long, default_value_t = 95.0)]
+    pub level: f64,
+    /// Exit 1 when B is significantly slower than A by more than PCT %.
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+}

@@ -1,0 +1,73 @@
+//! `tcplab sweep`: one test type run over a grid of parameter values.
+
+use clap::{Args, ValueEnum};
+
+use crate::args::archive::{ConfidenceArgs, StoreArgs};
+use crate::args::{OutputArgs, SocketArgs, TimingArgs};
+use crate::parse;
+
+/// Test types a sweep can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SweepTest {
+    /// TCP bulk transfer.
+    Stream,
+    /// TCP request/response.
+    Rr,
+    /// TCP connect/request/response.
+    Crr,
+}
+
+/// The network path a sweep runs over. Deliberately empty for now: the link-emulation and
+/// path options of the test commands (`--link`, `--path`) are added here when they land,
+/// so that every sweep point runs over the same emulated path.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PathArgs {}
+
+/// `tcplab sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Server; without it (and without --resume), an embedded server on 127.0.0.1.
+    pub host: Option<String>,
+    /// Server control port (default 9180; with --resume, the stored one).
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// Test type.
+    #[arg(long, value_enum, default_value_t = SweepTest::Stream)]
+    pub test: SweepTest,
+    /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
+    #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume")]
+    pub vary: Vec<String>,
+    /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
+    #[arg(long = "tie", value_name = "A=B[=C…]")]
+    pub tie: Vec<String>,
+    /// Continue the interrupted sweep with this run id (its plan is reused).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["vary", "tie"])]
+    pub resume: Option<i64>,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// Bytes per write and read (stream).
+    #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
+    pub len: u32,
+    /// Server sends (stream).
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once (stream).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Request and response sizes, REQ,RESP (rr, crr).
+    #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
+    pub size: (u32, u32),
+    /// Transactions in flight per flow (rr).
+    #[arg(long, default_value_t = 1)]
+    pub burst: u32,
+    #[command(flatten)]
+    pub confidence: ConfidenceArgs,
+    #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

@@ -1,0 +1,189 @@
+//! Browsing the archive: `tcplab history` (recent runs, filterable), `tcplab show ID` (one
+//! run through the live renderers) and `tcplab export` (CSV or JSON for other tools).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use report::{csv, grid, json, text};
+use results::RunRecord;
+use store::{RunFilter, RunSummary, Store};
+
+use crate::args::archive::{ExportFormat, RunFilterArgs};
+use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
+use crate::output::{emit, now_unix_ms};
+use crate::recorder::open_store;
+
+fn filter_of(f: &RunFilterArgs) -> RunFilter {
+    let test = f.test.as_ref().map(|t| {
+        if t.starts_with("tcp-") || t.starts_with("udp-") {
+            t.clone()
+        } else {
+            format!("tcp-{t}")
+        }
+    });
+    RunFilter {
+        kind: f.kind.clone(),
+        test,
+        server: f.server.clone(),
+        status: f.status.clone(),
+        since_unix_ms: f.since.map(|ms| now_unix_ms().saturating_sub(ms)),
+        limit: f.limit,
+    }
+}
+
+/// `tcplab history`.
+pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
+    let st = open_store(&a.store)?;
+    let runs = st.list_runs(&filter_of(&a.filter))?;
+    if a.json {
+        let list: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
+        emit(&serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    emit(&format!(
+        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  command",
+        "id", "started (UTC)", "kind", "status", "tests", "server", "best"
+    ));
+    for r in &runs {
+        emit(&summary_line(r));
+    }
+    if runs.is_empty() {
+        eprintln!("no runs in {}", st.path().display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary_line(r: &RunSummary) -> String {
+    let tests = match r.points_total {
+        Some(n) => format!("{}/{n}", r.tests),
+        None => r.tests.to_string(),
+    };
+    let best = match (r.goodput_bps, r.trans_per_s) {
+        (Some(b), _) => report::units::rate(b),
+        (None, Some(t)) => format!("{} tr/s", report::units::sig3(t)),
+        _ => "-".into(),
+    };
+    let cmd = r.command_line.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
+    format!(
+        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  {}",
+        r.id,
+        utc(r.started_unix_ms),
+        r.kind,
+        r.status,
+        tests,
+        r.server,
+        best,
+        cmd
+    )
+}
+
+fn summary_json(r: &RunSummary) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id, "kind": r.kind, "status": r.status, "started_unix_ms": r.started_unix_ms,
+        "server": r.server, "tests": r.tests, "points_total": r.points_total, "first_label": r.first_label,
+        "goodput_bps": r.goodput_bps, "trans_per_s": r.trans_per_s, "command_line": r.command_line,
+    })
+}
+
+/// `2026-11-22 00:31:05` from milliseconds since the epoch (proleptic Gregorian, UTC).
+pub fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// A run id from the command line: a number or `last`.
+pub fn run_id(st: &Store, text: &str) -> Result<i64> {
+    if text == "last" {
+        return st.last_run()?.context("the archive has no runs yet");
+    }
+    text.parse().with_context(|| format!("'{text}' is not a run id (a number or 'last')"))
+}
+
+/// `tcplab show ID`.
+pub fn show(a: &ShowArgs) -> Result<ExitCode> {
+    let st = open_store(&a.store)?;
+    let run = st.load_run(run_id(&st, &a.id)?)?;
+    if a.json {
+        emit(&json::document(&run));
+    } else if a.csv {
+        emit(csv::tests(std::slice::from_ref(&run)).trim_end());
+    } else {
+        emit(&show_text(&run));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_text(run: &RunRecord) -> String {
+    let mut o = format!(
+        "run {} · {} UTC · tcplab {} · {}\n",
+        run.id.unwrap_or(0),
+        utc(run.started_unix_ms),
+        run.tool_version,
+        run.command_line.join(" ")
+    );
+    let host = |h: &results::HostInfo| {
+        format!("{} ({}, {} × {}, {})", h.hostname, h.kernel, h.cpus, h.cpu_model, h.congestion_default)
+    };
+    o.push_str(&format!("client {}\n", host(&run.local_host)));
+    if let Some(h) = &run.remote_host {
+        o.push_str(&format!("server {}\n", host(h)));
+    }
+    if let Some(e) = &run.error {
+        o.push_str(&format!("error: {}\n", e.message));
+    }
+    if run.sweep.is_some() {
+        o.push_str(&grid::table(run));
+    } else if let [one] = run.tests.as_slice() {
+        o.push_str(&text::test_summary(one));
+    } else {
+        o.push_str(&text::suite_table(&run.tests));
+    }
+    o
+}
+
+/// `tcplab export`.
+pub fn export(a: &ExportArgs) -> Result<ExitCode> {
+    let st = open_store(&a.store)?;
+    let ids: Vec<i64> = if a.ids.is_empty() {
+        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter))?.iter().map(|r| r.id).collect();
+        ids.reverse();
+        ids
+    } else {
+        a.ids.clone()
+    };
+    let runs = ids.iter().map(|id| st.load_run(*id)).collect::<store::Result<Vec<_>>>()?;
+    let body = match a.format {
+        ExportFormat::Csv => csv::tests(&runs),
+        ExportFormat::IntervalsCsv => csv::intervals(&runs),
+        ExportFormat::Json => serde_json::to_string_pretty(&runs).context("encoding JSON")? + "\n",
+    };
+    match &a.output {
+        Some(path) => std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?,
+        None => emit(body.trim_end()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(utc(1_795_307_465_000), "2026-11-22 00:31:05");
+    }
+}

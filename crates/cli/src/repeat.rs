@@ -1,0 +1,97 @@
+//! Repeat-until-confident around one test (netperf `-i`/`-I` semantics,
+//! measurement-methods.md §1): run at least MIN times, then until every judged metric's
+//! confidence interval is narrow enough or MAX runs are done; report the means.
+
+use anyhow::Result;
+use engine::client::ClientOptions;
+use engine::{Observer, StopFlag};
+use results::{ConfidenceTarget, HostInfo, Status, TestResult, TestSpec};
+
+use crate::args::archive::{ConfidenceArgs, ConfidenceOn};
+
+/// Fewest iterations with a target (netperf's lower clamp).
+pub const MIN_ITERATIONS: u32 = 3;
+/// Most iterations (t quantiles exist for any df; this only bounds a typo).
+pub const MAX_ITERATIONS: u32 = 1000;
+
+/// How long an iteration retries a server still busy with the previous one.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The target the flags ask for, or `None` for a single run.
+pub fn target(a: &ConfidenceArgs) -> Result<Option<ConfidenceTarget>> {
+    if a.confidence.is_none() && a.iterations.is_none() {
+        return Ok(None);
+    }
+    let (level_pct, width_pct) = a.confidence.unwrap_or((99.0, 5.0));
+    let (max, min) = a.iterations.unwrap_or((10, MIN_ITERATIONS));
+    let min = min.clamp(MIN_ITERATIONS, MAX_ITERATIONS);
+    let max = max.clamp(min, MAX_ITERATIONS);
+    Ok(Some(ConfidenceTarget {
+        level_pct,
+        width_pct,
+        min_iterations: min,
+        max_iterations: max,
+        result_only: a.confidence_on == ConfidenceOn::Result,
+    }))
+}
+
+/// Runs `spec` once, or repeatedly until `target` is met. An iteration that fails or is
+/// interrupted ends the loop; the iterations completed before it are kept in the result,
+/// which then carries that iteration's status and error.
+pub fn run(
+    opts: &ClientOptions,
+    spec: &TestSpec,
+    target: Option<&ConfidenceTarget>,
+    observer: &mut dyn Observer,
+    stop: &StopFlag,
+) -> (TestResult, Option<HostInfo>) {
+    let Some(target) = target else { return engine::run_test(opts, spec, observer, stop) };
+    // The server frees its slot as it sends results; the next iteration may arrive first.
+    let opts = &ClientOptions { busy_wait: opts.busy_wait.max(BUSY_WAIT), ..opts.clone() };
+    let mut runs: Vec<TestResult> = Vec::new();
+    let mut host = None;
+    loop {
+        let (r, h) = engine::run_test(opts, spec, observer, stop);
+        host = host.or(h);
+        if r.status != Status::Completed {
+            return (ended_early(target, runs, r), host);
+        }
+        runs.push(r);
+        let est = stats::confidence::estimates(target, &runs);
+        if !stats::confidence::another(target, runs.len() as u32, &est) {
+            break;
+        }
+    }
+    let combined = stats::confidence::combine(target, runs);
+    (combined.unwrap_or_else(|| unreachable_empty(spec)), host)
+}
+
+fn ended_early(target: &ConfidenceTarget, runs: Vec<TestResult>, bad: TestResult) -> TestResult {
+    match stats::confidence::combine(target, runs) {
+        Some(mut out) => {
+            out.status = bad.status;
+            out.error = bad.error;
+            out
+        }
+        None => bad,
+    }
+}
+
+/// `combine` of a non-empty list never returns `None`; this keeps the code panic-free.
+fn unreachable_empty(spec: &TestSpec) -> TestResult {
+    TestResult {
+        label: engine::registry::label(spec),
+        spec: spec.clone(),
+        server: String::new(),
+        started_unix_ms: 0,
+        status: Status::Failed,
+        error: Some(results::TestError { code: "internal".into(), message: "no iterations ran".into() }),
+        local: Default::default(),
+        remote: None,
+        summary: Default::default(),
+        warnings: Vec::new(),
+        repetition: None,
+        reference: None,
+        diagnosis: Vec::new(),
+    }
+}

@@ -1,0 +1,383 @@
+//! End to end: sweeps, repeat-until-confident, the archive and its browsing commands, with the
+//! real `tcplab` binary against a real `tcplab server` on 127.0.0.1. Every command gets
+//! `--db` in a temp dir.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+
+/// A `tcplab server` on an ephemeral port, killed on drop.
+struct ServerProc {
+    child: Child,
+    port: String,
+}
+
+impl ServerProc {
+    fn start() -> ServerProc {
+        let mut child = Command::new(BIN)
+            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let port =
+            line.split("127.0.0.1:").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_string();
+        ServerProc { child, port }
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tcplab(db: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).arg("--db").arg(db).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+fn random_ms(lo: u64, hi: u64) -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(lo);
+    lo + h.finish() % (hi - lo)
+}
+
+fn sqlite_count(db: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open(db).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn seed_004_grid_subset_runs_stores_shows_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start();
+    let out = tcplab(
+        &db,
+        &[
+            "sweep",
+            "127.0.0.1",
+            "-p",
+            &srv.port,
+            "--vary",
+            "rcvbuf=4K,52428",
+            "--vary",
+            "len=512..32768:+8192",
+            "-t",
+            "0.1",
+            "-i",
+            "0",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let grid = text(&out.stdout);
+    assert!(
+        grid.contains("len →") && grid.contains("rcvbuf=4096") && grid.contains("rcvbuf=52428"),
+        "{grid}"
+    );
+    assert_eq!(grid.matches('*').count(), 3, "one peak per row, plus the legend: {grid}");
+    assert!(grid.contains("rcvbuf=52428: peak"), "{grid}");
+    assert!(text(&out.stderr).starts_with("sweep 1: 8 points"), "{}", text(&out.stderr));
+
+    let csv = tcplab(&db, &["show", "1", "--csv"]);
+    let csv = text(&csv.stdout);
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("1,0,0,stream,tcp-stream,completed"), "{csv}");
+    let shown = text(&tcplab(&db, &["show", "last"]).stdout);
+    assert!(shown.contains("rcvbuf=52428") && shown.starts_with("run 1 "), "{shown}");
+    let v: Value = serde_json::from_slice(&tcplab(&db, &["show", "1", "--json"]).stdout).unwrap();
+    assert_eq!(v["sweep"]["points"].as_array().unwrap().len(), 8);
+    assert_eq!(v["sweep"]["plan"]["axes"][1]["values"][3], 25088);
+    assert_eq!(v["tests"][7]["spec"]["rcvbuf"], 52428);
+
+    let file = dir.path().join("out.csv");
+    let out = tcplab(&db, &["export", "1", "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 9);
+    let hist = text(&tcplab(&db, &["history", "--kind", "sweep"]).stdout);
+    assert!(hist.contains("8/8") && hist.contains("complete"), "{hist}");
+}
+
+#[test]
+fn tie_makes_window_follow_the_write_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start();
+    let out = tcplab(
+        &db,
+        &[
+            "sweep",
+            "127.0.0.1",
+            "-p",
+            &srv.port,
+            "--vary",
+            "len=4K,8K",
+            "--tie",
+            "sndbuf=rcvbuf=len",
+            "-t",
+            "0.1",
+            "-i",
+            "0",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let spec = &v["tests"][1]["spec"];
+    assert_eq!(
+        (spec["send_len"].as_u64(), spec["sndbuf"].as_u64(), spec["rcvbuf"].as_u64()),
+        (Some(8192), Some(8192), Some(8192))
+    );
+    assert_eq!(v["sweep"]["points"][1]["params"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn repeat_until_confident_reports_iterations_and_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start();
+    let out = tcplab(
+        &db,
+        &["rr", "127.0.0.1", "-p", &srv.port, "-t", "0.1", "-I", "99,1", "--iterations", "4,3", "--json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rep = &v["tests"][0]["repetition"];
+    let n = rep["iterations"].as_u64().unwrap();
+    assert!((3..=4).contains(&n), "{rep}");
+    assert_eq!(rep["runs"].as_array().unwrap().len() as u64, n);
+    assert_eq!(rep["estimates"][0]["metric"], "trans_per_s");
+    assert_eq!(rep["estimates"][0]["values"].as_array().unwrap().len() as u64, n);
+    if rep["met"] == false {
+        let kinds: Vec<&str> =
+            v["tests"][0]["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+        assert!(kinds.contains(&"confidence-not-met"), "{kinds:?}");
+    }
+    let stored: Value =
+        serde_json::from_slice(&tcplab(&db, &["show", &v["id"].to_string(), "--json"]).stdout).unwrap();
+    assert_eq!(stored["tests"][0]["repetition"]["iterations"].as_u64(), Some(n));
+    let shown = text(&tcplab(&db, &["show", "last"]).stdout);
+    assert!(shown.contains(&format!("repeated {n} times")), "{shown}");
+}
+
+#[test]
+fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServerProc::start();
+    let out = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1", "--no-store"])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!dir.path().join("tcplab").exists());
+    let out = Command::new(BIN)
+        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1"])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("tcplab/results.db").exists(), "default path under XDG_DATA_HOME");
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = tcplab(&file.join("r.db"), &["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with("error: "));
+    let out = tcplab(&dir.path().join("r.db"), &["sweep", "127.0.0.1", "--vary", "colour=red"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown sweep parameter"), "{}", text(&out.stderr));
+    let out = tcplab(&dir.path().join("r.db"), &["show", "42"]);
+    assert_eq!((out.status.code(), text(&out.stderr).trim()), (Some(2), "error: no run 42 in the archive"));
+}
+
+/// Starts `tcplab sweep` (or `--resume 1`) and waits for its first stderr line.
+fn start_sweep(db: &Path, port: &str, resume: bool) -> (Child, String) {
+    let mut cmd = Command::new(BIN);
+    if resume {
+        cmd.args(["sweep", "--resume", "1", "-p", port]);
+    } else {
+        cmd.args([
+            "sweep",
+            "127.0.0.1",
+            "-p",
+            port,
+            "--vary",
+            "len=1K..512K:x2",
+            "--vary",
+            "rcvbuf=16K,64K",
+            "-t",
+            "0.2",
+            "-i",
+            "0",
+        ]);
+    }
+    let mut child = cmd.arg("--db").arg(db).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    err.read_line(&mut line).unwrap();
+    // Keep draining stderr so the child never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    (child, line)
+}
+
+fn points_done(line: &str) -> Option<u64> {
+    line.strip_prefix("resuming sweep 1: ")?.split_whitespace().next()?.parse().ok()
+}
+
+#[test]
+fn a_sweep_killed_again_and_again_resumes_without_losing_or_repeating_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let db: PathBuf = dir.path().join("r.db");
+    let mut srv = ServerProc::start();
+    const POINTS: i64 = 20;
+    let (mut child, first) = start_sweep(&db, &srv.port, false);
+    assert!(first.starts_with("sweep 1: 20 points"), "{first}");
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let mut kills = 0;
+    let mut last_done = 0;
+    let mut vanished = false;
+    while kills < 6 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(random_ms(50, 700)));
+        let running = child.try_wait().unwrap().is_none();
+        let _ = child.kill(); // SIGKILL, at any moment
+        let _ = child.wait();
+        kills += usize::from(running);
+        if kills == 3 && !vanished {
+            vanished = true;
+            // The server vanishes too: the resume fails, nothing is lost, a new server takes over.
+            let (mut c, _) = start_sweep(&db, &srv.port, true);
+            std::thread::sleep(Duration::from_millis(random_ms(10, 200)));
+            drop(std::mem::replace(&mut srv, ServerProc::start()));
+            assert_eq!(c.wait().unwrap().code(), Some(2), "a vanished server ends the sweep with an error");
+        }
+        let (c, line) = start_sweep(&db, &srv.port, true);
+        child = c;
+        let done = points_done(&line).unwrap_or(0);
+        assert!(done >= last_done, "points never disappear: {done} after {last_done}");
+        last_done = done;
+    }
+    // Ctrl-C once, then let it finish.
+    std::thread::sleep(Duration::from_millis(random_ms(50, 300)));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let _ = child.wait();
+    let mut finished = false;
+    for _ in 0..10 {
+        let (mut c, _) = start_sweep(&db, &srv.port, true);
+        if c.wait().unwrap().success() {
+            finished = true;
+            break;
+        }
+    }
+    assert!(kills >= 5, "only {kills} kills before the deadline");
+    assert!(finished, "the sweep never completed");
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(*) FROM sweep_points WHERE run_id = 1"), POINTS);
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(DISTINCT point) FROM sweep_points WHERE run_id = 1"), POINTS);
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(*) FROM tests WHERE run_id = 1"), POINTS, "no orphan tests");
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(*) FROM runs WHERE status = 'complete'"), 1);
+    let csv = tcplab(&db, &["export", "1"]);
+    assert_eq!(text(&csv.stdout).lines().count() as i64, POINTS + 1);
+}
+
+fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
+    use results::*;
+    let runs: Vec<TestResult> = values
+        .iter()
+        .map(|v| {
+            let mut summary = Summary::default();
+            summary.directions.push(DirectionSummary { receiver_bps: *v, ..DirectionSummary::default() });
+            TestResult {
+                label: "stream".into(),
+                spec: TestSpec::new(TestKind::TcpStream),
+                server: "h:1".into(),
+                started_unix_ms: 1,
+                status: Status::Completed,
+                error: None,
+                local: SideMeasurement::default(),
+                remote: None,
+                summary,
+                warnings: Vec::new(),
+                repetition: None,
+                reference: None,
+                diagnosis: Vec::new(),
+            }
+        })
+        .collect();
+    let target = ConfidenceTarget {
+        level_pct: 99.0,
+        width_pct: 5.0,
+        min_iterations: 3,
+        max_iterations: 3,
+        result_only: true,
+    };
+    let result = stats_combine(&target, runs);
+    let header = RunRecord {
+        tool_version: "t".into(),
+        command_line: vec!["tcplab".into()],
+        started_unix_ms: 1,
+        local_host: HostInfo::default(),
+        remote_host: None,
+        tests: Vec::new(),
+        error: None,
+        id: None,
+        sweep: None,
+    };
+    let id = st.begin_run(&header, store::RunKind::Test, "h:1").unwrap();
+    st.add_test(id, &result).unwrap();
+    id
+}
+
+/// A repeated result as `tcplab -I` stores it (means in the summary, values per iteration).
+fn stats_combine(target: &results::ConfidenceTarget, runs: Vec<results::TestResult>) -> results::TestResult {
+    let values: Vec<f64> = runs.iter().map(|r| r.summary.goodput_bps()).collect();
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let mut out = runs.last().unwrap().clone();
+    out.summary.directions[0].receiver_bps = mean;
+    let est = results::Estimate { metric: "goodput_bps".into(), mean, values, ..Default::default() };
+    out.repetition = Some(results::Repetition {
+        target: target.clone(),
+        iterations: 3,
+        met: true,
+        estimates: vec![est],
+        runs,
+    });
+    out
+}
+
+#[test]
+fn compare_gives_verdicts_and_fails_when_slower() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut st = store::Store::open(&db).unwrap();
+    let fast = fake_run(&mut st, &[100e6, 101e6, 99e6]);
+    let slow = fake_run(&mut st, &[80e6, 81e6, 79e6]);
+    let same = fake_run(&mut st, &[99e6, 102e6, 100e6]);
+    drop(st);
+    let out = tcplab(&db, &["compare", &fast.to_string(), &slow.to_string()]);
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    assert!(t.contains("slower") && t.contains("-20.0%"), "{t}");
+    let out = tcplab(&db, &["compare", &fast.to_string(), &slow.to_string(), "--fail-if-slower", "10"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let out = tcplab(&db, &["compare", &fast.to_string(), &slow.to_string(), "--fail-if-slower", "25"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = tcplab(&db, &["compare", &fast.to_string(), &same.to_string(), "--fail-if-slower", "0"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("no significant difference"), "{}", text(&out.stdout));
+    let out = tcplab(&db, &["compare", &slow.to_string(), &fast.to_string()]);
+    assert!(text(&out.stdout).contains("faster"));
+}

@@ -1,0 +1,192 @@
+//! CSV for spreadsheets and pandas: one row per test (sweep points included, with their point
+//! index), every spec parameter and headline number as a column; and the per-interval samples.
+//! RFC 4180 quoting.
+
+use results::{Interval, RunRecord, TestResult};
+
+/// Columns of [`tests`].
+pub const TEST_COLUMNS: &[&str] = &[
+    "run_id",
+    "point",
+    "seq",
+    "label",
+    "test",
+    "status",
+    "server",
+    "started_unix_ms",
+    "duration_ms",
+    "parallel",
+    "direction",
+    "send_len",
+    "recv_len",
+    "request_len",
+    "response_len",
+    "burst",
+    "nodelay",
+    "mss",
+    "congestion",
+    "sndbuf",
+    "rcvbuf",
+    "remote_sndbuf",
+    "remote_rcvbuf",
+    "goodput_bps",
+    "sender_bps",
+    "retransmits",
+    "trans_per_s",
+    "latency_p50_us",
+    "latency_p99_us",
+    "local_cpu_pct",
+    "remote_cpu_pct",
+    "local_sd_us",
+    "remote_sd_us",
+    "iterations",
+    "ci_level_pct",
+    "ci_half_width",
+    "ci_width_pct",
+    "confidence_met",
+    "warnings",
+];
+
+/// Quotes a field when it needs it.
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// The header and one row per test of every run in `runs`.
+pub fn tests(runs: &[RunRecord]) -> String {
+    let mut o = TEST_COLUMNS.join(",");
+    o.push('\n');
+    for run in runs {
+        for (seq, t) in run.tests.iter().enumerate() {
+            let point =
+                run.sweep.as_ref().and_then(|s| s.points.iter().find(|p| p.test_index as usize == seq));
+            let row = test_row(run.id, point.map(|p| p.index), seq, t);
+            o.push_str(&row.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+            o.push('\n');
+        }
+    }
+    o
+}
+
+fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult) -> Vec<String> {
+    let s = &t.spec;
+    let sm = &t.summary;
+    let lat = sm.rr.as_ref().map(|r| &r.latency);
+    let rep = t.repetition.as_ref();
+    let head = rep.and_then(|r| r.estimates.first());
+    let status = serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from));
+    let direction = serde_json::to_value(s.direction).ok().and_then(|v| v.as_str().map(String::from));
+    let warnings: Vec<String> = t
+        .warnings
+        .iter()
+        .filter_map(|w| serde_json::to_value(w.kind).ok().and_then(|v| v.as_str().map(String::from)))
+        .collect();
+    vec![
+        opt(run_id),
+        opt(point),
+        seq.to_string(),
+        t.label.clone(),
+        s.test.id().to_string(),
+        status.unwrap_or_default(),
+        t.server.clone(),
+        t.started_unix_ms.to_string(),
+        s.duration_ms.to_string(),
+        s.parallel.to_string(),
+        direction.unwrap_or_default(),
+        s.send_len.to_string(),
+        s.recv_len.to_string(),
+        s.request_len.to_string(),
+        s.response_len.to_string(),
+        s.burst.to_string(),
+        s.nodelay.to_string(),
+        opt(s.mss),
+        s.congestion.clone().unwrap_or_default(),
+        opt(s.sndbuf),
+        opt(s.rcvbuf),
+        opt(s.remote_sndbuf),
+        opt(s.remote_rcvbuf),
+        opt((!sm.directions.is_empty()).then(|| sm.goodput_bps())),
+        opt((!sm.directions.is_empty()).then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>())),
+        sm.directions.iter().map(|d| d.retransmits).sum::<u64>().to_string(),
+        opt(sm.rr.as_ref().map(|r| r.trans_per_s)),
+        opt(lat.map(|l| l.p50_us)),
+        opt(lat.map(|l| l.p99_us)),
+        opt(sm.local_cost.as_ref().map(|c| c.util_pct)),
+        opt(sm.remote_cost.as_ref().map(|c| c.util_pct)),
+        opt(sm.local_cost.as_ref().map(|c| c.service_demand_us)),
+        opt(sm.remote_cost.as_ref().map(|c| c.service_demand_us)),
+        rep.map(|r| r.iterations).unwrap_or(1).to_string(),
+        opt(head.map(|e| e.level_pct)),
+        opt(head.map(|e| e.half_width)),
+        opt(head.map(|e| e.width_pct)),
+        opt(rep.map(|r| r.met)),
+        warnings.join(" "),
+    ]
+}
+
+/// Columns of [`intervals`].
+pub const INTERVAL_COLUMNS: &[&str] =
+    &["run_id", "seq", "label", "side", "start_s", "end_s", "omitted", "bytes", "transactions", "bps"];
+
+/// The header and one row per interval per side of every test of every run.
+pub fn intervals(runs: &[RunRecord]) -> String {
+    let mut o = INTERVAL_COLUMNS.join(",");
+    o.push('\n');
+    for run in runs {
+        for (seq, t) in run.tests.iter().enumerate() {
+            let sides = std::iter::once(("client", &t.local)).chain(t.remote.as_ref().map(|m| ("server", m)));
+            for (side, m) in sides {
+                for iv in &m.intervals {
+                    o.push_str(&interval_row(run.id, seq, &t.label, side, iv));
+                    o.push('\n');
+                }
+            }
+        }
+    }
+    o
+}
+
+fn interval_row(run_id: Option<i64>, seq: usize, label: &str, side: &str, iv: &Interval) -> String {
+    let bps = if iv.len_s() > 0.0 { iv.bytes() as f64 * 8.0 / iv.len_s() } else { 0.0 };
+    [
+        opt(run_id),
+        seq.to_string(),
+        field(label),
+        side.to_string(),
+        iv.start_s.to_string(),
+        iv.end_s.to_string(),
+        iv.omitted.to_string(),
+        iv.bytes().to_string(),
+        iv.transactions().to_string(),
+        bps.to_string(),
+    ]
+    .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn empty_runs_give_the_header_only() {
+        let h = tests(&[]);
+        assert_eq!(h.lines().count(), 1);
+        assert_eq!(h.trim_end().split(',').count(), TEST_COLUMNS.len());
+        assert_eq!(intervals(&[]).lines().count(), 1);
+    }
+}

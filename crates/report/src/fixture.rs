@@ -1,0 +1,288 @@
+//! Deterministic results for the renderers' snapshot tests: a stream grid, rr tests with
+//! latency distributions, and a sweep with repetition.
+
+use results::{
+    Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, HostInfo, Interval, LatencySummary, ParamSetting,
+    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, Status, StreamInterval,
+    StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
+};
+
+pub fn host(name: &str) -> HostInfo {
+    HostInfo {
+        hostname: name.into(),
+        kernel: "Linux 6.18.44".into(),
+        cpu_model: "Test CPU @ 3.0GHz".into(),
+        cpus: 2,
+        congestion_available: vec!["reno".into(), "cubic".into(), "bbr".into()],
+        congestion_default: "bbr".into(),
+        virtualized: true,
+        tool_version: "0.1.0".into(),
+    }
+}
+
+fn stream_stats(index: u32, role: Role, bytes: u64) -> StreamStats {
+    StreamStats {
+        index,
+        role,
+        bytes,
+        bytes_total: bytes,
+        calls: bytes / 1024,
+        transactions: 0,
+        socket: SocketReport {
+            sndbuf_actual: 131_072,
+            rcvbuf_actual: 131_072,
+            mss: 65_483,
+            congestion: "bbr".into(),
+            ..SocketReport::default()
+        },
+        tcp: None,
+        placement: Default::default(),
+    }
+}
+
+fn intervals(per_s: &[u64], transactions: bool, tcp: bool) -> Vec<Interval> {
+    per_s
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Interval {
+            start_s: i as f64,
+            end_s: i as f64 + 1.0,
+            omitted: false,
+            streams: vec![StreamInterval {
+                index: 0,
+                bytes: if transactions { 0 } else { *v },
+                transactions: if transactions { *v } else { 0 },
+                retransmits: if tcp { i as u64 % 2 } else { 0 },
+                cwnd_bytes: if tcp { 64_000 + 16_000 * i as u64 } else { 0 },
+                rtt_us: if tcp { 40 + 10 * i as u32 } else { 0 },
+            }],
+        })
+        .collect()
+}
+
+fn cpu(util: f64) -> CpuUsage {
+    CpuUsage { cpus: 2, window_s: 3.0, util_pct: util, cores_busy: util / 50.0, ..CpuUsage::default() }
+}
+
+fn cost(util: f64, sd: f64, unit: &str, m: Option<f64>) -> CpuCost {
+    CpuCost {
+        util_pct: util,
+        cores_busy: util / 50.0,
+        service_demand_us: sd,
+        service_demand_unit: unit.into(),
+        figure_of_merit: m,
+    }
+}
+
+fn result(
+    label: &str,
+    spec: TestSpec,
+    local: SideMeasurement,
+    remote: SideMeasurement,
+    summary: Summary,
+) -> TestResult {
+    TestResult {
+        label: label.into(),
+        spec,
+        server: "127.0.0.1:9180".into(),
+        started_unix_ms: 1_795_306_713_000,
+        status: Status::Completed,
+        error: None,
+        local,
+        remote: Some(remote),
+        summary,
+        warnings: Vec::new(),
+        repetition: None,
+        reference: None,
+        diagnosis: Vec::new(),
+    }
+}
+
+/// A forward stream test with `-l len -w window` moving `gbps`.
+pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
+    let mut spec = TestSpec::new(TestKind::TcpStream);
+    spec.duration_ms = 3000;
+    (spec.send_len, spec.recv_len) = (len, len);
+    (spec.sndbuf, spec.rcvbuf, spec.remote_sndbuf, spec.remote_rcvbuf) =
+        (Some(window), Some(window), Some(window), Some(window));
+    let per_s = (gbps * 1e9 / 8.0) as u64;
+    let ivs = [per_s * 9 / 10, per_s, per_s * 11 / 10];
+    let local = SideMeasurement {
+        measured_s: 3.0,
+        streams: vec![stream_stats(0, Role::Send, per_s * 3)],
+        intervals: intervals(&ivs, false, true),
+        cpu: Some(cpu(60.0)),
+        latency: None,
+    };
+    let remote = SideMeasurement {
+        measured_s: 3.0,
+        streams: vec![stream_stats(0, Role::Recv, per_s * 3)],
+        intervals: intervals(&ivs, false, false),
+        cpu: Some(cpu(45.0)),
+        latency: None,
+    };
+    let summary = Summary {
+        directions: vec![DirectionSummary {
+            direction: "client→server".into(),
+            streams: 1,
+            sender_bytes: per_s * 3,
+            sender_bps: gbps * 1e9,
+            receiver_bytes: per_s * 3,
+            receiver_bps: gbps * 1e9,
+            retransmits: 1,
+            rtt_min_us: 40,
+            rtt_mean_us: 50,
+            rtt_max_us: 60,
+            busy_frac: 0.99,
+            rwnd_limited_frac: f64::from(65_536 / window.max(1)) * 0.3,
+            sndbuf_limited_frac: 0.02,
+            writes_per_mb: 1_048_576.0 / f64::from(len.max(1)),
+            of_reference: None,
+        }],
+        rr: None,
+        local_cost: Some(cost(60.0, 0.5, "us/KB", Some(gbps * 1000.0 / 1.2))),
+        remote_cost: Some(cost(45.0, 0.37, "us/KB", Some(gbps * 1000.0 / 0.9))),
+    };
+    let mut r = result("stream", spec, local, remote, summary);
+    r.warnings.push(Warning {
+        kind: WarningKind::SameHost,
+        message: "client and server share this host".into(),
+        advice: "run the server on another host".into(),
+    });
+    r
+}
+
+/// A latency distribution around `p50` µs with a tail.
+fn latency(p50: f64) -> LatencySummary {
+    let cdf = (0..=20).map(|i| (p50 * (0.6 + 0.08 * f64::from(i)).powf(2.0), f64::from(i) / 20.0)).collect();
+    LatencySummary {
+        count: 40_000,
+        min_us: p50 * 0.36,
+        mean_us: p50 * 1.1,
+        stddev_us: p50 * 0.4,
+        p50_us: p50,
+        p90_us: p50 * 1.6,
+        p99_us: p50 * 3.0,
+        p999_us: p50 * 8.0,
+        max_us: p50 * 40.0,
+        cdf,
+    }
+}
+
+/// An rr test with `req,resp` sizes at `tps` transactions/s.
+pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
+    let mut spec = TestSpec::new(TestKind::TcpRr);
+    (spec.request_len, spec.response_len, spec.duration_ms) = (req, resp, 3000);
+    let t = tps as u64;
+    let mut s = stream_stats(0, Role::Request, 0);
+    s.transactions = t * 3;
+    let lat = latency(1e6 / tps);
+    let local = SideMeasurement {
+        measured_s: 3.0,
+        streams: vec![s],
+        intervals: intervals(&[t - t / 20, t, t + t / 20], true, false),
+        cpu: Some(cpu(80.0)),
+        latency: Some(lat.clone()),
+    };
+    let remote = SideMeasurement { measured_s: 3.0, cpu: Some(cpu(70.0)), ..SideMeasurement::default() };
+    let summary = Summary {
+        directions: Vec::new(),
+        rr: Some(RrSummary {
+            flows: 1,
+            transactions: t * 3,
+            trans_per_s: tps,
+            rtt_from_rate_us: 1e6 / tps,
+            latency: lat,
+        }),
+        local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
+        remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),
+    };
+    result(&format!("rr {req}/{resp}"), spec, local, remote, summary)
+}
+
+/// A run of `tests`.
+pub fn run(tests: Vec<TestResult>) -> RunRecord {
+    RunRecord {
+        tool_version: "0.1.0".into(),
+        command_line: vec!["tcplab".into(), "stream".into(), "127.0.0.1".into()],
+        started_unix_ms: 1_795_306_713_000,
+        local_host: host("client-host"),
+        remote_host: Some(host("server-host")),
+        tests,
+        error: None,
+        id: None,
+        sweep: None,
+    }
+}
+
+/// Stream runs over `-l` 1K/8K/64K × `-w` 32K/256K, plus rr 1/1 and 64/64.
+pub fn loose_runs() -> Vec<RunRecord> {
+    let mut runs = Vec::new();
+    for (w, scale) in [(32 * 1024, 0.5), (256 * 1024, 1.0)] {
+        for (l, g) in [(1024, 5.0), (8 * 1024, 20.0), (64 * 1024, 16.0)] {
+            runs.push(run(vec![stream(l, w, g * scale)]));
+        }
+    }
+    runs.push(run(vec![rr(1, 1, 40_000.0), rr(64, 64, 34_000.0)]));
+    runs
+}
+
+/// A sweep of window 32K/64K × len 1K/4K/16K, three repetitions per point.
+pub fn sweep_run() -> RunRecord {
+    let int = |v: u64| ParamValue::Int(v);
+    let windows = [32 * 1024, 64 * 1024];
+    let lens = [1024, 4096, 16_384];
+    let base = TestSpec::new(TestKind::TcpStream);
+    let plan = SweepPlan {
+        base,
+        axes: vec![
+            Axis {
+                name: "window".into(),
+                tied: Vec::new(),
+                values: windows.iter().map(|v| int(*v)).collect(),
+                text: "32K,64K".into(),
+            },
+            Axis {
+                name: "len".into(),
+                tied: Vec::new(),
+                values: lens.iter().map(|v| int(*v)).collect(),
+                text: "1K..16K:*4".into(),
+            },
+        ],
+        confidence: None,
+        metric: "goodput_bps".into(),
+    };
+    let mut tests = Vec::new();
+    let mut points = Vec::new();
+    for (wi, w) in windows.iter().enumerate() {
+        for (li, l) in lens.iter().enumerate() {
+            let gbps = 2.0 * (li as f64 + 1.0) * (wi as f64 + 1.0);
+            let index = (wi * lens.len() + li) as u32;
+            tests.push(stream(*l as u32, *w as u32, gbps));
+            points.push(SweepPoint {
+                index,
+                coords: vec![wi as u32, li as u32],
+                params: vec![
+                    ParamSetting { name: "window".into(), value: int(*w) },
+                    ParamSetting { name: "len".into(), value: int(*l) },
+                ],
+                test_index: index,
+                headline: Estimate {
+                    metric: "goodput_bps".into(),
+                    mean: gbps * 1e9,
+                    stddev: gbps * 1e7,
+                    half_width: gbps * 3e7,
+                    level_pct: 95.0,
+                    width_pct: 6.0,
+                    met: true,
+                    values: vec![gbps * 0.99e9, gbps * 1e9, gbps * 1.01e9],
+                },
+                met: true,
+            });
+        }
+    }
+    let mut r = run(tests);
+    r.id = Some(7);
+    r.sweep = Some(Sweep { plan, points, complete: true });
+    r
+}

@@ -1,0 +1,168 @@
+//! The self-contained HTML report (`tcplab report`, `--report FILE`): run metadata and both
+//! hosts, summary tables, diagnosis and limits, sweep and grid plots, latency CDFs and
+//! percentiles, CPU / service demand / figure-of-merit bars and per-interval timelines.
+//! Inline CSS and SVG only: nothing is fetched, the file opens offline.
+
+mod charts;
+mod grids;
+mod page;
+
+use results::{RunRecord, TestResult};
+
+use crate::extras;
+use crate::param_grid::distinct_labels;
+use crate::tables;
+use page::Page;
+
+/// Runs with more tests than this get no per-test timelines (a sweep's grid plots say more).
+const TIMELINE_MAX_TESTS: usize = 24;
+
+/// The report of `runs` as one HTML document.
+pub fn document(runs: &[RunRecord]) -> String {
+    let mut p = Page::new();
+    let tests: Vec<&TestResult> = runs.iter().flat_map(|r| &r.tests).collect();
+    runs_section(&mut p, runs);
+    summary_section(&mut p, &tests);
+    diagnosis_section(&mut p, &tests);
+    grids::section(&mut p, runs);
+    charts::latency_section(&mut p, &tests);
+    charts::cpu_section(&mut p, &tests);
+    timelines_section(&mut p, runs);
+    let subtitle =
+        format!("{} run{}, {} test{}", runs.len(), plural(runs.len()), tests.len(), plural(tests.len()));
+    p.finish("tcplab report", &subtitle)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn runs_section(p: &mut Page, runs: &[RunRecord]) {
+    p.section("runs", "Runs and hosts");
+    match runs {
+        [run] => {
+            p.table(&tables::run_meta(run), false);
+            p.table(&tables::hosts(run), false);
+        }
+        _ => {
+            p.table(&tables::runs(runs), false);
+            let pairs = tables::host_pairs(runs);
+            for (names, hosts) in &pairs {
+                if pairs.len() > 1 {
+                    p.h3(&format!("Hosts of run {}", names.join(", ")));
+                }
+                p.table(hosts, false);
+            }
+        }
+    }
+    p.end_section();
+}
+
+fn summary_section(p: &mut Page, tests: &[&TestResult]) {
+    p.section("summary", "Summary");
+    let streams = tables::streams(tests);
+    if !streams.is_empty() {
+        p.h3("Stream tests");
+        p.table(&streams, true);
+        p.para("note", "goodput = receiver's rate; busy, rwnd-lim and sndbuf-lim from the sender's TCP_INFO (limited shares of busy time).");
+    }
+    let rr = tables::rr(tests);
+    if !rr.is_empty() {
+        p.h3("Request/response tests");
+        p.table(&rr, true);
+    }
+    let warnings = tables::warnings(tests);
+    if !warnings.is_empty() {
+        p.h3("Warnings");
+        p.table(&warnings, false);
+    }
+    if tests.is_empty() {
+        p.para("note", "No tests in these runs.");
+    }
+    p.end_section();
+}
+
+fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
+    let values: Vec<serde_json::Value> = tests.iter().map(|t| extras::value_of(t)).collect();
+    diagnosis_of(p, &distinct_labels(tests), &values);
+}
+
+/// The diagnosis section from results' serde forms (labels in the same order).
+fn diagnosis_of(p: &mut Page, labels: &[String], values: &[serde_json::Value]) {
+    let found: Vec<(&String, &serde_json::Value, Vec<extras::Section>)> = labels
+        .iter()
+        .zip(values)
+        .map(|(l, v)| (l, v, extras::sections_of(v)))
+        .filter(|(_, _, s)| !s.is_empty())
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    p.section("diagnosis", "Diagnosis and limits");
+    for (label, value, sections) in found {
+        p.h3(label);
+        for line in extras::diagnosis_of(value) {
+            p.para("diagnosis", &line);
+        }
+        for section in sections {
+            p.open_details(&section.name, section.name.starts_with("diagnos"));
+            for (caption, table) in &section.tables {
+                if !caption.is_empty() {
+                    p.para("note", caption);
+                }
+                p.table(table, false);
+            }
+            p.close_details();
+        }
+    }
+    p.end_section();
+}
+
+fn timelines_section(p: &mut Page, runs: &[RunRecord]) {
+    let tests: Vec<&TestResult> = runs
+        .iter()
+        .filter(|r| r.sweep.is_none())
+        .flat_map(|r| &r.tests)
+        .filter(|t| !t.local.intervals.is_empty())
+        .collect();
+    if tests.is_empty() || tests.len() > TIMELINE_MAX_TESTS {
+        return;
+    }
+    p.section("timelines", "Timelines");
+    for (t, label) in tests.iter().zip(distinct_labels(&tests)) {
+        p.open_details(&format!("{label} · {}", t.spec.test.id()), tests.len() <= 6);
+        charts::timeline(p, t);
+        p.close_details();
+    }
+    p.end_section();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream result with fields shaped like the `model` helper's diagnosis and reference
+    /// and the emulator's counters (not yet in `results` on this branch).
+    #[test]
+    fn diagnosis_and_limits_render_from_added_fields() {
+        let mut v = extras::value_of(&crate::fixture::stream(8192, 65536, 1.0));
+        let added = serde_json::json!({
+            "reference": {"kind": "link", "description": "atm:oc3c · ipv4:tcp", "limit_bps": 1.345e8},
+            "diagnosis": [{"direction": "client→server",
+                "primary": {"cause": "receive-window", "weight": 0.93, "evidence": "rwnd-limited 93% of busy time; 64 KB / 0.3 ms RTT", "advice": "raise -w"},
+                "contributing": []}],
+            "emu": {"path": "atm:oc3c", "directions": [{"direction": "a→b", "offered": {"packets": 10}}]}
+        });
+        if let (Some(o), serde_json::Value::Object(a)) = (v.as_object_mut(), added) {
+            o.extend(a);
+        }
+        let mut p = Page::new();
+        diagnosis_of(&mut p, &["stream".to_string()], &[v]);
+        let html = p.finish("t", "");
+        insta::assert_snapshot!(html.split("<main>").nth(1).unwrap_or_default());
+    }
+}

@@ -1,0 +1,272 @@
+//! Plots of single tests: per-interval timelines, latency CDFs, CPU bars.
+
+use results::{Interval, Role, SideMeasurement, StreamInterval, TestKind, TestResult};
+
+use super::page::Page;
+use crate::extras;
+use crate::param_grid::distinct_labels;
+use crate::plot::{AxisSpec, BarChart, BarSeries, LineChart, Point, RefLine, ScaleKind, Series, TickFormat};
+use crate::tables;
+use crate::units::rate;
+
+/// Bar charts show at most this many tests.
+const BAR_MAX_TESTS: usize = 24;
+
+/// A unit for rates up to `max_bps`: divisor and name.
+pub fn rate_unit(max_bps: f64) -> (f64, &'static str) {
+    match max_bps {
+        v if v >= 1e9 => (1e9, "Gbit/s"),
+        v if v >= 1e6 => (1e6, "Mbit/s"),
+        v if v >= 1e3 => (1e3, "kbit/s"),
+        _ => (1.0, "bit/s"),
+    }
+}
+
+/// Theoretical limits of a test as reference lines, in `unit` (bit/s ÷ `div`).
+pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
+    let mut out: Vec<RefLine> = Vec::new();
+    for l in tests.iter().flat_map(|t| extras::limits(t)) {
+        if !out.iter().any(|r| (r.y - l.bps / div).abs() < 1e-9) {
+            out.push(RefLine { y: l.bps / div, label: format!("{}: {}", l.label, rate(l.bps)) });
+        }
+    }
+    out
+}
+
+/// Per-interval series of one side: `f` over the streams of `role` in each interval.
+fn side_series(
+    m: &SideMeasurement,
+    role: Role,
+    f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
+) -> Vec<Point> {
+    let has_role = |s: &&StreamInterval| m.streams.iter().any(|st| st.index == s.index && st.role == role);
+    m.intervals
+        .iter()
+        .filter_map(|iv| {
+            let streams: Vec<&StreamInterval> = iv.streams.iter().filter(has_role).collect();
+            if streams.is_empty() {
+                return None;
+            }
+            f(iv, &streams).map(|y| Point::new(iv.end_s, y))
+        })
+        .collect()
+}
+
+/// Series per direction: (name, side that plays `role` for that direction).
+fn directions(t: &TestResult, role: Role) -> Vec<(String, &SideMeasurement)> {
+    let mut out = Vec::new();
+    let sides = [("client", Some(&t.local)), ("server", t.remote.as_ref())];
+    for (name, side) in sides {
+        let Some(m) = side else { continue };
+        if m.streams.iter().any(|s| s.role == role) {
+            let dir = match (name, role) {
+                ("client", Role::Send) | ("server", Role::Recv) => "client→server",
+                _ => "server→client",
+            };
+            out.push((dir.to_string(), m));
+        }
+    }
+    out
+}
+
+fn series_of(
+    t: &TestResult,
+    role: Role,
+    f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
+) -> Vec<Series> {
+    directions(t, role)
+        .into_iter()
+        .map(|(name, m)| Series { name, points: side_series(m, role, f) })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+/// The timelines of one test.
+pub fn timeline(p: &mut Page, t: &TestResult) {
+    p.open_row();
+    match t.spec.test {
+        TestKind::TcpStream => stream_timeline(p, t),
+        _ => rr_timeline(p, t),
+    }
+    p.close_row();
+}
+
+fn time_axis() -> AxisSpec {
+    AxisSpec::linear("time (s)")
+}
+
+fn stream_timeline(p: &mut Page, t: &TestResult) {
+    let bps = |iv: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.bytes).sum::<u64>() as f64 * 8.0 / iv.len_s().max(1e-9))
+    };
+    let mut thr = series_of(t, Role::Recv, &bps);
+    if thr.is_empty() {
+        thr = series_of(t, Role::Send, &bps);
+    }
+    let max = thr.iter().flat_map(|s| &s.points).map(|p| p.y).fold(0.0, f64::max);
+    let (div, unit) = rate_unit(max);
+    thr.iter_mut().flat_map(|s| &mut s.points).for_each(|p| p.y /= div);
+    let mut c = LineChart::new(
+        &format!("{}: goodput per interval", t.label),
+        time_axis(),
+        AxisSpec::linear(&format!("goodput ({unit})")),
+    );
+    c.series = thr;
+    c.refs = limit_lines(&[t], div);
+    p.plot(&c.render());
+    let rtt = |_: &Interval, s: &[&StreamInterval]| {
+        let v: Vec<f64> = s.iter().filter(|x| x.rtt_us > 0).map(|x| f64::from(x.rtt_us)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let cwnd = |_: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.cwnd_bytes).sum::<u64>() as f64 / 1024.0)
+    };
+    let retr =
+        |_: &Interval, s: &[&StreamInterval]| Some(s.iter().map(|x| x.retransmits).sum::<u64>() as f64);
+    for (title, y, f) in [
+        ("smoothed RTT", "RTT (µs)", &rtt as &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>),
+        ("congestion window", "cwnd (KiB)", &cwnd),
+        ("retransmits per interval", "segments", &retr),
+    ] {
+        let mut c = LineChart::new(&format!("{}: {title}", t.label), time_axis(), AxisSpec::linear(y));
+        c.series = series_of(t, Role::Send, f);
+        p.plot(&c.render());
+    }
+}
+
+fn rr_timeline(p: &mut Page, t: &TestResult) {
+    let tps = |iv: &Interval, s: &[&StreamInterval]| {
+        Some(s.iter().map(|x| x.transactions).sum::<u64>() as f64 / iv.len_s().max(1e-9))
+    };
+    let unit = if t.spec.test == TestKind::TcpCrr { "connections/s" } else { "transactions/s" };
+    let mut c =
+        LineChart::new(&format!("{}: {unit} per interval", t.label), time_axis(), AxisSpec::linear(unit));
+    c.series = series_of(t, Role::Request, &tps);
+    if c.series.is_empty() {
+        let all = |iv: &Interval| Point::new(iv.end_s, iv.transactions() as f64 / iv.len_s().max(1e-9));
+        c.series =
+            vec![Series { name: "client".into(), points: t.local.intervals.iter().map(all).collect() }];
+    }
+    p.plot(&c.render());
+}
+
+/// Latency CDFs of every rr/crr test with a distribution, and the percentile table.
+pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
+    let with_cdf: Vec<&TestResult> = tests
+        .iter()
+        .copied()
+        .filter(|t| t.summary.rr.as_ref().is_some_and(|r| !r.latency.cdf.is_empty()))
+        .collect();
+    let table = tables::percentiles(tests);
+    if with_cdf.is_empty() && table.is_empty() {
+        return;
+    }
+    p.section("latency", "Latency");
+    if !with_cdf.is_empty() {
+        let x = AxisSpec {
+            label: "round-trip latency (µs, log scale)".into(),
+            kind: ScaleKind::Log10,
+            format: TickFormat::Number,
+            zero: false,
+        };
+        let y = AxisSpec {
+            label: "fraction of transactions ≤ latency".into(),
+            kind: ScaleKind::Linear,
+            format: TickFormat::Percent,
+            zero: true,
+        };
+        let mut c = LineChart::new("Latency distribution (CDF)", x, y);
+        c.markers = false;
+        c.legend = "test".into();
+        c.series = with_cdf
+            .iter()
+            .zip(distinct_labels(&with_cdf))
+            .filter_map(|(t, name)| {
+                let cdf = &t.summary.rr.as_ref()?.latency.cdf;
+                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x, *y)).collect() })
+            })
+            .collect();
+        p.plot(&c.render());
+    }
+    p.table(&table, true);
+    p.end_section();
+}
+
+/// CPU utilisation, service demand and figure-of-merit bars, and the CPU table.
+pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
+    let table = tables::cpu(tests);
+    if table.is_empty() {
+        return;
+    }
+    p.section("cpu", "CPU cost");
+    let measured: Vec<&TestResult> = tests
+        .iter()
+        .copied()
+        .filter(|t| t.summary.local_cost.is_some() || t.summary.remote_cost.is_some())
+        .collect();
+    if measured.len() > BAR_MAX_TESTS {
+        let note =
+            format!("Bars show the first {BAR_MAX_TESTS} of {} tests; the table has all.", measured.len());
+        p.para("note", &note);
+    }
+    p.open_row();
+    cost_plots(p, &measured[..measured.len().min(BAR_MAX_TESTS)]);
+    p.close_row();
+    p.table(&table, true);
+    p.para("note", "CPU: system-wide /proc/stat over the measured window. SD: µs of CPU per KB or per transaction. M = goodput in Mbit/s ÷ CPU-cores busy.");
+    p.end_section();
+}
+
+fn cost_plots(p: &mut Page, tests: &[&TestResult]) {
+    p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", tests, &|c| Some(c.util_pct)));
+    let (streams, rr): (Vec<&TestResult>, Vec<&TestResult>) =
+        tests.iter().partition(|t| t.spec.test == TestKind::TcpStream);
+    if !streams.is_empty() {
+        let sd = |c: &results::CpuCost| Some(c.service_demand_us);
+        p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &sd));
+        let m = |c: &results::CpuCost| c.figure_of_merit;
+        p.plot(&cost_bars("Figure of merit M", "M (Mbit/s per CPU-core busy)", &streams, &m));
+    }
+    if !rr.is_empty() {
+        let sd = |c: &results::CpuCost| Some(c.service_demand_us);
+        p.plot(&cost_bars("Service demand, request/response", "µs of CPU per transaction", &rr, &sd));
+    }
+}
+
+/// `a (x)`, `a (y)` → `x`, `y` when every label shares the part before the parenthesis.
+fn short_labels(labels: Vec<String>) -> Vec<String> {
+    let split = |l: &str| -> Option<(String, String)> {
+        let (head, rest) = l.split_once(" (")?;
+        Some((head.to_string(), rest.strip_suffix(')')?.to_string()))
+    };
+    let parts: Option<Vec<(String, String)>> = labels.iter().map(|l| split(l)).collect();
+    match parts {
+        Some(p) if p.len() > 1 && p.iter().all(|(h, _)| *h == p[0].0) => {
+            p.into_iter().map(|(_, v)| v).collect()
+        }
+        _ => labels,
+    }
+}
+
+fn cost_bars(
+    title: &str,
+    y: &str,
+    tests: &[&TestResult],
+    f: &dyn Fn(&results::CpuCost) -> Option<f64>,
+) -> String {
+    let side = |name: &str, get: &dyn Fn(&TestResult) -> Option<&results::CpuCost>| BarSeries {
+        name: name.into(),
+        values: tests.iter().map(|t| get(t).and_then(f)).collect(),
+    };
+    BarChart {
+        title: title.into(),
+        y_label: y.into(),
+        y_format: TickFormat::Number,
+        categories: short_labels(distinct_labels(tests)),
+        series: vec![
+            side("client", &|t| t.summary.local_cost.as_ref()),
+            side("server", &|t| t.summary.remote_cost.as_ref()),
+        ],
+    }
+    .render()
+}

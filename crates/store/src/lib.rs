@@ -1,0 +1,132 @@
+//! The results archive (DESIGN.md §8): every test and every sweep point is written to SQLite
+//! as it completes. WAL journal, `BEGIN IMMEDIATE` writes, schema version in
+//! `PRAGMA user_version` with numbered migrations ([`schema`]). Only this crate knows SQL;
+//! everything else sees `results` values.
+//!
+//! Writing: [`Store::begin_run`], then [`Store::add_test`] per test or [`Store::add_point`]
+//! per sweep point (test and point in one transaction, so a kill never leaves half a point),
+//! then [`Store::finish_run`]. Reading: [`Store::list_runs`], [`Store::load_run`],
+//! [`Store::load_sweep`], [`Store::finished_points`].
+#![forbid(unsafe_code)]
+
+mod read;
+pub mod schema;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+pub use read::{coords_of, RunFilter, RunSummary};
+pub use write::{RunKind, RunStatus};
+
+/// Archive errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The database file could not be opened or created.
+    #[error("opening the archive {path}: {source}")]
+    Open {
+        /// File.
+        path: PathBuf,
+        /// Cause.
+        source: rusqlite::Error,
+    },
+    /// The directory for the database could not be created.
+    #[error("creating the directory {path}: {source}")]
+    Dir {
+        /// Directory.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A statement failed.
+    #[error("archive: {context}: {source}")]
+    Sql {
+        /// What was being done.
+        context: &'static str,
+        /// Cause.
+        source: rusqlite::Error,
+    },
+    /// A stored JSON column did not parse, or a value did not serialise.
+    #[error("archive: {what} of run {run}: {source}")]
+    Json {
+        /// Which column.
+        what: &'static str,
+        /// Run id (0 when not known).
+        run: i64,
+        /// Cause.
+        source: serde_json::Error,
+    },
+    /// No run with this id.
+    #[error("no run {0} in the archive")]
+    NotFound(i64),
+    /// The run is not a sweep.
+    #[error("run {0} is not a sweep")]
+    NotASweep(i64),
+    /// The point was stored already (a resumed sweep never runs it twice).
+    #[error("point {point} of sweep {run} is stored already")]
+    Duplicate {
+        /// Run id.
+        run: i64,
+        /// Point index.
+        point: u32,
+    },
+    /// The file was written by a newer tcplab.
+    #[error("the archive has schema version {found}; this tcplab knows up to {known} (upgrade tcplab)")]
+    NewerSchema {
+        /// Version in the file.
+        found: i64,
+        /// Newest version known here.
+        known: i64,
+    },
+}
+
+/// Result alias.
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
+    move |source| Error::Sql { context, source }
+}
+
+/// An open archive.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the archive at `path` and migrates it to the newest schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Dir { path: dir.to_path_buf(), source })?;
+        }
+        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
+        schema::migrate(&mut conn)?;
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open file.
+    pub fn schema_version(&self) -> Result<i64> {
+        schema::version(&self.conn)
+    }
+}
+
+/// The default archive: `$XDG_DATA_HOME/tcplab/results.db`, else
+/// `$HOME/.local/share/tcplab/results.db`. `None` when neither variable is set.
+pub fn default_path() -> Option<PathBuf> {
+    let from = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty()).map(PathBuf::from);
+    let base = from("XDG_DATA_HOME").or_else(|| from("HOME").map(|h| h.join(".local").join("share")))?;
+    Some(base.join("tcplab").join("results.db"))
+}

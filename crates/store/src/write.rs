@@ -1,0 +1,192 @@
+//! Writes: one `BEGIN IMMEDIATE` transaction per test or sweep point, committed as soon as it
+//! is measured.
+
+use results::{RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
+
+use crate::{schema, sql, Error, Result, Store};
+
+/// What made a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// One test command (`stream`, `rr`, `crr`, …).
+    Test,
+    /// The standard suite (`tcplab run`).
+    Suite,
+    /// A sweep.
+    Sweep,
+}
+
+impl RunKind {
+    /// Stored id.
+    pub fn id(self) -> &'static str {
+        match self {
+            RunKind::Test => "test",
+            RunKind::Suite => "suite",
+            RunKind::Sweep => "sweep",
+        }
+    }
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Being written (or killed while it was: a sweep in this state can be resumed).
+    Running,
+    /// Finished.
+    Complete,
+    /// Stopped by the user.
+    Interrupted,
+    /// Ended by an error.
+    Failed,
+}
+
+impl RunStatus {
+    /// Stored id.
+    pub fn id(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+fn json<T: serde::Serialize>(what: &'static str, run: i64, v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|source| Error::Json { what, run, source })
+}
+
+impl Store {
+    fn immediate(&mut self) -> Result<Transaction<'_>> {
+        self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("starting a write"))
+    }
+
+    /// Records a new run (its tests come later) and returns its id. `server` is the
+    /// `host:port` asked for.
+    pub fn begin_run(&mut self, run: &RunRecord, kind: RunKind, server: &str) -> Result<i64> {
+        let cmd = json("command line", 0, &run.command_line)?;
+        let local = json("local host", 0, &run.local_host)?;
+        let remote = run.remote_host.as_ref().map(|h| json("remote host", 0, h)).transpose()?;
+        let tx = self.immediate()?;
+        tx.execute(
+            "INSERT INTO runs (kind, status, started_unix_ms, tool_version, command_line, server, local_host, remote_host)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![kind.id(), run.started_unix_ms as i64, run.tool_version, cmd, server, local, remote],
+        )
+        .map_err(sql("recording a run"))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(sql("recording a run"))?;
+        Ok(id)
+    }
+
+    /// Appends a test to run `run` (at the next sequence number) and returns the test's id.
+    pub fn add_test(&mut self, run: i64, result: &TestResult) -> Result<i64> {
+        let tx = self.immediate()?;
+        let seq: i64 = tx
+            .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?1", [run], |r| r.get(0))
+            .map_err(sql("numbering a test"))?;
+        let id = insert_test(&tx, run, seq, result)?;
+        tx.commit().map_err(sql("writing a test"))?;
+        Ok(id)
+    }
+
+    /// Records the plan of sweep `run`.
+    pub fn begin_sweep(&mut self, run: i64, plan: &SweepPlan) -> Result<()> {
+        let text = json("sweep plan", run, plan)?;
+        let tx = self.immediate()?;
+        tx.execute(
+            "INSERT INTO sweeps (run_id, plan, points_total) VALUES (?1, ?2, ?3)",
+            params![run, text, plan.len() as i64],
+        )
+        .map_err(sql("recording a sweep"))?;
+        tx.commit().map_err(sql("recording a sweep"))
+    }
+
+    /// Writes a finished sweep point and its result in one transaction. A point already
+    /// stored is refused with [`Error::Duplicate`] and nothing is written.
+    /// (`point.test_index` is ignored: the test is stored at sequence `point.index`.)
+    pub fn add_point(&mut self, run: i64, point: &SweepPoint, result: &TestResult) -> Result<()> {
+        let params_text = json("point parameters", run, &point.params)?;
+        let headline = json("point estimate", run, &point.headline)?;
+        let tx = self.immediate()?;
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2",
+                params![run, point.index],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql("checking a point"))?;
+        if exists.is_some() {
+            return Err(Error::Duplicate { run, point: point.index });
+        }
+        let test_id = insert_test(&tx, run, i64::from(point.index), result)?;
+        tx.execute(
+            "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, point.index, test_id, params_text, headline, point.met],
+        )
+        .map_err(sql("writing a point"))?;
+        tx.commit().map_err(sql("writing a point"))
+    }
+
+    /// Records the server's host facts once they are known.
+    pub fn set_remote_host(&mut self, run: i64, host: &results::HostInfo) -> Result<()> {
+        let text = json("remote host", run, host)?;
+        let tx = self.immediate()?;
+        tx.execute("UPDATE runs SET remote_host = ?1 WHERE id = ?2", params![text, run])
+            .map_err(sql("recording the server host"))?;
+        tx.commit().map_err(sql("recording the server host"))
+    }
+
+    /// Marks run `run` ended at `now_unix_ms` with `status` (and an error, if any).
+    pub fn finish_run(
+        &mut self,
+        run: i64,
+        status: RunStatus,
+        error: Option<&TestError>,
+        now_unix_ms: u64,
+    ) -> Result<()> {
+        let err = error.map(|e| json("error", run, e)).transpose()?;
+        let tx = self.immediate()?;
+        tx.execute(
+            "UPDATE runs SET status = ?1, error = ?2, finished_unix_ms = ?3 WHERE id = ?4",
+            params![status.id(), err, now_unix_ms as i64, run],
+        )
+        .map_err(sql("finishing a run"))?;
+        tx.commit().map_err(sql("finishing a run"))
+    }
+
+    /// Marks a sweep as running again (resume).
+    pub fn reopen_run(&mut self, run: i64) -> Result<()> {
+        let tx = self.immediate()?;
+        let n = tx
+            .execute(
+                "UPDATE runs SET status = 'running', finished_unix_ms = NULL, error = NULL WHERE id = ?1",
+                [run],
+            )
+            .map_err(sql("reopening a run"))?;
+        if n == 0 {
+            return Err(Error::NotFound(run));
+        }
+        tx.commit().map_err(sql("reopening a run"))
+    }
+}
+
+fn insert_test(tx: &Transaction, run: i64, seq: i64, r: &TestResult) -> Result<i64> {
+    let spec = json("spec", run, &r.spec)?;
+    let text = json("result", run, r)?;
+    let status =
+        serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let goodput = (!r.summary.directions.is_empty()).then(|| r.summary.goodput_bps());
+    let rate = r.summary.rr.as_ref().map(|rr| rr.trans_per_s);
+    tx.execute(
+        "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![run, seq, r.label, r.spec.test.id(), status, r.started_unix_ms as i64, goodput, rate, spec, text],
+    )
+    .map_err(sql("writing a test"))?;
+    let id = tx.last_insert_rowid();
+    schema::insert_rows(tx, id, r)?;
+    Ok(id)
+}

@@ -1,0 +1,239 @@
+//! The archive against real SQLite files in a temp dir: round trips, duplicate points,
+//! filters, and upgrades from every earlier schema version.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use results::{
+    Axis, DirectionSummary, Estimate, HostInfo, Interval, ParamSetting, ParamValue, RunRecord,
+    SideMeasurement, Status, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning,
+    WarningKind,
+};
+use rusqlite::{params, Connection};
+use store::{schema, RunFilter, RunKind, RunStatus, Store};
+
+fn result(bps: f64) -> TestResult {
+    let iv = Interval {
+        start_s: 0.0,
+        end_s: 1.0,
+        omitted: false,
+        streams: vec![StreamInterval { index: 0, bytes: 1000, ..StreamInterval::default() }],
+    };
+    let mut r = TestResult {
+        label: "stream".into(),
+        spec: TestSpec::new(TestKind::TcpStream),
+        server: "127.0.0.1:9".into(),
+        started_unix_ms: 5,
+        status: Status::Completed,
+        error: None,
+        local: SideMeasurement {
+            measured_s: 1.0,
+            intervals: vec![iv.clone(), iv],
+            ..SideMeasurement::default()
+        },
+        remote: None,
+        summary: Default::default(),
+        warnings: vec![Warning { kind: WarningKind::SameHost, message: "m".into(), advice: "a".into() }],
+        repetition: None,
+        reference: None,
+        diagnosis: Vec::new(),
+    };
+    r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
+    r
+}
+
+fn record() -> RunRecord {
+    RunRecord {
+        tool_version: "0.1.0".into(),
+        command_line: vec!["tcplab".into(), "stream".into()],
+        started_unix_ms: 1000,
+        local_host: HostInfo { hostname: "here".into(), cpus: 2, ..HostInfo::default() },
+        remote_host: None,
+        tests: Vec::new(),
+        error: None,
+        id: None,
+        sweep: None,
+    }
+}
+
+fn plan() -> SweepPlan {
+    let axis = |name: &str, v: &[u64]| Axis {
+        name: name.into(),
+        tied: Vec::new(),
+        values: v.iter().map(|n| ParamValue::Int(*n)).collect(),
+        text: String::new(),
+    };
+    SweepPlan {
+        base: TestSpec::new(TestKind::TcpStream),
+        axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[512, 1024, 1536])],
+        confidence: None,
+        metric: "goodput_bps".into(),
+    }
+}
+
+fn point(index: u32, bps: f64) -> SweepPoint {
+    SweepPoint {
+        index,
+        coords: Vec::new(),
+        params: vec![ParamSetting { name: "len".into(), value: ParamValue::Int(512) }],
+        test_index: 0,
+        headline: Estimate {
+            metric: "goodput_bps".into(),
+            mean: bps,
+            values: vec![bps],
+            ..Estimate::default()
+        },
+        met: true,
+    }
+}
+
+#[test]
+fn run_round_trips_with_hosts_tests_and_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Store::open(&dir.path().join("sub/results.db")).unwrap();
+    assert_eq!(st.schema_version().unwrap(), schema::latest());
+    let id = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap();
+    st.add_test(id, &result(1e9)).unwrap();
+    st.add_test(id, &result(2e9)).unwrap();
+    st.set_remote_host(id, &HostInfo { hostname: "there".into(), ..HostInfo::default() }).unwrap();
+    st.finish_run(id, RunStatus::Complete, None, 2000).unwrap();
+    let back = st.load_run(id).unwrap();
+    assert_eq!(back.id, Some(id));
+    assert_eq!(back.tests, vec![result(1e9), result(2e9)]);
+    assert_eq!(back.remote_host.unwrap().hostname, "there");
+    assert_eq!(back.command_line, record().command_line);
+    let list = st.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].tests, list[0].goodput_bps, list[0].status.as_str()), (2, Some(2e9), "complete"));
+    let conn = Connection::open(st.path()).unwrap();
+    let samples: i64 = conn.query_row("SELECT COUNT(*) FROM samples", [], |r| r.get(0)).unwrap();
+    let warnings: i64 = conn.query_row("SELECT COUNT(*) FROM warnings", [], |r| r.get(0)).unwrap();
+    assert_eq!((samples, warnings), (4, 2));
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn sweep_points_are_stored_once_with_coordinates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Store::open(&dir.path().join("r.db")).unwrap();
+    let id = st.begin_run(&record(), RunKind::Sweep, "h:1").unwrap();
+    st.begin_sweep(id, &plan()).unwrap();
+    st.add_point(id, &point(4, 4.0), &result(4.0)).unwrap();
+    st.add_point(id, &point(1, 1.0), &result(1.0)).unwrap();
+    assert!(matches!(
+        st.add_point(id, &point(4, 9.0), &result(9.0)),
+        Err(store::Error::Duplicate { point: 4, .. })
+    ));
+    assert_eq!(st.finished_points(id).unwrap(), vec![1, 4]);
+    let sw = st.load_sweep(id).unwrap();
+    assert!(!sw.complete);
+    assert_eq!(sw.points.len(), 2);
+    assert_eq!(sw.points[1].coords, vec![1, 1]);
+    assert_eq!(sw.points[1].headline.mean, 4.0);
+    let run = st.load_run(id).unwrap();
+    let p = &run.sweep.as_ref().unwrap().points[1];
+    assert_eq!(run.tests[p.test_index as usize].summary.goodput_bps(), 4.0);
+    assert!(matches!(st.load_sweep(999), Err(store::Error::NotFound(999))));
+}
+
+#[test]
+fn history_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Store::open(&dir.path().join("r.db")).unwrap();
+    let a = st.begin_run(&record(), RunKind::Test, "alpha:9180").unwrap();
+    st.add_test(a, &result(1.0)).unwrap();
+    let b = st.begin_run(&record(), RunKind::Sweep, "beta:9180").unwrap();
+    let ids = |f: RunFilter| st.list_runs(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(RunFilter::default()), vec![b, a]);
+    assert_eq!(ids(RunFilter { kind: Some("sweep".into()), ..RunFilter::default() }), vec![b]);
+    assert_eq!(ids(RunFilter { server: Some("alph".into()), ..RunFilter::default() }), vec![a]);
+    assert_eq!(ids(RunFilter { test: Some("tcp-stream".into()), ..RunFilter::default() }), vec![a]);
+    assert_eq!(ids(RunFilter { test: Some("tcp-rr".into()), ..RunFilter::default() }), Vec::<i64>::new());
+    assert_eq!(ids(RunFilter { limit: 1, ..RunFilter::default() }), vec![b]);
+    assert_eq!(ids(RunFilter { since_unix_ms: Some(5000), ..RunFilter::default() }), Vec::<i64>::new());
+}
+
+/// Writes the data a tcplab of schema `version` would have written, by hand.
+fn fill_old(conn: &Connection, version: i64) {
+    let rec = record();
+    conn.execute(
+        "INSERT INTO runs (id, kind, status, started_unix_ms, tool_version, command_line, server, local_host)
+         VALUES (1, 'sweep', 'interrupted', 1000, '0.0.9', ?1, 'h:1', ?2)",
+        params![
+            serde_json::to_string(&rec.command_line).unwrap(),
+            serde_json::to_string(&rec.local_host).unwrap()
+        ],
+    )
+    .unwrap();
+    let r = serde_json::to_string(&result(3e9)).unwrap();
+    let spec = serde_json::to_string(&result(3e9).spec).unwrap();
+    conn.execute(
+        "INSERT INTO tests (id, run_id, seq, label, test, status, started_unix_ms, goodput_bps, spec, result)
+         VALUES (7, 1, 2, 'stream', 'tcp-stream', 'completed', 5, 3e9, ?1, ?2)",
+        params![spec, r],
+    )
+    .unwrap();
+    if version >= 2 {
+        conn.execute("INSERT INTO sweeps VALUES (1, ?1, 6)", [serde_json::to_string(&plan()).unwrap()])
+            .unwrap();
+        let p = point(2, 3e9);
+        conn.execute(
+            "INSERT INTO sweep_points VALUES (1, 2, 7, ?1, ?2, 1)",
+            params![serde_json::to_string(&p.params).unwrap(), serde_json::to_string(&p.headline).unwrap()],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn upgrades_from_every_earlier_version() {
+    for version in 0..schema::latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            schema::migrate_to(&mut conn, version).unwrap();
+            assert_eq!(schema::version(&conn).unwrap(), version);
+            if version >= 1 {
+                fill_old(&conn, version);
+            }
+        }
+        let mut st = Store::open(&path).unwrap();
+        assert_eq!(st.schema_version().unwrap(), schema::latest(), "from {version}");
+        if version >= 1 {
+            let run = st.load_run(1).unwrap();
+            assert_eq!(run.tests, vec![result(3e9)], "from {version}");
+            assert_eq!(run.sweep.is_some(), version >= 2, "from {version}");
+            let conn = Connection::open(&path).unwrap();
+            let samples: i64 =
+                conn.query_row("SELECT COUNT(*) FROM samples WHERE test_id = 7", [], |r| r.get(0)).unwrap();
+            assert_eq!(samples, 2, "back-filled from {version}");
+        }
+        // Still writable after the upgrade.
+        let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
+        st.add_test(id, &result(1.0)).unwrap();
+    }
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    Connection::open(&path).unwrap().pragma_update(None, "user_version", 99).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(err.to_string().contains("schema version 99"), "{err}");
+}
+
+#[test]
+fn two_writers_share_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut a = Store::open(&path).unwrap();
+    let mut b = Store::open(&path).unwrap();
+    let ra = a.begin_run(&record(), RunKind::Test, "a").unwrap();
+    let rb = b.begin_run(&record(), RunKind::Test, "b").unwrap();
+    for _ in 0..5 {
+        a.add_test(ra, &result(1.0)).unwrap();
+        b.add_test(rb, &result(2.0)).unwrap();
+    }
+    assert_eq!(a.load_run(rb).unwrap().tests.len(), 5);
+}
