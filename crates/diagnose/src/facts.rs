@@ -18,6 +18,8 @@ pub struct SideCpu {
     pub threads: u32,
     /// Both ends run in this one process, so its time counts both.
     pub shared: bool,
+    /// The busiest data thread of this end (CPU time ÷ lifetime), % of one core, when known.
+    pub thread_busy_pct: Option<f64>,
 }
 
 /// What one direction measured.
@@ -109,8 +111,8 @@ impl Facts {
             retransmits: d.retransmits,
             segments_out: sent.iter().filter_map(|s| s.tcp.as_ref()).map(|t| t.data_segs_out).sum(),
             same_host,
-            sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared)),
-            receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared)),
+            sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared, busiest_thread(&sent))),
+            receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared, busiest_thread(&read))),
         })
     }
 
@@ -153,7 +155,12 @@ fn one_process(a: Option<&CpuUsage>, b: Option<&CpuUsage>) -> bool {
     ta > 0.0 && (ta - tb).abs() <= 0.02 * ta.max(tb)
 }
 
-fn side_cpu(c: &CpuUsage, threads: u32, shared: bool) -> SideCpu {
+/// The largest thread busy share among `streams`, if any was measured.
+fn busiest_thread(streams: &[&StreamStats]) -> Option<f64> {
+    streams.iter().filter_map(|s| s.placement.thread_busy_pct).reduce(f64::max)
+}
+
+fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f64>) -> SideCpu {
     let throttled_pct = if c.window_s > 0.0 { 100.0 * c.process.throttled_s / c.window_s } else { 0.0 };
     SideCpu {
         process_pct: c.process.pct_of_core,
@@ -162,6 +169,7 @@ fn side_cpu(c: &CpuUsage, threads: u32, shared: bool) -> SideCpu {
         busiest_cpu: c.busiest_cpu,
         threads,
         shared,
+        thread_busy_pct,
     }
 }
 

@@ -130,7 +130,10 @@ pub fn sender_cpu(f: &Facts) -> Option<Finding> {
 
 fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) -> Option<Finding> {
     let c = c?;
-    let demand = (c.process_pct + c.throttled_pct) / f64::from(c.threads.max(1));
+    // The busiest data thread's own CPU time is the direct measure; without it, the process
+    // time spread over its data threads.
+    let per_thread = c.thread_busy_pct.unwrap_or(c.process_pct / f64::from(c.threads.max(1)));
+    let demand = per_thread + c.throttled_pct / f64::from(c.threads.max(1));
     let busiest = !f.same_host && c.busiest_pct >= BUSIEST_CPU_PCT;
     if demand < CPU_SATURATED_PCT && !busiest && c.throttled_pct < THROTTLED_PCT {
         return None;
@@ -144,11 +147,12 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
         cause,
         weight: 0.9,
         evidence: format!(
-            "{who} tcplab {:.0}% of a core{quota} ({} data thread{}{}); busiest cpu{} {:.0}%",
+            "{who} tcplab {:.0}% of a core{quota} ({} data thread{}{}{}); busiest cpu{} {:.0}%",
             c.process_pct,
             c.threads,
             if c.threads == 1 { "" } else { "s" },
             if c.shared { " in one process for both ends" } else { "" },
+            c.thread_busy_pct.map(|b| format!(", the busiest at {b:.0}% of a core")).unwrap_or_default(),
             c.busiest_cpu,
             c.busiest_pct
         ),
@@ -403,6 +407,25 @@ mod tests {
         assert!(sender_cpu(&f).is_none(), "75% per thread is not saturated");
         f.sender_cpu = Some(cpu(99.0));
         assert_eq!(sender_cpu(&f).map(|x| x.cause), Some(Cause::SenderCpu));
+    }
+
+    #[test]
+    fn a_saturated_data_thread_is_cpu_bound_even_in_a_shared_process() {
+        let mut f = base();
+        f.same_host = true;
+        // tcp run's embedded server: one process, 160% over two data threads = 80% each on
+        // average, but the sending thread itself was on a CPU 99% of its life.
+        let shared = SideCpu { process_pct: 160.0, threads: 2, shared: true, ..SideCpu::default() };
+        f.sender_cpu = Some(shared.clone());
+        assert!(sender_cpu(&f).is_none(), "the average alone is below saturation");
+        f.sender_cpu = Some(SideCpu { thread_busy_pct: Some(99.0), ..shared.clone() });
+        let x = sender_cpu(&f);
+        assert!(x.as_ref().is_some_and(|x| x.evidence.contains("busiest at 99%")), "{x:?}");
+        f.receiver_cpu = Some(SideCpu { thread_busy_pct: Some(60.0), ..shared });
+        assert!(receiver_cpu(&f).is_none());
+        // An autotuned window that closes 21% of the time is the symptom, not the cause.
+        f.rwnd_limited_frac = 0.21;
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
     }
 
     #[test]

@@ -72,7 +72,7 @@ fn client_loop(
         }
     }
     ctx.meter.finish(&ctx.timeline, now);
-    WorkerOutcome { latency: Some(hist), error: failure(result) }
+    WorkerOutcome { latency: Some(hist), error: failure(result), busy_pct: None }
 }
 
 fn one_transaction(
@@ -115,7 +115,7 @@ fn server_loop(rx: &Mutex<Receiver<TcpStream>>, req: usize, resp: usize, ctx: &W
         }
     }
     ctx.meter.finish(&ctx.timeline, Instant::now());
-    WorkerOutcome { latency: None, error }
+    WorkerOutcome { latency: None, error, busy_pct: None }
 }
 
 fn answer(sock: &mut TcpStream, request: &mut [u8], response: &[u8], ctx: &WorkerCtx) -> Result<(), Ended> {

@@ -140,7 +140,7 @@ pub fn client_loop(
     }
     ctx.meter.finish(&ctx.timeline, now);
     let _ = sock.shutdown(Shutdown::Write);
-    WorkerOutcome { latency: Some(hist), error: failure(result) }
+    WorkerOutcome { latency: Some(hist), error: failure(result), busy_pct: None }
 }
 
 /// The responding side of one flow.
@@ -159,7 +159,7 @@ pub fn server_loop(mut sock: TcpStream, req: usize, resp: usize, ctx: &WorkerCtx
         ctx.meter.add(req + resp);
     };
     ctx.meter.finish(&ctx.timeline, Instant::now());
-    WorkerOutcome { latency: None, error: failure(result) }
+    WorkerOutcome { latency: None, error: failure(result), busy_pct: None }
 }
 
 pub(crate) fn failure(result: Result<(), Ended>) -> Option<String> {

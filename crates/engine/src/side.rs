@@ -27,6 +27,8 @@ pub struct WorkerOutcome {
     pub latency: Option<LatencyHistogram>,
     /// Why it ended early, if it did.
     pub error: Option<String>,
+    /// The thread's CPU time ÷ its lifetime, % of one core (filled in by the side runner).
+    pub busy_pct: Option<f64>,
 }
 
 /// One stream to run.
@@ -119,15 +121,24 @@ fn start_worker(work: Work, pin: Option<u32>, ctx: &WorkerCtx) -> WorkerOutcome 
     if let Some(cpu) = pin {
         if let Err(e) = netio::sched::pin_current_thread(cpu) {
             ctx.meter.finish(&ctx.timeline, Instant::now());
-            return WorkerOutcome { latency: None, error: Some(format!("pinning to CPU {cpu}: {e}")) };
+            let error = Some(format!("pinning to CPU {cpu}: {e}"));
+            return WorkerOutcome { error, ..WorkerOutcome::default() };
         }
     }
     ctx.meter.tid.store(netio::sched::current_tid(), std::sync::atomic::Ordering::Relaxed);
-    work(ctx)
+    let (cpu0, wall0) = (netio::sched::thread_cpu_time(), Instant::now());
+    let mut outcome = work(ctx);
+    let wall = wall0.elapsed().as_secs_f64();
+    if let (Ok(cpu0), Ok(cpu1)) = (cpu0, netio::sched::thread_cpu_time()) {
+        if wall > 0.0 {
+            outcome.busy_pct = Some(100.0 * cpu1.saturating_sub(cpu0).as_secs_f64() / wall);
+        }
+    }
+    outcome
 }
 
 fn join_worker(h: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
-    h.join().unwrap_or_else(|_| WorkerOutcome { latency: None, error: Some("worker thread panicked".into()) })
+    h.join().unwrap_or_else(|_| WorkerOutcome { error: Some("worker thread panicked".into()), ..WorkerOutcome::default() })
 }
 
 struct Sampler {
@@ -141,6 +152,8 @@ struct Sampler {
     last_tick: Instant,
     intervals: Vec<Interval>,
     pinned: Option<u32>,
+    /// Per stream: the worker thread's CPU time ÷ lifetime, %.
+    busy: Vec<Option<f64>>,
     /// Per stream: samples per CPU seen, indexed by CPU number.
     cpu_samples: Vec<Vec<u32>>,
 }
@@ -165,6 +178,7 @@ impl Sampler {
             last_tick: timeline.start,
             intervals: Vec::new(),
             pinned: None,
+            busy: Vec::new(),
             cpu_samples: vec![Vec::new(); n],
         }
     }
@@ -229,7 +243,7 @@ impl Sampler {
             .map(|(cpu, &samples)| CpuSeen { cpu: cpu as u32, samples })
             .collect();
         cpus_seen.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.cpu.cmp(&b.cpu)));
-        Placement { pinned_cpu: self.pinned, cpus_seen }
+        Placement { pinned_cpu: self.pinned, cpus_seen, thread_busy_pct: self.busy.get(i).copied().flatten() }
     }
 
     fn end_instant(&self) -> Instant {
@@ -288,6 +302,7 @@ impl Sampler {
         let baseline = self.baseline.take().unwrap_or_else(|| finals.clone());
         let mut latency: Option<LatencyHistogram> = None;
         let mut errors = Vec::new();
+        self.busy = outcomes.iter().map(|o| o.busy_pct).collect();
         for o in outcomes {
             errors.extend(o.error);
             if let Some(h) = o.latency {

@@ -83,7 +83,7 @@ pub fn send_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
     }
     ctx.meter.finish(&ctx.timeline, Instant::now());
     let _ = sock.shutdown(Shutdown::Write);
-    WorkerOutcome { latency: None, error }
+    WorkerOutcome { latency: None, error, busy_pct: None }
 }
 
 fn refund(ctx: &WorkerCtx, n: usize) {
@@ -118,7 +118,7 @@ pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
         }
     }
     ctx.meter.finish(&ctx.timeline, last);
-    WorkerOutcome { latency: None, error }
+    WorkerOutcome { latency: None, error, busy_pct: None }
 }
 
 pub(crate) fn sock_name(sock: &TcpStream) -> String {

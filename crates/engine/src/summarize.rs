@@ -159,7 +159,7 @@ pub fn warnings(
                     "{side} cpu{} was {:.0}% busy: the result may be CPU-bound",
                     c.busiest_cpu, c.busiest_pct
                 ),
-                "compare with -P 2, or pin the test with taskset to see whether one core limits it",
+                "compare with -P 2, or pin the ends to separate CPUs with -A 0,1 to see whether one core limits it",
             );
         }
     }

@@ -121,14 +121,18 @@ pub struct StreamStats {
     pub placement: Placement,
 }
 
-/// Where a worker thread ran: the CPU it was pinned to, if any, and the CPUs it was seen on
-/// (sampled about every 100 ms), most frequent first.
+/// Where a worker thread ran: the CPU it was pinned to, if any, the CPUs it was seen on
+/// (sampled about every 100 ms, most frequent first), and how busy it was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// CPU the thread was pinned to (`-A`).
     pub pinned_cpu: Option<u32>,
     /// CPUs seen and how many samples each, most frequent first.
     pub cpus_seen: Vec<CpuSeen>,
+    /// CPU time of the worker thread ÷ its lifetime, % of one core (user + system, including
+    /// the kernel's network work done in its context). 100% means this thread was the limit.
+    #[serde(default)]
+    pub thread_busy_pct: Option<f64>,
 }
 
 impl Placement {
