@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use report::{csv, grid, json, text};
 use results::RunRecord;
 use store::{RunFilter, RunSummary, Store};
@@ -22,10 +23,10 @@ fn filter_of(f: &RunFilterArgs) -> RunFilter {
         }
     });
     RunFilter {
-        kind: f.kind.clone(),
+        kind: f.kind.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         test,
         server: f.server.clone(),
-        status: f.status.clone(),
+        status: f.status.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         since_unix_ms: f.since.map(|ms| now_unix_ms().saturating_sub(ms)),
         limit: f.limit,
     }
@@ -143,8 +144,15 @@ fn show_text(run: &RunRecord) -> String {
     if let Some(e) = &run.error {
         o.push_str(&format!("error: {}\n", e.message));
     }
-    if run.sweep.is_some() {
+    if let Some(sw) = &run.sweep {
         o.push_str(&grid::table(run));
+        o.push_str(&format!(
+            "{} of {} points{}; every point: tcplab show {} --csv\n",
+            sw.points.len(),
+            sw.plan.len(),
+            if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
+            run.id.unwrap_or(0)
+        ));
     } else if let [one] = run.tests.as_slice() {
         o.push_str(&text::test_summary(one));
     } else {
