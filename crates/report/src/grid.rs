@@ -1,7 +1,8 @@
 //! The sweep grid as a text table: rows are the combinations of every axis but the last,
 //! columns the last axis's values. Each row's peak is marked `*`, and the contiguous run of
 //! columns around it within [`BEST_TOLERANCE`] of the peak (the "best" sizes, as seed 000
-//! concluded 4 KB…16 KB) is marked `+`; a line per row names both.
+//! concluded 4 KB…16 KB) is marked `+`; a line per row names both. A point whose confidence
+//! target (`-I`) was not met carries `!`.
 
 use std::fmt::Write as _;
 
@@ -20,6 +21,7 @@ pub fn table(run: &RunRecord) -> String {
     let rows = sweep.plan.len() / cols;
     let (scale, unit) = scale_of(&sweep.plan.metric);
     let cells = cell_values(sweep, scale);
+    let missed = missed_targets(sweep);
     let labels: Vec<String> = (0..rows).map(|r| row_label(sweep, r, cols)).collect();
     let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(last.name.len() + 2);
     let heads: Vec<String> = last.values.iter().map(|v| v.to_string()).collect();
@@ -27,10 +29,11 @@ pub fn table(run: &RunRecord) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it",
+        "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it{}",
         sweep.plan.metric,
         last.name,
-        BEST_TOLERANCE * 100.0
+        BEST_TOLERANCE * 100.0,
+        if missed.iter().any(|m| *m) { ", ! confidence target not met" } else { "" }
     );
     let _ = write!(o, "{:<lw$}", format!("{} →", last.name));
     for h in &heads {
@@ -42,8 +45,9 @@ pub fn table(run: &RunRecord) -> String {
         let row = &cells[r * cols..(r + 1) * cols];
         let marks = marks(row);
         let _ = write!(o, "{label:<lw$}");
-        for (v, m) in row.iter().zip(&marks) {
-            let text = v.map(|x| format!("{}{m}", sig3(x))).unwrap_or_else(|| "-".into());
+        for ((v, m), miss) in row.iter().zip(&marks).zip(&missed[r * cols..(r + 1) * cols]) {
+            let bang = if *miss { "!" } else { "" };
+            let text = v.map(|x| format!("{}{m}{bang}", sig3(x))).unwrap_or_else(|| "-".into());
             let _ = write!(o, "{text:>cw$}");
         }
         o.push('\n');
@@ -71,6 +75,16 @@ fn cell_values(sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
         }
     }
     cells
+}
+
+fn missed_targets(sweep: &Sweep) -> Vec<bool> {
+    let mut out = vec![false; sweep.plan.len()];
+    for p in &sweep.points {
+        if let Some(m) = out.get_mut(p.index as usize) {
+            *m = !p.met;
+        }
+    }
+    out
 }
 
 fn row_label(sweep: &Sweep, row: usize, cols: usize) -> String {
@@ -209,6 +223,18 @@ mod tests {
         assert!(lines[3].contains('-') && lines[3].contains("7.00*") && lines[3].contains("6.90+"), "{t}");
         assert!(t.contains("rcvbuf=4096: peak 100 Mbit/s at len=4; best len=2…4"), "{t}");
         assert!(t.contains("rcvbuf=8192: peak 7.00 Mbit/s at len=4; best len=4…8"), "{t}");
+    }
+
+    #[test]
+    fn missed_targets_are_flagged() {
+        let mut r = run(&[Some(1.0), Some(2.0), None, None, None, None, None, None]);
+        if let Some(sw) = r.sweep.as_mut() {
+            sw.points[0].met = false;
+        }
+        let t = table(&r);
+        assert!(t.lines().next().is_some_and(|l| l.ends_with("! confidence target not met")), "{t}");
+        assert!(t.contains("1.00+!") || t.contains("1.00 !"), "{t}");
+        assert!(t.contains("2.00*") && !t.contains("2.00*!"), "{t}");
     }
 
     #[test]
