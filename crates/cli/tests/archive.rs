@@ -384,3 +384,46 @@ fn compare_gives_verdicts_and_fails_when_slower() {
     let out = tcplab(&db, &["compare", &slow.to_string(), &fast.to_string()]);
     assert!(text(&out.stdout).contains("faster"));
 }
+
+#[test]
+fn history_filters_and_export_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start();
+    for _ in 0..2 {
+        let out = tcplab(&db, &["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.3", "-i", "0.1"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let v: Value = serde_json::from_slice(&tcplab(&db, &["history", "--json"]).stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(
+        (v[0]["id"].as_i64(), v[0]["kind"].as_str(), v[0]["status"].as_str()),
+        (Some(2), Some("test"), Some("complete"))
+    );
+    let none: Value =
+        serde_json::from_slice(&tcplab(&db, &["history", "--json", "--kind", "sweep"]).stdout).unwrap();
+    assert_eq!(none.as_array().unwrap().len(), 0);
+    let one: Value =
+        serde_json::from_slice(&tcplab(&db, &["history", "--json", "-n", "1", "--test", "stream"]).stdout)
+            .unwrap();
+    assert_eq!(one.as_array().unwrap().len(), 1);
+    let bad = tcplab(&db, &["history", "--status", "weird"]);
+    assert_eq!(bad.status.code(), Some(2));
+
+    let runs: Value = serde_json::from_slice(&tcplab(&db, &["export", "-f", "json"]).stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+    assert!(runs[0]["local_host"]["cpus"].as_u64().unwrap() > 0, "host facts are stored");
+    assert!(
+        runs[0]["remote_host"]["kernel"].as_str().unwrap().starts_with("Linux"),
+        "server facts are stored"
+    );
+    let ivs = text(&tcplab(&db, &["export", "1", "-f", "intervals-csv"]).stdout);
+    assert!(ivs.starts_with("run_id,seq,label,side,start_s"), "{ivs}");
+    assert!(ivs.lines().filter(|l| l.contains(",client,")).count() >= 2, "{ivs}");
+    assert!(ivs.lines().any(|l| l.contains(",server,")), "{ivs}");
+
+    let out = tcplab(&db, &["compare", "1", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("goodput_bps") && t.contains("± CI"), "{t}");
+}

@@ -85,9 +85,9 @@ pub struct RunFilterArgs {
     /// Only runs of the last SECS seconds.
     #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms)]
     pub since: Option<u64>,
-    /// At most this many runs (0 = all).
-    #[arg(short = 'n', long, default_value_t = 20)]
-    pub limit: u32,
+    /// At most this many runs, newest first (0 = all; default: 20 for history, all for export).
+    #[arg(short = 'n', long)]
+    pub limit: Option<u32>,
 }
 
 /// `tcplab history`.

@@ -14,7 +14,7 @@ use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
 use crate::output::{emit, now_unix_ms};
 use crate::recorder::open_store;
 
-fn filter_of(f: &RunFilterArgs) -> RunFilter {
+fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
     let test = f.test.as_ref().map(|t| {
         if t.starts_with("tcp-") || t.starts_with("udp-") {
             t.clone()
@@ -28,14 +28,14 @@ fn filter_of(f: &RunFilterArgs) -> RunFilter {
         server: f.server.clone(),
         status: f.status.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         since_unix_ms: f.since.map(|ms| now_unix_ms().saturating_sub(ms)),
-        limit: f.limit,
+        limit: f.limit.unwrap_or(default_limit),
     }
 }
 
 /// `tcplab history`.
 pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
-    let runs = st.list_runs(&filter_of(&a.filter))?;
+    let runs = st.list_runs(&filter_of(&a.filter, 20))?;
     if a.json {
         let list: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
         emit(&serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into()));
@@ -165,7 +165,7 @@ fn show_text(run: &RunRecord) -> String {
 pub fn export(a: &ExportArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let ids: Vec<i64> = if a.ids.is_empty() {
-        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter))?.iter().map(|r| r.id).collect();
+        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter, 0))?.iter().map(|r| r.id).collect();
         ids.reverse();
         ids
     } else {
