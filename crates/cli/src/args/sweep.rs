@@ -40,7 +40,7 @@ pub struct SweepArgs {
     /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
     #[arg(long = "tie", value_name = "A=B[=C…]")]
     pub tie: Vec<String>,
-    /// Continue the interrupted sweep with this run id (its plan is reused).
+    /// Continue the interrupted sweep with this run id: its stored plan (test, grid, -t, -I …) is reused; HOST and -p may point elsewhere.
     #[arg(long, value_name = "ID", conflicts_with_all = ["vary", "tie"])]
     pub resume: Option<i64>,
     #[command(flatten)]
