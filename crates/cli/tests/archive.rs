@@ -427,3 +427,35 @@ fn history_filters_and_export_formats() {
     let t = text(&out.stdout);
     assert!(t.contains("goodput_bps") && t.contains("± CI"), "{t}");
 }
+
+#[test]
+fn a_point_the_server_refuses_is_stored_as_failed_and_the_rest_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start();
+    let out = tcplab(
+        &db,
+        &[
+            "sweep",
+            "127.0.0.1",
+            "-p",
+            &srv.port,
+            "--vary",
+            "congestion=nosuchcc,reno",
+            "-t",
+            "0.1",
+            "-i",
+            "0",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.lines().last().unwrap().starts_with("error: 1 of 2 points failed: congestion=nosuchcc"),
+        "{err}"
+    );
+    let grid = text(&out.stdout);
+    assert!(grid.contains("failed") && grid.contains('*'), "{grid}");
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(*) FROM sweep_points"), 2);
+    assert_eq!(sqlite_count(&db, "SELECT COUNT(*) FROM runs WHERE status = 'complete'"), 1);
+}

@@ -2,11 +2,11 @@
 //! columns the last axis's values. Each row's peak is marked `*`, and the contiguous run of
 //! columns around it within [`BEST_TOLERANCE`] of the peak (the "best" sizes, as seed 000
 //! concluded 4 KB…16 KB) is marked `+`; a line per row names both. A point whose confidence
-//! target (`-I`) was not met carries `!`.
+//! target (`-I`) was not met carries `!`; a point that failed reads `failed`, one not run yet `-`.
 
 use std::fmt::Write as _;
 
-use results::{RunRecord, Sweep};
+use results::{RunRecord, Status, Sweep, SweepPoint};
 
 use crate::units::sig3;
 
@@ -20,7 +20,8 @@ pub fn table(run: &RunRecord) -> String {
     let cols = last.values.len().max(1);
     let rows = sweep.plan.len() / cols;
     let (scale, unit) = scale_of(&sweep.plan.metric);
-    let cells = cell_values(sweep, scale);
+    let cells = cell_values(run, sweep, scale);
+    let fails = failed_cells(run, sweep);
     let missed = missed_targets(sweep);
     let labels: Vec<String> = (0..rows).map(|r| row_label(sweep, r, cols)).collect();
     let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(last.name.len() + 2);
@@ -45,9 +46,13 @@ pub fn table(run: &RunRecord) -> String {
         let row = &cells[r * cols..(r + 1) * cols];
         let marks = marks(row);
         let _ = write!(o, "{label:<lw$}");
-        for ((v, m), miss) in row.iter().zip(&marks).zip(&missed[r * cols..(r + 1) * cols]) {
+        let row_fails = &fails[r * cols..(r + 1) * cols];
+        for (((v, m), miss), fail) in
+            row.iter().zip(&marks).zip(&missed[r * cols..(r + 1) * cols]).zip(row_fails)
+        {
             let bang = if *miss { "!" } else { "" };
-            let text = v.map(|x| format!("{}{m}{bang}", sig3(x))).unwrap_or_else(|| "-".into());
+            let empty = if *fail { "failed" } else { "-" };
+            let text = v.map(|x| format!("{}{m}{bang}", sig3(x))).unwrap_or_else(|| empty.into());
             let _ = write!(o, "{text:>cw$}");
         }
         o.push('\n');
@@ -67,14 +72,30 @@ fn scale_of(metric: &str) -> (f64, &'static str) {
     }
 }
 
-fn cell_values(sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
+/// Each cell's value; `None` for points not run yet and for failed points.
+fn cell_values(run: &RunRecord, sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
     let mut cells = vec![None; sweep.plan.len()];
-    for p in &sweep.points {
+    for p in sweep.points.iter().filter(|p| !failed(run, p)) {
         if let Some(c) = cells.get_mut(p.index as usize) {
             *c = Some(p.headline.mean * scale);
         }
     }
     cells
+}
+
+fn failed(run: &RunRecord, p: &SweepPoint) -> bool {
+    run.tests.get(p.test_index as usize).is_some_and(|t| t.status == Status::Failed)
+}
+
+/// Whether each cell's point failed.
+fn failed_cells(run: &RunRecord, sweep: &Sweep) -> Vec<bool> {
+    let mut out = vec![false; sweep.plan.len()];
+    for p in sweep.points.iter().filter(|p| failed(run, p)) {
+        if let Some(c) = out.get_mut(p.index as usize) {
+            *c = true;
+        }
+    }
+    out
 }
 
 fn missed_targets(sweep: &Sweep) -> Vec<bool> {

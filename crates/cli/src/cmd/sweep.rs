@@ -285,6 +285,30 @@ fn shown_run(job: &Job, rec: &mut Recorder, ran: Vec<(SweepPoint, TestResult)>, 
     run
 }
 
+/// Exit 0, or 2 with one line naming the points that failed (e.g. a congestion control the
+/// server does not have); they are stored as failed and shown as such in the grid.
+fn failed_points(run: &RunRecord) -> ExitCode {
+    let Some(sweep) = &run.sweep else { return ExitCode::SUCCESS };
+    let failed: Vec<String> = sweep
+        .points
+        .iter()
+        .filter_map(|p| {
+            let t = run.tests.get(p.test_index as usize).filter(|t| t.status == Status::Failed)?;
+            let why = t.error.as_ref().map(|e| e.message.as_str()).unwrap_or("failed");
+            Some(format!("{} ({why})", describe(&p.params)))
+        })
+        .collect();
+    match failed.first() {
+        None => ExitCode::SUCCESS,
+        Some(first) => {
+            let more =
+                if failed.len() > 1 { format!(" and {} more", failed.len() - 1) } else { String::new() };
+            eprintln!("error: {} of {} points failed: {first}{more}", failed.len(), sweep.points.len());
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn finish(
     job: &Job,
     mut rec: Recorder,
@@ -308,7 +332,7 @@ fn finish(
     let resume =
         rec.run_id().map(|id| format!("; resume with: tcplab sweep --resume {id}")).unwrap_or_default();
     match end {
-        End::Complete => Ok(ExitCode::SUCCESS),
+        End::Complete => Ok(failed_points(&run)),
         End::Interrupted => {
             eprintln!("error: interrupted{resume}");
             Ok(ExitCode::from(2))
