@@ -35,6 +35,9 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value_t = SweepTest::Stream)]
     pub test: SweepTest,
     /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
+    /// NAME: len, send-len, recv-len, window, sndbuf, rcvbuf, remote-sndbuf, remote-rcvbuf,
+    /// request, response, size, mss, bytes, parallel, burst, time, interval, omit, nodelay,
+    /// congestion, direction.
     #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume")]
     pub vary: Vec<String>,
     /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
