@@ -81,9 +81,10 @@ for k, label in (("store", "archive (`--db`)"), ("nostore", "`--no-store`")):
     print(f"| {label} | **{med[k]:.1f} ms** | {', '.join(f'{x:.1f}' for x in per[k])} |")
 print(f"\nArchive write cost per point (difference of medians): {med['store'] - med['nostore']:.1f} ms. "
       f"Goal {'met' if med['store'] < 50 else 'NOT met'} with the archive.")
-print("\nBefore the engine's control loops polled in 5 ms slices (they used 100 ms on the server, "
-      "50 ms on the client and 20 ms in the sampler), the same script measured a median of 73 ms per "
-      "point: the server noticed the end of its side up to 100 ms late.")
+print("\nBefore the engine polled in 5 ms slices (100 ms on the server's control connection, 50 ms "
+      "on the client's, 20 ms in the sampler of `engine/src/side.rs`), the same script measured a "
+      "median of 73 ms per point (the server noticed the end of its side up to 100 ms late); with "
+      "only the sampler left at 20 ms, 30-41 ms.")
 print("\nMeasured on a machine shared by several build and test sessions (2 cores), so absolute "
       "numbers are noisy; the comparison of the two modes within one run is the useful part.")
 PY

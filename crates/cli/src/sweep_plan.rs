@@ -300,6 +300,41 @@ mod tests {
         assert_eq!((spec.sndbuf, spec.rcvbuf, spec.send_len), (Some(8192), Some(8192), 8192));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn linear_ranges_step_evenly_and_stay_inside(lo in 1u64..100_000, n in 0u64..200, step in 1u64..5000) {
+            let hi = lo + n * step + step / 2;
+            let v = ints(&values_of(Kind::Count, &format!("{lo}..{hi}:+{step}")).unwrap_or_default());
+            proptest::prop_assert_eq!(v.len() as u64, n + 1);
+            proptest::prop_assert_eq!(v[0], lo);
+            proptest::prop_assert!(v.windows(2).all(|w| w[1] - w[0] == step) && v.iter().all(|x| *x <= hi));
+        }
+
+        #[test]
+        fn geometric_ranges_grow_and_stay_inside(lo in 1u64..10_000, hi_mul in 1u64..1000, f in 1.1f64..8.0) {
+            let hi = lo * hi_mul;
+            let v = ints(&values_of(Kind::Count, &format!("{lo}..{hi}:x{f}")).unwrap_or_default());
+            proptest::prop_assert_eq!(v[0], lo);
+            proptest::prop_assert!(v.windows(2).all(|w| w[1] > w[0]) && v.iter().all(|x| *x <= hi));
+            let next = ((*v.last().unwrap_or(&0) as f64 * f).round() as u64).max(v.last().unwrap_or(&0) + 1);
+            proptest::prop_assert!(next > hi, "stopped early");
+        }
+
+        #[test]
+        fn every_grid_point_has_its_own_coordinates(a in 1usize..6, b in 1usize..6, c in 1usize..4) {
+            let base = TestSpec::new(TestKind::TcpStream);
+            let list = |n: usize| (1..=n).map(|i| (i * 1024).to_string()).collect::<Vec<_>>().join(",");
+            let vary = [format!("rcvbuf={}", list(a)), format!("len={}", list(b)), format!("parallel={}", (1..=c).map(|i| i.to_string()).collect::<Vec<_>>().join(","))];
+            let p = plan(&base, &vary, &[], "goodput_bps").unwrap_or_else(|e| panic!("{e}"));
+            proptest::prop_assert_eq!(p.len(), a * b * c);
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..p.len() {
+                let (spec, _) = point_spec(&p, i).unwrap_or_else(|e| panic!("{e}"));
+                proptest::prop_assert!(seen.insert((spec.rcvbuf, spec.send_len, spec.parallel)));
+            }
+        }
+    }
+
     #[test]
     fn bad_plans_are_refused_with_a_reason() {
         let base = TestSpec::new(TestKind::TcpStream);

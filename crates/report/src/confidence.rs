@@ -50,3 +50,44 @@ pub fn block(rep: &Repetition) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::ConfidenceTarget;
+
+    #[test]
+    fn block_names_iterations_target_and_values() {
+        let rep = Repetition {
+            target: ConfidenceTarget {
+                level_pct: 99.0,
+                width_pct: 5.0,
+                min_iterations: 3,
+                max_iterations: 10,
+                result_only: false,
+            },
+            iterations: 3,
+            met: true,
+            estimates: vec![Estimate {
+                metric: "goodput_bps".into(),
+                mean: 941e6,
+                stddev: 3.6e6,
+                half_width: 20.7e6,
+                level_pct: 99.0,
+                width_pct: 4.39,
+                met: true,
+                values: vec![940e6, 945e6, 938e6],
+            }],
+            runs: Vec::new(),
+        };
+        let b = block(&rep);
+        assert!(
+            b.contains("repeated 3 times (99 % confidence, target ±2.50 %, 3…10 iterations): target met"),
+            "{b}"
+        );
+        assert!(b.contains("goodput 941 Mbit/s ± 20.7 Mbit/s (±2.19 %, 99 % CI)"), "{b}");
+        assert!(b.contains("per iteration: 940 Mbit/s, 945 Mbit/s, 938 Mbit/s"), "{b}");
+        assert_eq!(value("trans_per_s", 12345.0), "12345 tr/s");
+        assert_eq!(value("local_cpu_pct", 12.34), "12.3 %");
+    }
+}

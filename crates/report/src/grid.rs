@@ -1,11 +1,12 @@
 //! The sweep grid as a text table: rows are the combinations of every axis but the last,
 //! columns the last axis's values. Each row's peak is marked `*`, and the contiguous run of
 //! columns around it within [`BEST_TOLERANCE`] of the peak (the "best" sizes, as seed 000
-//! concluded 4 KB…16 KB) is marked `+`; a line per row names both.
+//! concluded 4 KB…16 KB) is marked `+`; a line per row names both. A point whose confidence
+//! target (`-I`) was not met carries `!`; a point that failed reads `failed`, one not run yet `-`.
 
 use std::fmt::Write as _;
 
-use results::{RunRecord, Sweep};
+use results::{RunRecord, Status, Sweep, SweepPoint};
 
 use crate::units::sig3;
 
@@ -19,7 +20,9 @@ pub fn table(run: &RunRecord) -> String {
     let cols = last.values.len().max(1);
     let rows = sweep.plan.len() / cols;
     let (scale, unit) = scale_of(&sweep.plan.metric);
-    let cells = cell_values(sweep, scale);
+    let cells = cell_values(run, sweep, scale);
+    let fails = failed_cells(run, sweep);
+    let missed = missed_targets(sweep);
     let labels: Vec<String> = (0..rows).map(|r| row_label(sweep, r, cols)).collect();
     let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(last.name.len() + 2);
     let heads: Vec<String> = last.values.iter().map(|v| v.to_string()).collect();
@@ -27,10 +30,11 @@ pub fn table(run: &RunRecord) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it",
+        "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it{}",
         sweep.plan.metric,
         last.name,
-        BEST_TOLERANCE * 100.0
+        BEST_TOLERANCE * 100.0,
+        if missed.iter().any(|m| *m) { ", ! confidence target not met" } else { "" }
     );
     let _ = write!(o, "{:<lw$}", format!("{} →", last.name));
     for h in &heads {
@@ -42,8 +46,13 @@ pub fn table(run: &RunRecord) -> String {
         let row = &cells[r * cols..(r + 1) * cols];
         let marks = marks(row);
         let _ = write!(o, "{label:<lw$}");
-        for (v, m) in row.iter().zip(&marks) {
-            let text = v.map(|x| format!("{}{m}", sig3(x))).unwrap_or_else(|| "-".into());
+        let row_fails = &fails[r * cols..(r + 1) * cols];
+        for (((v, m), miss), fail) in
+            row.iter().zip(&marks).zip(&missed[r * cols..(r + 1) * cols]).zip(row_fails)
+        {
+            let bang = if *miss { "!" } else { "" };
+            let empty = if *fail { "failed" } else { "-" };
+            let text = v.map(|x| format!("{}{m}{bang}", sig3(x))).unwrap_or_else(|| empty.into());
             let _ = write!(o, "{text:>cw$}");
         }
         o.push('\n');
@@ -63,14 +72,40 @@ fn scale_of(metric: &str) -> (f64, &'static str) {
     }
 }
 
-fn cell_values(sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
+/// Each cell's value; `None` for points not run yet and for failed points.
+fn cell_values(run: &RunRecord, sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
     let mut cells = vec![None; sweep.plan.len()];
-    for p in &sweep.points {
+    for p in sweep.points.iter().filter(|p| !failed(run, p)) {
         if let Some(c) = cells.get_mut(p.index as usize) {
             *c = Some(p.headline.mean * scale);
         }
     }
     cells
+}
+
+fn failed(run: &RunRecord, p: &SweepPoint) -> bool {
+    run.tests.get(p.test_index as usize).is_some_and(|t| t.status == Status::Failed)
+}
+
+/// Whether each cell's point failed.
+fn failed_cells(run: &RunRecord, sweep: &Sweep) -> Vec<bool> {
+    let mut out = vec![false; sweep.plan.len()];
+    for p in sweep.points.iter().filter(|p| failed(run, p)) {
+        if let Some(c) = out.get_mut(p.index as usize) {
+            *c = true;
+        }
+    }
+    out
+}
+
+fn missed_targets(sweep: &Sweep) -> Vec<bool> {
+    let mut out = vec![false; sweep.plan.len()];
+    for p in &sweep.points {
+        if let Some(m) = out.get_mut(p.index as usize) {
+            *m = !p.met;
+        }
+    }
+    out
 }
 
 fn row_label(sweep: &Sweep, row: usize, cols: usize) -> String {
@@ -209,6 +244,18 @@ mod tests {
         assert!(lines[3].contains('-') && lines[3].contains("7.00*") && lines[3].contains("6.90+"), "{t}");
         assert!(t.contains("rcvbuf=4096: peak 100 Mbit/s at len=4; best len=2…4"), "{t}");
         assert!(t.contains("rcvbuf=8192: peak 7.00 Mbit/s at len=4; best len=4…8"), "{t}");
+    }
+
+    #[test]
+    fn missed_targets_are_flagged() {
+        let mut r = run(&[Some(1.0), Some(2.0), None, None, None, None, None, None]);
+        if let Some(sw) = r.sweep.as_mut() {
+            sw.points[0].met = false;
+        }
+        let t = table(&r);
+        assert!(t.lines().next().is_some_and(|l| l.ends_with("! confidence target not met")), "{t}");
+        assert!(t.contains("1.00+!") || t.contains("1.00 !"), "{t}");
+        assert!(t.contains("2.00*") && !t.contains("2.00*!"), "{t}");
     }
 
     #[test]

@@ -12,6 +12,9 @@ use crate::student;
 /// Mean, sample standard deviation and the `level_pct` confidence half-width of `values`
 /// (half-width 0 for fewer than two values, when it is unknown).
 pub fn estimate(metric: &str, values: &[f64], level_pct: f64, target_width_pct: f64) -> Estimate {
+    // A non-finite value (a failed measurement) counts as 0 rather than poisoning the mean,
+    // and keeps the result serialisable (JSON has no NaN).
+    let values: Vec<f64> = values.iter().map(|v| if v.is_finite() { *v } else { 0.0 }).collect();
     let n = values.len();
     let mean = if n == 0 { 0.0 } else { values.iter().sum::<f64>() / n as f64 };
     let stddev = if n < 2 {
@@ -30,7 +33,7 @@ pub fn estimate(metric: &str, values: &[f64], level_pct: f64, target_width_pct: 
         level_pct,
         width_pct,
         met: n >= 2 && width_pct <= target_width_pct,
-        values: values.to_vec(),
+        values,
     }
 }
 
@@ -249,6 +252,13 @@ mod tests {
             let scaled: Vec<f64> = values.iter().map(|v| v * scale).collect();
             let s = estimate("x", &scaled, 95.0, 5.0);
             prop_assert!((s.width_pct - e.width_pct).abs() <= 1e-6 * e.width_pct.max(1.0));
+        }
+
+        #[test]
+        fn estimates_are_always_finite(values in prop::collection::vec(prop::num::f64::ANY, 0..10)) {
+            let e = estimate("x", &values, 99.0, 5.0);
+            prop_assert!(e.mean.is_finite() || values.iter().any(|v| v.abs() > 1e300));
+            prop_assert!(e.values.iter().all(|v| v.is_finite()));
         }
 
         #[test]

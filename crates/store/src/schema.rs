@@ -97,28 +97,28 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
     migrate_to(conn, latest())
 }
 
-/// Applies migrations up to `target` (tests use this to build every older version).
+/// Applies migrations up to `target` (tests use this to build every older version). Each
+/// step reads the version inside its own `BEGIN IMMEDIATE` transaction, so two processes
+/// opening a new file at once never apply a migration twice.
 pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<()> {
-    let found = version(conn)?;
-    if found > latest() {
-        return Err(Error::NewerSchema { found, known: latest() });
-    }
-    for (i, (ddl, step)) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let to = i as i64 + 1;
-        if to > target {
-            break;
-        }
+    loop {
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql("starting a migration"))?;
+        let found = version(&tx)?;
+        if found > latest() {
+            return Err(Error::NewerSchema { found, known: latest() });
+        }
+        let Some((ddl, step)) = MIGRATIONS.get(found as usize).filter(|_| found < target) else {
+            return Ok(());
+        };
         tx.execute_batch(ddl).map_err(sql("applying a migration"))?;
         if let Some(step) = step {
             step(&tx)?;
         }
-        tx.pragma_update(None, "user_version", to).map_err(sql("setting user_version"))?;
+        tx.pragma_update(None, "user_version", found + 1).map_err(sql("setting user_version"))?;
         tx.commit().map_err(sql("committing a migration"))?;
     }
-    Ok(())
 }
 
 /// Migration 3's data step: sample and warning rows for every stored test.

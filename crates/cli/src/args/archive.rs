@@ -43,27 +43,51 @@ pub struct ConfidenceArgs {
     pub confidence_on: ConfidenceOn,
 }
 
+/// What made a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// stream, rr, crr.
+    Test,
+    /// tcplab run.
+    Suite,
+    /// tcplab sweep.
+    Sweep,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusArg {
+    /// Being written, or killed while it was (a sweep can be resumed).
+    Running,
+    /// Finished.
+    Complete,
+    /// Stopped with Ctrl-C.
+    Interrupted,
+    /// Ended by an error.
+    Failed,
+}
+
 /// Filters of `history` and `export`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunFilterArgs {
-    /// Only runs of this kind: test, suite or sweep.
-    #[arg(long)]
-    pub kind: Option<String>,
+    /// Only runs of this kind.
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
     /// Only runs with a test of this type (stream, rr, crr or an id like tcp-stream).
     #[arg(long)]
     pub test: Option<String>,
     /// Only runs against a server whose host:port contains this.
     #[arg(long)]
     pub server: Option<String>,
-    /// Only runs with this status: running, complete, interrupted or failed.
-    #[arg(long)]
-    pub status: Option<String>,
+    /// Only runs with this status.
+    #[arg(long, value_enum)]
+    pub status: Option<StatusArg>,
     /// Only runs of the last SECS seconds.
     #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms)]
     pub since: Option<u64>,
-    /// At most this many runs (0 = all).
-    #[arg(short = 'n', long, default_value_t = 20)]
-    pub limit: u32,
+    /// At most this many runs, newest first (0 = all; default: 20 for history, all for export).
+    #[arg(short = 'n', long)]
+    pub limit: Option<u32>,
 }
 
 /// `tcplab history`.

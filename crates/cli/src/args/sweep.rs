@@ -35,12 +35,15 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value_t = SweepTest::Stream)]
     pub test: SweepTest,
     /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
+    /// NAME: len, send-len, recv-len, window, sndbuf, rcvbuf, remote-sndbuf, remote-rcvbuf,
+    /// request, response, size, mss, bytes, parallel, burst, time, interval, omit, nodelay,
+    /// congestion, direction.
     #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume")]
     pub vary: Vec<String>,
     /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
     #[arg(long = "tie", value_name = "A=B[=C…]")]
     pub tie: Vec<String>,
-    /// Continue the interrupted sweep with this run id (its plan is reused).
+    /// Continue the interrupted sweep with this run id: its stored plan (test, grid, -t, -I …) is reused; HOST and -p may point elsewhere.
     #[arg(long, value_name = "ID", conflicts_with_all = ["vary", "tie"])]
     pub resume: Option<i64>,
     #[command(flatten)]

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use report::{csv, grid, json, text};
 use results::RunRecord;
 use store::{RunFilter, RunSummary, Store};
@@ -13,7 +14,7 @@ use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
 use crate::output::{emit, now_unix_ms};
 use crate::recorder::open_store;
 
-fn filter_of(f: &RunFilterArgs) -> RunFilter {
+fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
     let test = f.test.as_ref().map(|t| {
         if t.starts_with("tcp-") || t.starts_with("udp-") {
             t.clone()
@@ -22,19 +23,19 @@ fn filter_of(f: &RunFilterArgs) -> RunFilter {
         }
     });
     RunFilter {
-        kind: f.kind.clone(),
+        kind: f.kind.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         test,
         server: f.server.clone(),
-        status: f.status.clone(),
+        status: f.status.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         since_unix_ms: f.since.map(|ms| now_unix_ms().saturating_sub(ms)),
-        limit: f.limit,
+        limit: f.limit.unwrap_or(default_limit),
     }
 }
 
 /// `tcplab history`.
 pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
-    let runs = st.list_runs(&filter_of(&a.filter))?;
+    let runs = st.list_runs(&filter_of(&a.filter, 20))?;
     if a.json {
         let list: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
         emit(&serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into()));
@@ -143,8 +144,15 @@ fn show_text(run: &RunRecord) -> String {
     if let Some(e) = &run.error {
         o.push_str(&format!("error: {}\n", e.message));
     }
-    if run.sweep.is_some() {
+    if let Some(sw) = &run.sweep {
         o.push_str(&grid::table(run));
+        o.push_str(&format!(
+            "{} of {} points{}; every point: tcplab show {} --csv\n",
+            sw.points.len(),
+            sw.plan.len(),
+            if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
+            run.id.unwrap_or(0)
+        ));
     } else if let [one] = run.tests.as_slice() {
         o.push_str(&text::test_summary(one));
     } else {
@@ -157,7 +165,7 @@ fn show_text(run: &RunRecord) -> String {
 pub fn export(a: &ExportArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let ids: Vec<i64> = if a.ids.is_empty() {
-        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter))?.iter().map(|r| r.id).collect();
+        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter, 0))?.iter().map(|r| r.id).collect();
         ids.reverse();
         ids
     } else {

@@ -161,6 +161,14 @@ fn transient(code: &str) -> bool {
     matches!(code, "connect" | "busy" | "peer-vanished" | "io" | "timeout" | "protocol" | "interrupted")
 }
 
+/// Shared by the points of one invocation.
+struct Ctx<'a> {
+    job: &'a Job,
+    opts: &'a ClientOptions,
+    stop: &'a StopFlag,
+    remote: Option<HostInfo>,
+}
+
 fn run_points(
     job: &Job,
     opts: &ClientOptions,
@@ -170,41 +178,51 @@ fn run_points(
     ran: &mut Vec<(SweepPoint, TestResult)>,
 ) -> End {
     let bar = progress(job.plan.len() as u64, job.done.len() as u64, live.format());
-    let mut remote: Option<HostInfo> = None;
-    for index in 0..job.plan.len() as u32 {
-        if job.done.contains(&index) {
-            continue;
-        }
-        if stop.is_set() {
-            return End::Interrupted;
-        }
-        let (spec, params) = match point_spec(&job.plan, index as usize) {
-            Ok(p) => p,
-            Err(e) => return End::Failed(TestError { code: "bad-plan".into(), message: format!("{e:#}") }),
-        };
-        bar.set_message(describe(&params));
-        let (r, host) = repeat::run(opts, &spec, job.plan.confidence.as_ref(), live, stop);
-        if remote.is_none() && host.is_some() {
-            remote = host;
-            if let Err(e) = rec.remote_host(remote.as_ref()) {
-                return End::Failed(TestError { code: "archive".into(), message: format!("{e:#}") });
+    let mut cx = Ctx { job, opts, stop, remote: None };
+    let end = (|| {
+        for index in (0..job.plan.len() as u32).filter(|i| !job.done.contains(i)) {
+            if stop.is_set() {
+                return End::Interrupted;
             }
+            match one_point(&mut cx, index, rec, live, &bar) {
+                Ok(done) => ran.push(done),
+                Err(end) => return end,
+            }
+            bar.inc(1);
         }
-        match (&r.status, &r.error) {
-            (Status::Interrupted, _) => return End::Interrupted,
-            (Status::Failed, Some(e)) if transient(&e.code) => return End::Failed(e.clone()),
-            _ => {}
-        }
-        live.test_done(&r, false);
-        let point = point_of(&job.plan, index, params, &r);
-        if let Err(e) = store_point(rec, &point, &r) {
-            return End::Failed(TestError { code: "archive".into(), message: format!("{e:#}") });
-        }
-        ran.push((point, r));
-        bar.inc(1);
-    }
+        End::Complete
+    })();
     bar.finish_and_clear();
-    End::Complete
+    end
+}
+
+/// Runs and stores point `index`; `Err` ends the sweep.
+fn one_point(
+    cx: &mut Ctx,
+    index: u32,
+    rec: &mut Recorder,
+    live: &mut Live,
+    bar: &ProgressBar,
+) -> Result<(SweepPoint, TestResult), End> {
+    let failed = |code: &str, e: anyhow::Error| {
+        End::Failed(TestError { code: code.into(), message: format!("{e:#}") })
+    };
+    let (spec, params) = point_spec(&cx.job.plan, index as usize).map_err(|e| failed("bad-plan", e))?;
+    bar.set_message(describe(&params));
+    let (r, host) = repeat::run(cx.opts, &spec, cx.job.plan.confidence.as_ref(), live, cx.stop);
+    if cx.remote.is_none() && host.is_some() {
+        cx.remote = host;
+        rec.remote_host(cx.remote.as_ref()).map_err(|e| failed("archive", e))?;
+    }
+    match (&r.status, &r.error) {
+        (Status::Interrupted, _) => return Err(End::Interrupted),
+        (Status::Failed, Some(e)) if transient(&e.code) => return Err(End::Failed(e.clone())),
+        _ => {}
+    }
+    live.test_done(&r, false);
+    let point = point_of(&cx.job.plan, index, params, &r);
+    store_point(rec, &point, &r).map_err(|e| failed("archive", e))?;
+    Ok((point, r))
 }
 
 fn store_point(rec: &mut Recorder, point: &SweepPoint, r: &TestResult) -> Result<()> {
@@ -267,6 +285,30 @@ fn shown_run(job: &Job, rec: &mut Recorder, ran: Vec<(SweepPoint, TestResult)>, 
     run
 }
 
+/// Exit 0, or 2 with one line naming the points that failed (e.g. a congestion control the
+/// server does not have); they are stored as failed and shown as such in the grid.
+fn failed_points(run: &RunRecord) -> ExitCode {
+    let Some(sweep) = &run.sweep else { return ExitCode::SUCCESS };
+    let failed: Vec<String> = sweep
+        .points
+        .iter()
+        .filter_map(|p| {
+            let t = run.tests.get(p.test_index as usize).filter(|t| t.status == Status::Failed)?;
+            let why = t.error.as_ref().map(|e| e.message.as_str()).unwrap_or("failed");
+            Some(format!("{} ({why})", describe(&p.params)))
+        })
+        .collect();
+    match failed.first() {
+        None => ExitCode::SUCCESS,
+        Some(first) => {
+            let more =
+                if failed.len() > 1 { format!(" and {} more", failed.len() - 1) } else { String::new() };
+            eprintln!("error: {} of {} points failed: {first}{more}", failed.len(), sweep.points.len());
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn finish(
     job: &Job,
     mut rec: Recorder,
@@ -293,7 +335,7 @@ fn finish(
     let resume =
         rec.run_id().map(|id| format!("; resume with: tcplab sweep --resume {id}")).unwrap_or_default();
     match end {
-        End::Complete => Ok(ExitCode::SUCCESS),
+        End::Complete => Ok(failed_points(&run)),
         End::Interrupted => {
             eprintln!("error: interrupted{resume}");
             Ok(ExitCode::from(2))
