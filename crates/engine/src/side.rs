@@ -138,7 +138,10 @@ fn start_worker(work: Work, pin: Option<u32>, ctx: &WorkerCtx) -> WorkerOutcome 
 }
 
 fn join_worker(h: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
-    h.join().unwrap_or_else(|_| WorkerOutcome { error: Some("worker thread panicked".into()), ..WorkerOutcome::default() })
+    h.join().unwrap_or_else(|_| WorkerOutcome {
+        error: Some("worker thread panicked".into()),
+        ..WorkerOutcome::default()
+    })
 }
 
 struct Sampler {

@@ -21,7 +21,10 @@ pub enum SweepTest {
 /// path options of the test commands (`--link`, `--path`) are added here when they land,
 /// so that every sweep point runs over the same emulated path.
 #[derive(Debug, Args, Clone, Default)]
-pub struct PathArgs {}
+pub struct PathArgs {
+    #[command(flatten)]
+    pub link: super::link::LinkArgs,
+}
 
 /// `tcplab sweep`.
 #[derive(Debug, Args)]

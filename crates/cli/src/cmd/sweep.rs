@@ -70,7 +70,8 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
     let mut live = Live::new(format);
     live.show_intervals = false;
     let mut ran = Vec::new();
-    let end = run_points(&job, &opts, &mut rec, &mut live, stop, &mut ran);
+    let reference = crate::settings::link_reference(&a.path.link)?;
+    let end = run_points(&job, (&opts, reference), &mut rec, &mut live, stop, &mut ran);
     if let Some(s) = embedded {
         s.shutdown();
     }
@@ -165,20 +166,22 @@ fn transient(code: &str) -> bool {
 struct Ctx<'a> {
     job: &'a Job,
     opts: &'a ClientOptions,
+    /// What throughput is compared with (`--link`).
+    reference: Option<results::Reference>,
     stop: &'a StopFlag,
     remote: Option<HostInfo>,
 }
 
 fn run_points(
     job: &Job,
-    opts: &ClientOptions,
+    (opts, reference): (&ClientOptions, Option<results::Reference>),
     rec: &mut Recorder,
     live: &mut Live,
     stop: &StopFlag,
     ran: &mut Vec<(SweepPoint, TestResult)>,
 ) -> End {
     let bar = progress(job.plan.len() as u64, job.done.len() as u64, live.format());
-    let mut cx = Ctx { job, opts, stop, remote: None };
+    let mut cx = Ctx { job, opts, reference, stop, remote: None };
     let end = (|| {
         for index in (0..job.plan.len() as u32).filter(|i| !job.done.contains(i)) {
             if stop.is_set() {
@@ -209,7 +212,8 @@ fn one_point(
     };
     let (spec, params) = point_spec(&cx.job.plan, index as usize).map_err(|e| failed("bad-plan", e))?;
     bar.set_message(describe(&params));
-    let (r, host) = repeat::run(cx.opts, &spec, cx.job.plan.confidence.as_ref(), live, cx.stop);
+    let (mut r, host) = repeat::run(cx.opts, &spec, cx.job.plan.confidence.as_ref(), live, cx.stop);
+    diagnose::annotate(&mut r, cx.reference.clone());
     if cx.remote.is_none() && host.is_some() {
         cx.remote = host;
         rec.remote_host(cx.remote.as_ref()).map_err(|e| failed("archive", e))?;
