@@ -20,6 +20,12 @@ pub struct SideCpu {
     pub shared: bool,
     /// The busiest data thread of this end (CPU time ÷ lifetime), % of one core, when known.
     pub thread_busy_pct: Option<f64>,
+    /// The host's CPUs busy over the window, in cores (utilisation × CPUs).
+    pub cores_busy: f64,
+    /// Of which softirq (network work the kernel may do outside tcplab's threads), cores.
+    pub softirq_cores: f64,
+    /// The host's utilisation averaged over all its CPUs, %.
+    pub util_pct: f64,
 }
 
 /// What one direction measured.
@@ -170,6 +176,9 @@ fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f6
         threads,
         shared,
         thread_busy_pct,
+        cores_busy: c.cores_busy,
+        softirq_cores: c.softirq_pct / 100.0 * f64::from(c.cpus),
+        util_pct: c.util_pct,
     }
 }
 

@@ -15,8 +15,17 @@ use crate::MIN_CONTRIBUTING_WEIGHT;
 pub type Rule = fn(&Facts) -> Option<Finding>;
 
 /// Every rule, in the order ties are broken.
-pub const ALL: [Rule; 8] =
-    [link, application, receiver_cpu, sender_cpu, receive_window, send_buffer, stop_and_go, congestion];
+pub const ALL: [Rule; 9] = [
+    link,
+    application,
+    receiver_cpu,
+    sender_cpu,
+    other_load,
+    receive_window,
+    send_buffer,
+    stop_and_go,
+    congestion,
+];
 
 /// Receive-window-limited share of busy time from which the window counts as a limit.
 pub const RWND_LIMITED_FRAC: f64 = 0.2;
@@ -38,6 +47,11 @@ pub const CPU_SATURATED_PCT: f64 = 85.0;
 pub const THROTTLED_PCT: f64 = 20.0;
 /// Busiest CPU of a host (not shared with the peer) that counts as saturated.
 pub const BUSIEST_CPU_PCT: f64 = 95.0;
+/// Host utilisation from which its CPUs count as full (no spare CPU for a waiting thread).
+pub const HOST_FULL_PCT: f64 = 90.0;
+/// CPU used by other work (not tcplab, not softirq), in cores, that counts as competing load.
+pub const OTHER_LOAD_CORES: f64 = 0.5;
+
 /// Share of the link's theoretical goodput from which the link is the limit.
 pub const NEAR_LINK_FRAC: f64 = 0.9;
 /// Share above which the result cannot have crossed that link (measurement noise allowed).
@@ -158,6 +172,41 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
         ),
         advice: advice.into(),
     })
+}
+
+/// Other work kept an end's host CPUs full while tcplab's data threads were not saturated:
+/// they waited for a CPU (a shared or noisy machine).
+pub fn other_load(f: &Facts) -> Option<Finding> {
+    let ends = [("sender", f.sender_cpu.as_ref()), ("receiver", f.receiver_cpu.as_ref())];
+    let (who, c, other) = ends
+        .into_iter()
+        .filter_map(|(who, c)| c.map(|c| (who, c, other_cores(f, c))))
+        .filter(|(_, c, other)| c.util_pct >= HOST_FULL_PCT && *other >= OTHER_LOAD_CORES)
+        .filter(|(_, c, _)| c.thread_busy_pct.is_some_and(|b| b < CPU_SATURATED_PCT))
+        .max_by(|a, b| a.2.total_cmp(&b.2))?;
+    Some(Finding {
+        cause: Cause::OtherLoad,
+        weight: 0.88,
+        evidence: format!(
+            "{who}'s host {:.0}% busy, {other:.1} cores of it other work; tcplab's busiest data thread ran only {:.0}% of the time",
+            c.util_pct,
+            c.thread_busy_pct.unwrap_or(0.0)
+        ),
+        advice: "the test competed for CPU with other processes: rerun on a quiet host, or pin tcplab to a CPU of its own with -A".into(),
+    })
+}
+
+/// CPU cores used on an end's host by work other than tcplab (both ends' processes when they
+/// share the host) and softirq.
+fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
+    let own = match (f.same_host, c.shared) {
+        (true, false) => {
+            let process = |c: Option<&SideCpu>| c.map_or(0.0, |c| c.process_pct);
+            process(f.sender_cpu.as_ref()) + process(f.receiver_cpu.as_ref())
+        }
+        _ => c.process_pct,
+    };
+    (c.cores_busy - own / 100.0 - c.softirq_cores).max(0.0)
 }
 
 /// The receiver's advertised window: TCP_INFO rwnd-limited time, rcvbuf against the BDP.
@@ -426,6 +475,36 @@ mod tests {
         // An autotuned window that closes 21% of the time is the symptom, not the cause.
         f.rwnd_limited_frac = 0.21;
         assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
+    }
+
+    #[test]
+    fn other_load_is_told_from_tcplabs_own_cpu() {
+        let mut f = base();
+        f.same_host = true;
+        f.rwnd_limited_frac = 0.3;
+        let side = |process_pct: f64, busy: f64| SideCpu {
+            process_pct,
+            threads: 1,
+            thread_busy_pct: Some(busy),
+            cores_busy: 2.0,
+            util_pct: 100.0,
+            softirq_cores: 0.1,
+            ..SideCpu::default()
+        };
+        // Two CPUs full; tcplab's two processes used 0.85 cores: 1.05 cores were someone else's.
+        (f.sender_cpu, f.receiver_cpu) = (Some(side(42.0, 42.0)), Some(side(43.0, 43.0)));
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::OtherLoad, "{d:?}");
+        assert!(d.primary.evidence.contains("cores of it other work"), "{}", d.primary.evidence);
+        // The same load made by tcplab itself is not "other".
+        (f.sender_cpu, f.receiver_cpu) = (Some(side(99.0, 99.0)), Some(side(91.0, 60.0)));
+        assert!(other_load(&f).is_none());
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
+        // A host with spare CPU is not competing.
+        let mut idle = side(42.0, 42.0);
+        idle.util_pct = 70.0;
+        (f.sender_cpu, f.receiver_cpu) = (Some(idle.clone()), Some(idle));
+        assert!(other_load(&f).is_none());
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub enum Cause {
     ReceiverCpu,
     /// The link's capacity: the result is close to the theoretical limit.
     Link,
+    /// Other work on a host kept its CPUs busy, so tcplab's threads waited for a CPU.
+    OtherLoad,
     /// None of the rules found a limit.
     Unknown,
 }
@@ -60,6 +62,7 @@ impl Cause {
             Self::SenderCpu => "sender CPU",
             Self::ReceiverCpu => "receiver CPU",
             Self::Link => "link capacity",
+            Self::OtherLoad => "other load on the host's CPUs",
             Self::Unknown => "not identified",
         }
     }
