@@ -10,6 +10,7 @@ pub mod run;
 pub mod side;
 pub mod spec;
 pub mod summary;
+pub mod udp;
 pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
@@ -21,4 +22,5 @@ pub use side::{
 };
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
+pub use udp::{UdpCounts, UdpSummary};
 pub use warning::{Warning, WarningKind};

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::CpuUsage;
+use crate::udp::UdpCounts;
 
 /// What a data connection did at this end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,6 +117,9 @@ pub struct StreamStats {
     pub socket: SocketReport,
     /// TCP_INFO summary, where the socket could be read.
     pub tcp: Option<TcpInfoSummary>,
+    /// UDP tests: datagram counts over the whole test (omitted time included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
 }
 
 /// One stream's share of an interval.
@@ -133,6 +137,9 @@ pub struct StreamInterval {
     pub cwnd_bytes: u64,
     /// Smoothed RTT at the end of the interval, µs.
     pub rtt_us: u32,
+    /// UDP tests: datagram counts in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
 }
 
 /// One reporting interval at one end.
