@@ -6,6 +6,7 @@ mod cmd;
 mod output;
 mod parse;
 mod settings;
+mod udp_settings;
 
 use std::process::ExitCode;
 
@@ -48,5 +49,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Stream(a) => cmd::test::run(&a.client, settings::stream_spec(a)?, stop),
         Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
         Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
+        Command::Udp(a) => cmd::test::run(&a.client, udp_settings::udp_spec(a)?, stop),
+        Command::UdpRr(a) => cmd::test::run(&a.client, udp_settings::udp_rr_spec(a)?, stop),
     }
 }

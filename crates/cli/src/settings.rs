@@ -28,7 +28,8 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
     }
 }
 
-fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
+/// Timing flags into `spec`.
+pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.duration_ms = t.time_ms;
     spec.interval_ms = t.interval_ms;
     spec.omit_ms = t.omit_ms;
@@ -92,7 +93,7 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
 }
 
 /// Validates with the same rules as the server, naming the flag at fault.
-fn check(spec: &TestSpec) -> Result<TestSpec> {
+pub(crate) fn check(spec: &TestSpec) -> Result<TestSpec> {
     if let Err(r) = engine::limits::validate(spec, &engine::limits::Limits::default()) {
         let flag = r.field.as_deref().map(flag_of).unwrap_or("a setting");
         bail!("invalid {flag}: {}", r.message);
@@ -107,6 +108,7 @@ fn flag_of(field: &str) -> &'static str {
         "bytes_limit" => "-n/--bytes",
         "parallel" => "-P/--parallel",
         "send_len" => "-l/--len",
+        "no_checksum" => "--no-checksum",
         "recv_len" => "--recv-len",
         "request_len" | "response_len" => "-r/--size",
         "burst" => "--burst",
@@ -133,6 +135,7 @@ pub fn suite(time_ms: u64) -> Vec<TestSpec> {
         out.push(s);
     }
     out.push(TestSpec::new(TestKind::TcpCrr));
+    out.push(crate::udp_settings::suite_udp(time_ms));
     for s in &mut out {
         s.duration_ms = time_ms;
         s.interval_ms = 0;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use netio::{CpuSnapshot, TcpInfo};
 use results::{
     Interval, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats, TcpInfoSummary, TestSpec,
+    UdpCounts,
 };
 use stats::LatencyHistogram;
 
@@ -124,6 +125,8 @@ struct Sampler {
     cpu_start: Option<CpuSnapshot>,
     last_tick: Instant,
     intervals: Vec<Interval>,
+    /// UDP test: datagram counts per stream at the last interval.
+    udp: Option<Vec<UdpCounts>>,
 }
 
 impl Sampler {
@@ -145,6 +148,7 @@ impl Sampler {
             cpu_start,
             last_tick: timeline.start,
             intervals: Vec::new(),
+            udp: spec.test.is_udp().then(|| vec![UdpCounts::default(); n]),
         }
     }
 
@@ -192,7 +196,9 @@ impl Sampler {
             let delta = counts.since(&self.tracks[i].last);
             self.tracks[i].last = counts;
             let info = self.sockets[i].2.as_ref().and_then(|(s, _)| netio::tcpinfo::read(s).ok());
-            streams.push(self.stream_interval(i, delta, info));
+            let mut s = self.stream_interval(i, delta, info);
+            s.udp = self.udp_interval(i);
+            streams.push(s);
         }
         let interval = Interval {
             start_s: self.timeline.secs(self.last_tick),
@@ -223,6 +229,19 @@ impl Sampler {
             }
         }
         s
+    }
+
+    /// One stream's datagram counts since the last interval; closes the interval.
+    fn udp_interval(&mut self, i: usize) -> Option<UdpCounts> {
+        let last = self.udp.as_mut()?.get_mut(i)?;
+        let now = self.meters[i].with_udp(|u| {
+            let c = u.counts();
+            u.account.mark_interval();
+            c
+        });
+        let delta = stats::datagrams::interval(&now, last);
+        *last = now;
+        Some(delta)
     }
 
     fn finish(mut self, outcomes: Vec<WorkerOutcome>) -> SideRun {
@@ -267,8 +286,13 @@ impl Sampler {
             bytes_total: fin.bytes,
             calls: measured.calls,
             transactions: measured.transactions,
-            socket: sock.as_ref().map(|(_, r)| r.clone()).unwrap_or_default(),
+            socket: sock
+                .as_ref()
+                .map(|(_, r)| r.clone())
+                .or_else(|| self.meters[i].with_udp(|u| u.socket.clone()))
+                .unwrap_or_default(),
             tcp,
+            udp: self.udp.is_some().then(|| self.meters[i].with_udp(|u| u.counts())),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Renderers of results: human text ([`text`]), one JSON document ([`json`]) and NDJSON
+//! Renderers of results: human text ([`text`], UDP rows in [`udp`]), one JSON document ([`json`]) and NDJSON
 //! events ([`ndjson`]). Only this crate knows output formats; each is a pure function of
 //! `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
@@ -6,6 +6,7 @@
 pub mod json;
 pub mod ndjson;
 pub mod text;
+pub mod udp;
 pub mod units;
 
 /// Output formats of live test commands.

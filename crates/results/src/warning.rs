@@ -22,6 +22,12 @@ pub enum WarningKind {
     SpuriousRetransmits,
     /// The kernel granted other socket buffer sizes than asked.
     BufferClamped,
+    /// UDP: the receiver's socket buffer overflowed (the receiver could not keep up).
+    ReceiverOverrun,
+    /// UDP: sends failed on the sending host (ENOBUFS and the like).
+    SendErrors,
+    /// UDP: the sender did not reach the target rate.
+    RateNotReached,
 }
 
 /// A typed warning plus the numbers and advice for a person.

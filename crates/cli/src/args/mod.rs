@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod udp;
+
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
 #[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
@@ -19,7 +21,7 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the standard suite (stream both ways, rr at four sizes, crr); no HOST = embedded loopback server.
+    /// Run the standard suite (stream both ways, rr at four sizes, crr, udp at 100 Mbit/s); no HOST = embedded loopback server.
     Run(RunArgs),
     /// Serve tests to tcplab clients (control port 9180).
     Server(ServerArgs),
@@ -29,6 +31,10 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun.
+    Udp(udp::UdpArgs),
+    /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
+    UdpRr(udp::UdpRrArgs),
 }
 
 /// `tcplab server`.
