@@ -53,7 +53,7 @@ pub fn rate_bps(s: &str) -> Result<u64, String> {
     };
     let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a bit rate (e.g. 100M, 1G, 0)"))?;
     let v = n * mult;
-    if !v.is_finite() || v < 0.0 || v > 1e15 {
+    if !v.is_finite() || !(0.0..=1e15).contains(&v) {
         return Err(format!("'{s}' is out of range"));
     }
     Ok(v.round() as u64)

@@ -29,8 +29,12 @@ impl ServerProc {
             }
             None => Command::new(BIN),
         };
-        let mut child =
-            cmd.args(["server", "--bind", bind, "-p", "0"]).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+        let mut child = cmd
+            .args(["server", "--bind", bind, "-p", "0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
         let port = line
@@ -101,8 +105,12 @@ fn forward_stream_counts_every_datagram_and_reports_intervals() {
     assert!(client_intervals.len() >= 2);
     let sent_in_intervals: u64 = client_intervals.iter().map(|iv| u(&iv["streams"][0]["udp"], "sent")).sum();
     assert_eq!(sent_in_intervals, u(&rows[0], "sent"), "interval counts add up to the total");
-    let received_in_intervals: u64 =
-        t["remote"]["intervals"].as_array().unwrap().iter().map(|iv| u(&iv["streams"][0]["udp"], "received")).sum();
+    let received_in_intervals: u64 = t["remote"]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| u(&iv["streams"][0]["udp"], "received"))
+        .sum();
     assert_eq!(received_in_intervals, u(&rows[0], "received"), "the drained tail is in the last interval");
 }
 
@@ -129,7 +137,8 @@ fn unlimited_small_datagrams_with_a_tiny_receive_buffer_report_the_overrun() {
     assert_eq!(t["remote"]["streams"][0]["socket"]["rcvbuf_requested"], 4096);
     if u(&rows[0], "lost") > 0 {
         // Whatever the machine's speed, loss at the receiver must be named as such.
-        let kinds: Vec<&str> = t["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+        let kinds: Vec<&str> =
+            t["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
         assert!(u(&rows[0], "socket_drops") > 0, "{}", rows[0]);
         assert!(kinds.contains(&"receiver-overrun"), "{kinds:?}");
     }
@@ -139,7 +148,10 @@ fn unlimited_small_datagrams_with_a_tiny_receive_buffer_report_the_overrun() {
 fn udp_rr_reports_latency_and_text_output_shows_udp_rows() {
     let srv = ServerProc::start(None, "127.0.0.1");
     let port = srv.port.to_string();
-    let v = json_of(&run(None, &["udp-rr", "127.0.0.1", "-p", &port, "-t", "1", "-r", "32,200", "--burst", "2", "-J"]));
+    let v = json_of(&run(
+        None,
+        &["udp-rr", "127.0.0.1", "-p", &port, "-t", "1", "-r", "32,200", "--burst", "2", "-J"],
+    ));
     let rr = &v["tests"][0]["summary"]["rr"];
     assert!(u(rr, "transactions") > 0 && u(&rr["latency"], "count") > 0, "{rr}");
     assert!(rr["lost"].is_u64());
@@ -168,7 +180,11 @@ fn bad_udp_flags_fail_with_one_line() {
     let port = srv.port.to_string();
     let out = run(None, &["udp", "::1", "-p", &port, "-t", "1", "--no-checksum"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("IPv4 only"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("IPv4 only"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Two namespaces and a veth pair, removed on drop (also when the test fails).
@@ -195,7 +211,9 @@ impl Link {
         let (va, vb) = (format!("tlu{tag}a{id}"), format!("tlu{tag}b{id}"));
         sh(&["ip", "netns", "add", &link.a]);
         sh(&["ip", "netns", "add", &link.b]);
-        sh(&["ip", "link", "add", &va, "netns", &link.a, "type", "veth", "peer", "name", &vb, "netns", &link.b]);
+        sh(&[
+            "ip", "link", "add", &va, "netns", &link.a, "type", "veth", "peer", "name", &vb, "netns", &link.b,
+        ]);
         for (ns, dev, host) in [(&link.a, &va, 1), (&link.b, &vb, 2)] {
             sh(&["ip", "-n", ns, "addr", "add", &format!("198.18.{subnet}.{host}/24"), "dev", dev]);
             sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
@@ -204,7 +222,11 @@ impl Link {
         let rules = format!(
             "table inet tlu {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  meta l4proto udp numgen random mod 1000 < {drop_permille} drop\n }}\n}}\n"
         );
-        let mut nft = Command::new("ip").args(["netns", "exec", &link.b, "nft", "-f", "-"]).stdin(Stdio::piped()).spawn().unwrap();
+        let mut nft = Command::new("ip")
+            .args(["netns", "exec", &link.b, "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
         nft.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
         assert!(nft.wait().unwrap().success(), "nft rules");
         link
@@ -234,15 +256,26 @@ fn loss_within_bounds(tag: &str, subnet: u8, permille: u32) {
     let link = Link::new(tag, subnet, permille);
     let srv = ServerProc::start(Some(&link.b), &link.b_addr);
     let port = srv.port.to_string();
-    let out = run(Some(&link.a), &["udp", &link.b_addr, "-p", &port, "-t", "3", "-b", "20M", "-l", "1000", "-J", "-i", "0"]);
+    let out = run(
+        Some(&link.a),
+        &["udp", &link.b_addr, "-p", &port, "-t", "3", "-b", "20M", "-l", "1000", "-J", "-i", "0"],
+    );
     let v = json_of(&out);
     let d = &directions_with_exact_identity(&v)[0];
     let (sent, lost) = (u(d, "sent") as f64, u(d, "lost") as f64);
     let p = f64::from(permille) / 1000.0;
     let (mean, sd) = (sent * p, (sent * p * (1.0 - p)).sqrt());
-    eprintln!("injected {:.1}%: lost {lost} of {sent} ({:.2}%), expected {mean:.0} ± {sd:.1} (1σ)", p * 100.0, 100.0 * lost / sent);
+    eprintln!(
+        "injected {:.1}%: lost {lost} of {sent} ({:.2}%), expected {mean:.0} ± {sd:.1} (1σ)",
+        p * 100.0,
+        100.0 * lost / sent
+    );
     // Six standard deviations of a binomial: a false alarm about once in 10⁹ runs.
-    assert!((lost - mean).abs() <= 6.0 * sd + 2.0, "lost {lost} of {sent}: expected {mean:.0} ± {:.0}", 6.0 * sd);
+    assert!(
+        (lost - mean).abs() <= 6.0 * sd + 2.0,
+        "lost {lost} of {sent}: expected {mean:.0} ± {:.0}",
+        6.0 * sd
+    );
     assert_eq!(u(d, "duplicates"), 0);
     // udp-rr across the same link: lost requests are counted and retried, the test ends.
     let v = json_of(&run(Some(&link.a), &["udp-rr", &link.b_addr, "-p", &port, "-t", "1", "-J"]));

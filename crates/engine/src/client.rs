@@ -154,7 +154,9 @@ impl Session<'_> {
             match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
                 Message::Ready {} => {}
                 Message::Error(r) => return Err(Error::Rejected(r)),
-                other => return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) }),
+                other => {
+                    return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) })
+                }
             }
             Data::Tcp(sockets)
         };
@@ -245,7 +247,9 @@ impl Session<'_> {
             TestKind::TcpStream => stream::jobs(self.spec, End::Client, sockets).map_err(io),
             TestKind::TcpRr => rr::jobs(self.spec, End::Client, sockets).map_err(io),
             TestKind::TcpCrr => Ok(crr::client_jobs(self.spec, addr, token)),
-            TestKind::UdpStream | TestKind::UdpRr => Err(Error::Protocol { detail: "UDP test without UDP flows".into() }),
+            TestKind::UdpStream | TestKind::UdpRr => {
+                Err(Error::Protocol { detail: "UDP test without UDP flows".into() })
+            }
         }
     }
 

@@ -23,7 +23,14 @@ impl Pacer {
     pub fn new(rate_bps: u64, len: u32, burst: u32, max_batch: usize) -> Pacer {
         let gap_ns = if rate_bps == 0 { 0.0 } else { f64::from(len) * 8.0 * 1e9 / rate_bps as f64 };
         let max_batch = (max_batch as u64).max(1);
-        Pacer { gap_ns, burst: u64::from(burst).clamp(1, max_batch), max_batch, origin_ns: 0, sent: 0, skipped: 0 }
+        Pacer {
+            gap_ns,
+            burst: u64::from(burst).clamp(1, max_batch),
+            max_batch,
+            origin_ns: 0,
+            sent: 0,
+            skipped: 0,
+        }
     }
 
     /// How many datagrams may go now (0: wait until [`Pacer::next_ns`]).

@@ -81,7 +81,9 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), TESTS.len());
-        for k in [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr] {
+        for k in
+            [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr]
+        {
             assert!(find(k).is_some_and(|t| !t.about.is_empty()));
         }
     }

@@ -161,7 +161,10 @@ pub fn warnings(
             "run longer (-t) for tail percentiles",
         );
     }
-    if matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream) && local.measured_s < 1.0 && spec.duration_ms > 0 {
+    if matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+        && local.measured_s < 1.0
+        && spec.duration_ms > 0
+    {
         push(
             WarningKind::TooFewSamples,
             format!("measured window only {:.2} s", local.measured_s),

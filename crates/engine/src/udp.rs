@@ -220,7 +220,8 @@ struct Drain {
 impl Drain {
     fn new(spec: &TestSpec) -> Drain {
         // A slow stream needs a longer quiet spell than the gap between its datagrams.
-        let gap_s = if spec.rate_bps > 0 { f64::from(spec.send_len) * 8.0 / spec.rate_bps as f64 } else { 0.0 };
+        let gap_s =
+            if spec.rate_bps > 0 { f64::from(spec.send_len) * 8.0 / spec.rate_bps as f64 } else { 0.0 };
         let quiet = Duration::from_secs_f64((3.0 * gap_s).min(MAX_DRAIN.as_secs_f64())).max(MIN_QUIET);
         Drain { announced: None, since: None, last_rx: Instant::now(), quiet }
     }
@@ -260,7 +261,11 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                 ctx.meter.add_bytes(bytes);
                 ctx.meter.finish(&ctx.timeline, now);
             }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
             // An ICMP error for something we sent (hellos): not a receive problem.
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
             Err(e) => {

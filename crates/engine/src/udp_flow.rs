@@ -138,7 +138,12 @@ pub fn await_hellos(
 }
 
 /// Reads queued datagrams; returns the source of the first valid hello.
-fn first_valid_hello(sock: &UdpSocket, token: Token, peer: IpAddr, index: u32) -> io::Result<Option<SocketAddr>> {
+fn first_valid_hello(
+    sock: &UdpSocket,
+    token: Token,
+    peer: IpAddr,
+    index: u32,
+) -> io::Result<Option<SocketAddr>> {
     let mut buf = [0u8; wire::HELLO_LEN + 1];
     for _ in 0..READS_PER_PASS {
         let (n, from) = match sock.recv_from(&mut buf) {
@@ -164,7 +169,13 @@ fn first_valid_hello(sock: &UdpSocket, token: Token, peer: IpAddr, index: u32) -
     Ok(None)
 }
 
-fn connect_flow(sock: UdpSocket, index: u32, to: SocketAddr, spec: &TestSpec, bufs: Buffers) -> Result<UdpFlow, Error> {
+fn connect_flow(
+    sock: UdpSocket,
+    index: u32,
+    to: SocketAddr,
+    spec: &TestSpec,
+    bufs: Buffers,
+) -> Result<UdpFlow, Error> {
     sock.connect(to).map_err(io_err("connecting a UDP socket"))?;
     sock.set_nonblocking(false).map_err(io_err("setting a UDP socket blocking"))?;
     let report = apply(&sock, spec, bufs)?;
@@ -180,13 +191,15 @@ pub fn client_flows(
     bufs: Buffers,
 ) -> Result<Vec<UdpFlow>, Error> {
     if ports.len() != spec.data_connections() as usize {
-        let detail = format!("server offered {} UDP ports for {} flows", ports.len(), spec.data_connections());
+        let detail =
+            format!("server offered {} UDP ports for {} flows", ports.len(), spec.data_connections());
         return Err(Error::Protocol { detail });
     }
     let any: IpAddr = if server.is_ipv6() { "::".parse().unwrap_or(server) } else { [0, 0, 0, 0].into() };
     let mut flows = Vec::with_capacity(ports.len());
     for (index, &port) in ports.iter().enumerate() {
-        let sock = UdpSocket::bind(SocketAddr::new(bind.unwrap_or(any), 0)).map_err(io_err("binding a UDP socket"))?;
+        let sock = UdpSocket::bind(SocketAddr::new(bind.unwrap_or(any), 0))
+            .map_err(io_err("binding a UDP socket"))?;
         let report = apply(&sock, spec, bufs)?;
         sock.connect(SocketAddr::new(server, port)).map_err(io_err("connecting a UDP socket"))?;
         flows.push(UdpFlow { index: index as u32, sock, report });

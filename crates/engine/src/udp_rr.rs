@@ -37,7 +37,9 @@ pub fn jobs(spec: &TestSpec, end: End, flows: Vec<UdpFlow>) -> Vec<Job> {
                 End::Client => {
                     (Role::Request, Box::new(move |ctx: &WorkerCtx| client_loop(flow, req, resp, burst, ctx)))
                 }
-                End::Server => (Role::Respond, Box::new(move |ctx: &WorkerCtx| server_loop(flow, req, resp, ctx))),
+                End::Server => {
+                    (Role::Respond, Box::new(move |ctx: &WorkerCtx| server_loop(flow, req, resp, ctx)))
+                }
             };
             Job { index, role, socket: None, work: WorkDebug(work) }
         })
@@ -114,9 +116,18 @@ fn client_loop(flow: UdpFlow, req: usize, resp: usize, burst: usize, ctx: &Worke
         }
         let got = match r.sock.recv(&mut buf) {
             Ok(n) => Some(n),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => None,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                None
+            }
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => None,
-            Err(e) => return outcome(ctx, hist, last, Some(format!("udp-rr flow {}: receive: {e}", flow.index))),
+            Err(e) => {
+                return outcome(ctx, hist, last, Some(format!("udp-rr flow {}: receive: {e}", flow.index)))
+            }
         };
         now = Instant::now();
         if let Some(Ok(Datagram::Data(h))) = got.map(|n| wire::udp::classify(&buf[..n])) {
@@ -182,11 +193,21 @@ fn server_loop(flow: UdpFlow, req: usize, resp: usize, ctx: &WorkerCtx) -> Worke
         }
         let n = match sock.recv(&mut buf) {
             Ok(n) => n,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                continue
+            }
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
             Err(e) => {
                 ctx.meter.finish(&ctx.timeline, last);
-                return WorkerOutcome { latency: None, error: Some(format!("udp-rr flow {}: receive: {e}", flow.index)) };
+                return WorkerOutcome {
+                    latency: None,
+                    error: Some(format!("udp-rr flow {}: receive: {e}", flow.index)),
+                };
             }
         };
         match wire::udp::classify(&buf[..n]) {

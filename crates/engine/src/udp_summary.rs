@@ -5,7 +5,11 @@
 use results::{Role, SideMeasurement, StreamStats, TestSpec, UdpCounts, UdpSummary, Warning, WarningKind};
 
 /// One entry per direction that carried data.
-pub fn directions(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Vec<UdpSummary> {
+pub fn directions(
+    spec: &TestSpec,
+    local: &SideMeasurement,
+    remote: Option<&SideMeasurement>,
+) -> Vec<UdpSummary> {
     let mut out = Vec::new();
     if spec.client_sends() {
         out.push(direction("client→server", spec, local, remote));
@@ -50,7 +54,12 @@ fn per_s(v: f64, secs: f64) -> f64 {
     }
 }
 
-fn direction(name: &str, spec: &TestSpec, sender: &SideMeasurement, receiver: Option<&SideMeasurement>) -> UdpSummary {
+fn direction(
+    name: &str,
+    spec: &TestSpec,
+    sender: &SideMeasurement,
+    receiver: Option<&SideMeasurement>,
+) -> UdpSummary {
     let (tx, tx_bytes, streams) = total(with_role(sender, Role::Send));
     let len = f64::from(spec.send_len.max(1));
     let mut s = UdpSummary {
@@ -148,8 +157,16 @@ mod tests {
         let spec = TestSpec { rate_bps: 1_000_000, send_len: 100, ..TestSpec::new(TestKind::UdpStream) };
         let tx = UdpCounts { sent: 1000, ..UdpCounts::default() };
         let rx = UdpCounts { received: 960, duplicates: 10, socket_drops: 30, ..UdpCounts::default() };
-        let local = SideMeasurement { measured_s: 1.0, streams: vec![stream(Role::Send, 100_000, tx)], ..Default::default() };
-        let remote = SideMeasurement { measured_s: 1.0, streams: vec![stream(Role::Recv, 96_000, rx)], ..Default::default() };
+        let local = SideMeasurement {
+            measured_s: 1.0,
+            streams: vec![stream(Role::Send, 100_000, tx)],
+            ..Default::default()
+        };
+        let remote = SideMeasurement {
+            measured_s: 1.0,
+            streams: vec![stream(Role::Recv, 96_000, rx)],
+            ..Default::default()
+        };
         let rows = directions(&spec, &local, Some(&remote));
         assert_eq!(rows.len(), 1);
         let d = &rows[0];

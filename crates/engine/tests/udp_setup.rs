@@ -21,7 +21,13 @@ fn read_message(s: &mut TcpStream) -> Message {
 }
 
 fn udp_spec() -> TestSpec {
-    TestSpec { duration_ms: 500, rate_bps: 10_000_000, send_len: 200, recv_len: 200, ..TestSpec::new(TestKind::UdpStream) }
+    TestSpec {
+        duration_ms: 500,
+        rate_bps: 10_000_000,
+        send_len: 200,
+        recv_len: 200,
+        ..TestSpec::new(TestKind::UdpStream)
+    }
 }
 
 /// Control connection up to `accepted`; returns it with the token and the UDP ports.

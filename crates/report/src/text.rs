@@ -153,7 +153,11 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
         count(l.count)
     );
     if spec.test == TestKind::UdpRr {
-        let _ = writeln!(o, "    {} requests lost (no response within the timeout; each retried)", count(rr.lost));
+        let _ = writeln!(
+            o,
+            "    {} requests lost (no response within the timeout; each retried)",
+            count(rr.lost)
+        );
     }
 }
 

@@ -25,7 +25,12 @@ fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval]
         let pct = if expected > 0 { 100.0 * lost as f64 / expected as f64 } else { 0.0 };
         let late = if late > 0 { format!(" +{late} late") } else { String::new() };
         let mean_jitter = jitter.iter().sum::<f64>() / jitter.len().max(1) as f64;
-        (count(received), format!("{lost}/{expected} ({pct:.2}%){late}"), micros(mean_jitter), count(u(|c| c.out_of_order)))
+        (
+            count(received),
+            format!("{lost}/{expected} ({pct:.2}%){late}"),
+            micros(mean_jitter),
+            count(u(|c| c.out_of_order)),
+        )
     } else {
         (count(sent), "(sent)".to_string(), "-".to_string(), "-".to_string())
     };
@@ -57,7 +62,11 @@ pub fn interval_lines(iv: &Interval) -> Vec<String> {
 pub fn block(o: &mut String, d: &UdpSummary) {
     let plural = if d.streams == 1 { "" } else { "s" };
     let target = if d.target_bps > 0 { rate(d.target_bps as f64) } else { "unlimited".into() };
-    let _ = writeln!(o, "  {} ({} stream{plural}, {} B datagrams, target {target})", d.direction, d.streams, d.datagram_len);
+    let _ = writeln!(
+        o,
+        "  {} ({} stream{plural}, {} B datagrams, target {target})",
+        d.direction, d.streams, d.datagram_len
+    );
     let achieved = if d.target_bps > 0 {
         format!(" ({:.2}% of target)", 100.0 * d.sender_bps / d.target_bps as f64)
     } else {
@@ -112,10 +121,22 @@ mod tests {
         let rx = StreamInterval {
             index: 0,
             bytes: 140_000,
-            udp: Some(UdpCounts { received: 100, lost: 2, late: 1, out_of_order: 3, jitter_us: 12.5, ..Default::default() }),
+            udp: Some(UdpCounts {
+                received: 100,
+                lost: 2,
+                late: 1,
+                out_of_order: 3,
+                jitter_us: 12.5,
+                ..Default::default()
+            }),
             ..Default::default()
         };
-        let tx = StreamInterval { index: 1, bytes: 1400, udp: Some(UdpCounts { sent: 1, ..Default::default() }), ..Default::default() };
+        let tx = StreamInterval {
+            index: 1,
+            bytes: 1400,
+            udp: Some(UdpCounts { sent: 1, ..Default::default() }),
+            ..Default::default()
+        };
         let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![rx, tx] };
         let lines = interval_lines(&iv);
         assert_eq!(lines.len(), 3);

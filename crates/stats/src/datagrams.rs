@@ -222,8 +222,7 @@ mod tests {
     #[test]
     fn gaps_reordering_and_duplicates_are_counted_separately() {
         let mut a = Account::new();
-        let arrivals: Vec<Arrival> =
-            [0, 1, 3, 2, 2, 6, 5, 9, 0].iter().map(|&s| a.record(s, 0, 0)).collect();
+        let arrivals: Vec<Arrival> = [0, 1, 3, 2, 2, 6, 5, 9, 0].iter().map(|&s| a.record(s, 0, 0)).collect();
         assert_eq!(
             arrivals,
             vec![

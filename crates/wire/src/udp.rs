@@ -114,10 +114,7 @@ mod tests {
     fn data_header_has_the_documented_layout() {
         let mut buf = [0xEEu8; 20];
         assert!(Header { seq: 0x0102_0304_0506_0708, sent_ns: 1_000_000_007 }.write(&mut buf));
-        assert_eq!(
-            buf,
-            [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0x3B, 0x9A, 0xCA, 0x07, 0xEE, 0xEE, 0xEE, 0xEE]
-        );
+        assert_eq!(buf, [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0x3B, 0x9A, 0xCA, 0x07, 0xEE, 0xEE, 0xEE, 0xEE]);
         let parsed = classify(&buf).unwrap();
         assert_eq!(parsed, Datagram::Data(Header { seq: 0x0102_0304_0506_0708, sent_ns: 1_000_000_007 }));
     }
