@@ -172,9 +172,13 @@ impl Sampler {
             }
             std::thread::sleep(SLICE);
         }
-        let end = self.end_instant();
+        let end = self.end_instant().max(self.last_tick);
+        // UDP receivers count a drained tail after the last tick: it goes into a last interval
+        // however short, so the intervals add up to the totals.
+        let pending =
+            self.udp.is_some() && self.meters.iter().zip(&self.tracks).any(|(m, t)| m.read() != t.last);
         if self.interval.is_some()
-            && end.saturating_duration_since(self.last_tick) >= Duration::from_millis(10)
+            && (end.saturating_duration_since(self.last_tick) >= Duration::from_millis(10) || pending)
         {
             let interval = self.sample(end);
             on_interval(&interval);
