@@ -9,7 +9,7 @@ import os
 import statistics
 import sys
 
-CASES = [("u64", 64), ("u1400", 1400), ("u8192", 8192), ("r100", 1400)]
+CASES = [("u64", 64), ("u1400", 1400), ("u8192", 8192), ("r100", 1400), ("r1", 64)]
 
 
 def load(path):
@@ -21,12 +21,12 @@ def load(path):
 
 
 def tcplab(doc):
-    """(received datagrams/s, received Mbit/s, sent Mbit/s, loss %) or None."""
+    """(received datagrams/s, received Mbit/s, sent Mbit/s, loss %, jitter µs) or None."""
     try:
         d = doc["tests"][0]["summary"]["udp"][0]
     except (KeyError, IndexError, TypeError):
         return None
-    return d["receiver_pps"], d["receiver_bps"] / 1e6, d["sender_bps"] / 1e6, d["loss_pct"]
+    return d["receiver_pps"], d["receiver_bps"] / 1e6, d["sender_bps"] / 1e6, d["loss_pct"], d["jitter_ms"] * 1e3
 
 
 def iperf3(doc, length):
@@ -35,7 +35,8 @@ def iperf3(doc, length):
     except (KeyError, TypeError):
         return None
     secs = rcvd["seconds"] or 1.0
-    return rcvd["bytes"] / length / secs, rcvd["bytes"] * 8 / secs / 1e6, sent["bits_per_second"] / 1e6, rcvd["lost_percent"]
+    return (rcvd["bytes"] / length / secs, rcvd["bytes"] * 8 / secs / 1e6, sent["bits_per_second"] / 1e6,
+            rcvd["lost_percent"], rcvd["jitter_ms"] * 1e3)
 
 
 def collect(work):
@@ -98,10 +99,16 @@ def main():
     t, i = data["r100"]["tcplab"], data["r100"]["iperf3"]
     ach_t, ach_i = med(t, 2), med(i, 2)
     ok = abs(ach_t - 100) <= 1 and (max((r[3] for r in t), default=1) == 0)
-    p(f"| 1400 B, target 100 Mbit/s | achieved send rate, Mbit/s | {ach_t:.2f} ({spread(t, 2, lambda x: f'{x:.2f}')}) | "
+    p(f"| 1400 B, target 100 Mbit/s, -w 2M | achieved send rate, Mbit/s | {ach_t:.2f} ({spread(t, 2, lambda x: f'{x:.2f}')}) | "
       f"{ach_i:.2f} ({spread(i, 2, lambda x: f'{x:.2f}')}) | – | within 1 %, loss 0 | {'yes' if ok else 'no'} |")
-    p(f"| 1400 B, target 100 Mbit/s | loss % (worst round) | {pct(max((r[3] for r in t), default=float('nan')))} | "
+    p(f"| 1400 B, target 100 Mbit/s, -w 2M | loss % (worst round) | {pct(max((r[3] for r in t), default=float('nan')))} | "
       f"{pct(max((r[3] for r in i), default=float('nan')))} | – | 0 | {'yes' if ok else 'no'} |")
+    t, i = data["r1"]["tcplab"], data["r1"]["iperf3"]
+    two = lambda x: f"{x:.3f}"
+    p(f"| 64 B, target 1 Mbit/s | achieved send rate, Mbit/s | {med(t, 2):.3f} ({spread(t, 2, two)}) | "
+      f"{med(i, 2):.3f} ({spread(i, 2, two)}) | – | within 1 % | {'yes' if abs(med(t, 2) - 1) <= 0.01 else 'no'} |")
+    p(f"| 64 B, target 1 Mbit/s | RFC 3550 jitter, µs | {med(t, 4):.1f} ({spread(t, 4, lambda x: f'{x:.1f}')}) | "
+      f"{med(i, 4):.1f} ({spread(i, 4, lambda x: f'{x:.1f}')}) | – | evenly spaced (512 µs apart) | – |")
     p()
     p("Unlimited cases also lose datagrams at the receiver on both tools (the receiver cannot keep up "
       "with a sender on the same two cores); tcplab reports that as a receiver overrun with the kernel's "

@@ -78,3 +78,31 @@ pub struct UdpSummary {
     /// Datagrams received per second over the measured window.
     pub receiver_pps: f64,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{StreamStats, Summary, TestKind, TestSpec};
+
+    #[test]
+    fn records_from_before_udp_still_parse() {
+        let spec = r#"{"test":"tcp-stream","duration_ms":10000,"bytes_limit":null,"parallel":1,
+            "direction":"forward","send_len":131072,"recv_len":131072,"request_len":1,"response_len":1,
+            "burst":1,"nodelay":false,"mss":null,"congestion":null,"sndbuf":null,"rcvbuf":null,
+            "remote_sndbuf":null,"remote_rcvbuf":null,"interval_ms":1000,"omit_ms":0}"#;
+        let spec: TestSpec = serde_json::from_str(spec).unwrap();
+        assert_eq!((spec.rate_bps, spec.no_checksum, spec.no_offload), (0, false, false));
+        let stats = r#"{"index":0,"role":"send","bytes":1,"bytes_total":1,"calls":1,"transactions":0,
+            "socket":{"sndbuf_requested":null,"sndbuf_actual":0,"rcvbuf_requested":null,"rcvbuf_actual":0,
+            "mss":0,"congestion":"","nodelay":false},"tcp":null}"#;
+        assert!(serde_json::from_str::<StreamStats>(stats).unwrap().udp.is_none());
+        let summary = r#"{"directions":[],"rr":null,"local_cost":null,"remote_cost":null}"#;
+        assert!(serde_json::from_str::<Summary>(summary).unwrap().udp.is_empty());
+    }
+
+    #[test]
+    fn udp_kinds_have_stable_ids() {
+        assert_eq!(TestKind::UdpStream.id(), "udp-stream");
+        assert_eq!(serde_json::to_string(&TestKind::UdpRr).unwrap(), "\"udp-rr\"");
+        assert!(TestKind::UdpRr.is_udp() && !TestKind::TcpRr.is_udp());
+    }
+}
