@@ -14,21 +14,28 @@ pub struct Pacer {
     origin_ns: u64,
     /// Datagrams counted against the schedule.
     sent: u64,
-    /// Datagrams skipped because the sender fell behind by more than a few batches.
+    /// Backlog made up after a stall; beyond it the schedule moves on instead of flooding.
+    max_backlog: u64,
+    /// Datagrams skipped because the sender fell behind by more than `max_backlog`.
     skipped: u64,
 }
+
+/// A stall of up to this long is made up by sending faster afterwards.
+const CATCH_UP_NS: f64 = 250e6;
 
 impl Pacer {
     /// A schedule for `rate_bps` bits of `len`-byte datagrams per second (0 = unlimited).
     pub fn new(rate_bps: u64, len: u32, burst: u32, max_batch: usize) -> Pacer {
         let gap_ns = if rate_bps == 0 { 0.0 } else { f64::from(len) * 8.0 * 1e9 / rate_bps as f64 };
         let max_batch = (max_batch as u64).max(1);
+        let backlog = if gap_ns > 0.0 { (CATCH_UP_NS / gap_ns) as u64 } else { 0 };
         Pacer {
             gap_ns,
             burst: u64::from(burst).clamp(1, max_batch),
             max_batch,
             origin_ns: 0,
             sent: 0,
+            max_backlog: backlog.max(4 * max_batch),
             skipped: 0,
         }
     }
@@ -40,7 +47,7 @@ impl Pacer {
         }
         let allowed = self.allowed_by(now_ns);
         let behind = allowed.saturating_sub(self.sent);
-        if behind > 4 * self.max_batch {
+        if behind > self.max_backlog {
             // Too far behind to catch up without a flood: drop the backlog from the schedule.
             let drop = behind - self.max_batch;
             self.skipped += drop;
@@ -124,12 +131,24 @@ mod tests {
     }
 
     #[test]
-    fn a_stalled_sender_does_not_flood_when_it_wakes() {
+    fn a_long_stall_is_not_flooded_but_a_short_one_is_made_up() {
         let mut p = Pacer::new(100_000_000, 1000, 1, 64);
         assert_eq!(p.due(0), 1);
         p.sent(1);
-        // One second asleep: 12 500 datagrams behind.
+        // One second asleep: 12 500 datagrams behind, more than 250 ms' worth.
         assert_eq!(p.due(1_000_000_000), 64);
         assert!(p.skipped() > 12_000);
+        let mut q = Pacer::new(100_000_000, 1000, 1, 64);
+        q.sent(1);
+        // 100 ms asleep: 1250 behind, sent in full batches until caught up.
+        let mut now = 100_000_000;
+        let mut batches = 0;
+        while q.due(now) == 64 {
+            q.sent(64);
+            batches += 1;
+            now += 1000;
+        }
+        assert_eq!(q.skipped(), 0);
+        assert!(batches >= 19, "{batches}");
     }
 }

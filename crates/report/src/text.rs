@@ -75,6 +75,9 @@ pub fn test_summary(r: &TestResult) -> String {
     for d in &r.summary.directions {
         direction_block(&mut o, d);
     }
+    if let (TestKind::UdpStream, true, Some(m)) = (r.spec.test, r.spec.client_sends(), &r.remote) {
+        crate::udp::remote_receiver_intervals(&mut o, m);
+    }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d));
     if let Some(rr) = &r.summary.rr {
         rr_block(&mut o, rr, &r.spec);

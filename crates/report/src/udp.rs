@@ -58,6 +58,34 @@ pub fn interval_lines(iv: &Interval) -> Vec<String> {
     lines
 }
 
+/// The receiving server's interval lines (the client only sees its own, sending side live).
+pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasurement) {
+    let receiving: Vec<Interval> = remote
+        .intervals
+        .iter()
+        .map(|iv| Interval {
+            streams: iv
+                .streams
+                .iter()
+                .filter(|s| s.udp.as_ref().is_some_and(|u| u.sent == 0))
+                .cloned()
+                .collect(),
+            ..iv.clone()
+        })
+        .filter(|iv| !iv.streams.is_empty())
+        .collect();
+    if receiving.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "  server (receiver) intervals:");
+    let _ = writeln!(o, "  {}", interval_header());
+    for iv in &receiving {
+        interval_lines(iv).iter().for_each(|l| {
+            let _ = writeln!(o, "  {l}");
+        });
+    }
+}
+
 /// The summary block of one direction.
 pub fn block(o: &mut String, d: &UdpSummary) {
     let plural = if d.streams == 1 { "" } else { "s" };
