@@ -164,6 +164,24 @@ fn udp_rr_reports_latency_and_text_output_shows_udp_rows() {
 }
 
 #[test]
+fn json_stream_intervals_carry_datagram_counts() {
+    let srv = ServerProc::start(None, "127.0.0.1");
+    let port = srv.port.to_string();
+    let out =
+        run(None, &["udp", "127.0.0.1", "-p", &port, "-t", "1", "-b", "2M", "-i", "0.5", "--json-stream"]);
+    assert!(out.status.success());
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sent: u64 = events
+        .iter()
+        .filter(|e| e["event"] == "interval")
+        .map(|e| u(&e["interval"]["streams"][0]["udp"], "sent"))
+        .sum();
+    let end = events.iter().find(|e| e["event"] == "end").unwrap();
+    assert_eq!(sent, u(&end["result"]["summary"]["udp"][0], "sent"));
+}
+
+#[test]
 fn bad_udp_flags_fail_with_one_line() {
     for args in [
         vec!["udp", "127.0.0.1", "-l", "8"],

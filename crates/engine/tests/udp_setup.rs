@@ -77,6 +77,11 @@ fn hostile_datagrams_never_open_a_flow_and_the_server_stays_healthy() {
         other => panic!("a hostile hello was accepted: {other:?}"),
     }
     assert!(started.elapsed() < Duration::from_secs(6));
+    // Nothing was ever sent to an address that did not show the token.
+    for s in [&attacker, &elsewhere] {
+        s.set_nonblocking(true).unwrap();
+        assert!(s.recv(&mut [0u8; 64]).is_err());
+    }
     drop(ctrl);
     // The next, honest client runs a full UDP test.
     let opts = ClientOptions {
