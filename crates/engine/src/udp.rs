@@ -33,8 +33,12 @@ const RECV_SLICE: Duration = Duration::from_millis(20);
 const MIN_QUIET: Duration = Duration::from_millis(250);
 /// Longest drain after the sender should be done.
 const MAX_DRAIN: Duration = Duration::from_secs(3);
-/// Datagrams per sendmmsg without GSO.
+/// Most messages per sendmmsg / recvmmsg.
 const MMSG_BATCH: usize = 64;
+/// Buffer bytes per flow and direction (bounds the server's memory: 128 flows × 2 × this).
+const BATCH_BYTES: usize = 256 * 1024;
+/// Most datagrams the kernel coalesces into one GRO buffer.
+const GRO_SEGMENTS: usize = 64;
 /// Messages per sendmmsg with GSO (each carrying up to [`MAX_GSO_SEGMENTS`] datagrams).
 const GSO_MESSAGES: usize = 4;
 
@@ -65,6 +69,11 @@ impl Shape {
     fn max_batch(self) -> usize {
         self.segments * self.messages
     }
+
+    /// `self`, shrunk so it never carries more datagrams than `other` (the buffer's size).
+    fn min_batch(self, other: Shape) -> Shape {
+        Shape { messages: self.messages.min(other.max_batch()).max(1), ..self }
+    }
 }
 
 /// Picks the batching and turns GSO on where it helps and the kernel has it.
@@ -79,8 +88,13 @@ fn shape(sock: &UdpSocket, spec: &TestSpec) -> Shape {
     if gso {
         Shape { segments, messages: GSO_MESSAGES }
     } else {
-        Shape { segments: 1, messages: MMSG_BATCH }
+        plain_batches(len)
     }
+}
+
+/// sendmmsg batches of single datagrams, within [`BATCH_BYTES`].
+fn plain_batches(len: usize) -> Shape {
+    Shape { segments: 1, messages: (BATCH_BYTES / len.max(1)).clamp(1, MMSG_BATCH) }
 }
 
 /// Sends paced datagrams until the deadline, budget or stop; then the end markers.
@@ -125,7 +139,7 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                 if shape.segments > 1 && netio::udp::is_gso_refused(&e) {
                     // GSO refused by the route's device: fall back to plain batches.
                     let _ = netio::udp::set_gso(&sock, 0);
-                    shape = Shape { segments: 1, messages: MMSG_BATCH };
+                    shape = plain_batches(len).min_batch(shape);
                     continue;
                 }
                 count_error(ctx, &e);
@@ -201,11 +215,8 @@ fn recv_batch(sock: &UdpSocket, spec: &TestSpec) -> RecvBatch {
     if spec.no_offload {
         return RecvBatch::new(1, len);
     }
-    if netio::udp::enable_gro(sock).is_ok() {
-        RecvBatch::new(16, 65_536)
-    } else {
-        RecvBatch::new(64, len)
-    }
+    let buf = if netio::udp::enable_gro(sock).is_ok() { (GRO_SEGMENTS * len).min(65_536) } else { len };
+    RecvBatch::new((BATCH_BYTES / buf).clamp(1, MMSG_BATCH), buf)
 }
 
 /// State of the receiver's ending.
