@@ -9,6 +9,7 @@ mod recorder;
 mod repeat;
 mod settings;
 mod sweep_plan;
+mod udp_settings;
 
 use std::process::ExitCode;
 
@@ -51,7 +52,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Stream(a) => cmd::test::run_with(
             &a.client,
             settings::stream_spec(a)?,
-            settings::link_reference(&a.link)?,
+            settings::link_reference(&a.link, results::TestKind::TcpStream)?,
             stop,
         ),
         Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
@@ -63,5 +64,12 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Show(a) => cmd::history::show(a),
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Udp(a) => cmd::test::run_with(
+            &a.client,
+            udp_settings::udp_spec(a)?,
+            settings::link_reference(&a.link, results::TestKind::UdpStream)?,
+            stop,
+        ),
+        Command::UdpRr(a) => cmd::test::run(&a.client, udp_settings::udp_rr_spec(a)?, stop),
     }
 }

@@ -56,6 +56,27 @@ pub fn seconds_ms(s: &str) -> Result<u64, String> {
     Ok((v * 1000.0).round() as u64)
 }
 
+/// Bit rates, decimal as iperf3's `-b`: `100M` → 10⁸ bit/s, `1.5G`, `64k`, `0` (unlimited).
+pub fn rate_bps(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches("bit/s").trim_end_matches("bps");
+    let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits);
+    let mult = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        other => return Err(format!("unknown rate suffix '{other}' in '{s}' (use K, M, G: bit/s)")),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a bit rate (e.g. 100M, 1G, 0)"))?;
+    let v = n * mult;
+    if !v.is_finite() || !(0.0..=1e15).contains(&v) {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok(v.round() as u64)
+}
+
 /// `REQ,RESP` sizes for rr tests.
 pub fn rr_sizes(s: &str) -> Result<(u32, u32), String> {
     let (a, b) = s.split_once(',').unwrap_or((s, s));
@@ -166,6 +187,16 @@ mod tests {
         assert!(affinity(",").is_err());
         assert!(affinity("x").is_err());
         assert!(affinity("1,2,3").is_err());
+    }
+
+    #[test]
+    fn rates_are_decimal() {
+        assert_eq!(rate_bps("100M"), Ok(100_000_000));
+        assert_eq!(rate_bps("1.5g"), Ok(1_500_000_000));
+        assert_eq!(rate_bps("0"), Ok(0));
+        assert_eq!(rate_bps("64k"), Ok(64_000));
+        assert!(rate_bps("fast").is_err());
+        assert!(rate_bps("10X").is_err());
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
     }
 }
 
+/// Timing flags into `spec`.
 pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.duration_ms = t.time_ms;
     spec.interval_ms = t.interval_ms;
@@ -99,7 +100,7 @@ pub fn check_spec(spec: &TestSpec) -> Result<()> {
 }
 
 /// Validates with the same rules as the server, naming the flag at fault.
-fn check(spec: &TestSpec) -> Result<TestSpec> {
+pub(crate) fn check(spec: &TestSpec) -> Result<TestSpec> {
     let limits = engine::limits::Limits::default();
     let checked = engine::limits::validate(spec, &limits)
         .and_then(|()| engine::limits::check_pin("cpu_local", spec.cpu_local));
@@ -117,6 +118,7 @@ fn flag_of(field: &str) -> &'static str {
         "bytes_limit" => "-n/--bytes",
         "parallel" => "-P/--parallel",
         "send_len" => "-l/--len",
+        "no_checksum" => "--no-checksum",
         "recv_len" => "--recv-len",
         "request_len" | "response_len" => "-r/--size",
         "burst" => "--burst",
@@ -132,10 +134,11 @@ fn flag_of(field: &str) -> &'static str {
 }
 
 /// The reference of `--link SPEC --link-stack SPEC`: the link's maximum goodput.
-pub fn link_reference(l: &crate::args::link::LinkArgs) -> Result<Option<results::Reference>> {
+pub fn link_reference(l: &crate::args::link::LinkArgs, test: TestKind) -> Result<Option<results::Reference>> {
     let Some(spec) = &l.link else { return Ok(None) };
     let link = crate::cmd::model::link(spec)?;
-    let stack = crate::cmd::model::stack(&l.stack, "--link-stack")?;
+    let default = if test.is_udp() { "ipv4:udp" } else { "ipv4:tcp:ts" };
+    let stack = crate::cmd::model::stack(l.stack.as_deref().unwrap_or(default), "--link-stack")?;
     let reference =
         diagnose::link_reference(&link, &stack).map_err(|e| anyhow::anyhow!("--link {spec}: {e}"))?;
     Ok(Some(reference))
@@ -155,6 +158,7 @@ pub fn suite(time_ms: u64) -> Vec<TestSpec> {
         out.push(s);
     }
     out.push(TestSpec::new(TestKind::TcpCrr));
+    out.push(crate::udp_settings::suite_udp(time_ms));
     for s in &mut out {
         s.duration_ms = time_ms;
         s.interval_ms = 0;

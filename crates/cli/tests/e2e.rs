@@ -363,7 +363,16 @@ fn run_without_host_runs_the_whole_suite() {
         v["tests"].as_array().unwrap().iter().map(|t| t["label"].as_str().unwrap()).collect();
     assert_eq!(
         labels,
-        ["stream", "stream reverse", "rr 1/1", "rr 64/64", "rr 100/200", "rr 128/8192", "crr 1/1"]
+        [
+            "stream",
+            "stream reverse",
+            "rr 1/1",
+            "rr 64/64",
+            "rr 100/200",
+            "rr 128/8192",
+            "crr 1/1",
+            "udp 1400"
+        ]
     );
     for t in v["tests"].as_array().unwrap() {
         assert_eq!(t["status"], "completed", "{}", t["label"]);

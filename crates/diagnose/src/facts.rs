@@ -200,6 +200,7 @@ mod tests {
             socket,
             tcp: None,
             placement: Default::default(),
+            udp: None,
         };
         let process =
             ProcessCpu { user_s: 0.0, system_s: process_s, pct_of_core: process_s * 100.0, throttled_s: 0.5 };

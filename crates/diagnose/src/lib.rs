@@ -24,6 +24,13 @@ pub const MIN_CONTRIBUTING_WEIGHT: f64 = 0.3;
 /// Sets `reference`, each direction's share of it and the diagnosis of every direction of a
 /// stream result. Other tests are left as they are (they have no throughput to explain).
 pub fn annotate(result: &mut TestResult, reference: Option<Reference>) {
+    if result.spec.test == TestKind::UdpStream {
+        if let Some(r) = reference.as_ref().filter(|r| r.limit_bps > 0.0) {
+            result.summary.udp.iter_mut().for_each(|d| d.of_reference = Some(d.receiver_bps / r.limit_bps));
+        }
+        result.reference = reference;
+        return;
+    }
     if result.spec.test != TestKind::TcpStream {
         return;
     }

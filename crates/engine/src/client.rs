@@ -16,7 +16,8 @@ use crate::meter::Timeline;
 use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::stop::StopFlag;
 use crate::summarize::{summarize, warnings, WarnContext};
-use crate::{crr, registry, rr, stream, Error};
+use crate::udp_flow::{self, Buffers, UdpFlow};
+use crate::{crr, registry, rr, stream, udp, udp_rr, Error};
 
 /// How long the server may take to send its results after the client's side is done.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
@@ -146,17 +147,27 @@ impl Session<'_> {
         let addr = resolve(self.opts)?;
         out.server = addr.to_string();
         let mut ctrl = self.connect_control(addr)?;
-        let token = self.handshake(&mut ctrl)?;
-        let sockets = self.open_data(addr, token)?;
-        match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
-            Message::Ready {} => {}
-            Message::Error(r) => return Err(Error::Rejected(r)),
-            other => return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) }),
-        }
+        let (token, udp_ports) = self.handshake(&mut ctrl)?;
+        let data = if self.spec.test.is_udp() {
+            let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
+            let flows = udp_flow::client_flows(self.spec, addr.ip(), &udp_ports, self.opts.bind, bufs)?;
+            udp_flow::announce(&mut ctrl, &flows, token, self.opts.timeout)?;
+            Data::Udp(flows)
+        } else {
+            let sockets = self.open_data(addr, token)?;
+            match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
+                Message::Ready {} => {}
+                Message::Error(r) => return Err(Error::Rejected(r)),
+                other => {
+                    return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) })
+                }
+            }
+            Data::Tcp(sockets)
+        };
         if self.stop.is_set() {
             return Err(Error::Interrupted);
         }
-        let jobs = self.jobs(sockets, addr, token)?;
+        let jobs = self.jobs(data, addr, token)?;
         ctrl.send(&Message::Start {})?;
         self.measure(&mut ctrl, jobs, out)
     }
@@ -191,12 +202,14 @@ impl Session<'_> {
         Ok(sock)
     }
 
-    fn handshake(&mut self, ctrl: &mut Control) -> Result<Token, Error> {
+    fn handshake(&mut self, ctrl: &mut Control) -> Result<(Token, Vec<u16>), Error> {
         ctrl.send(&Message::Setup { spec: self.spec.clone() })?;
         match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
             Message::Accepted(a) => {
                 self.host = Some(a.host);
-                Token::from_hex(&a.token).ok_or_else(|| Error::Protocol { detail: "malformed token".into() })
+                let token = Token::from_hex(&a.token)
+                    .ok_or_else(|| Error::Protocol { detail: "malformed token".into() })?;
+                Ok((token, a.udp_ports))
             }
             Message::Error(r) => Err(Error::Rejected(r)),
             other => Err(Error::Protocol { detail: format!("expected accepted, got {}", other.name()) }),
@@ -225,12 +238,22 @@ impl Session<'_> {
         Ok(out)
     }
 
-    fn jobs(&self, sockets: Vec<DataSocket>, addr: SocketAddr, token: Token) -> Result<Vec<Job>, Error> {
+    fn jobs(&self, data: Data, addr: SocketAddr, token: Token) -> Result<Vec<Job>, Error> {
         let io = |source| Error::Io { what: "preparing the streams", source };
+        let sockets = match data {
+            Data::Udp(flows) if self.spec.test == TestKind::UdpRr => {
+                return Ok(udp_rr::jobs(self.spec, End::Client, flows))
+            }
+            Data::Udp(flows) => return Ok(udp::jobs(self.spec, End::Client, flows)),
+            Data::Tcp(sockets) => sockets,
+        };
         match self.spec.test {
             TestKind::TcpStream => stream::jobs(self.spec, End::Client, sockets).map_err(io),
             TestKind::TcpRr => rr::jobs(self.spec, End::Client, sockets).map_err(io),
             TestKind::TcpCrr => Ok(crr::client_jobs(self.spec, addr, token)),
+            TestKind::UdpStream | TestKind::UdpRr => {
+                Err(Error::Protocol { detail: "UDP test without UDP flows".into() })
+            }
         }
     }
 
@@ -257,7 +280,7 @@ impl Session<'_> {
         if let Some(e) = watch.failure {
             return Err(e);
         }
-        if self.spec.test == TestKind::TcpCrr || self.stop.is_set() {
+        if self.spec.test == TestKind::TcpCrr || self.spec.test.is_udp() || self.stop.is_set() {
             let _ = ctrl.send(&Message::Stop { reason: "client done".into() });
         }
         out.remote = match watch.remote {
@@ -283,7 +306,13 @@ impl Session<'_> {
         }
         match ctrl.poll_by(Instant::now() + Duration::from_millis(5)) {
             Ok(None) => {}
-            Ok(Some(Message::Results { side })) => w.remote = Some(*side),
+            Ok(Some(Message::Results { side })) => {
+                w.remote = Some(*side);
+                if self.spec.test.is_udp() {
+                    // The server's senders are done: receivers here drain and finish.
+                    signals.stop.set();
+                }
+            }
             Ok(Some(Message::Error(r))) => {
                 signals.abort.set();
                 w.failure = Some(Error::Rejected(r));
@@ -301,6 +330,12 @@ impl Session<'_> {
             }
         }
     }
+}
+
+/// The data flows of a test.
+enum Data {
+    Tcp(Vec<DataSocket>),
+    Udp(Vec<UdpFlow>),
 }
 
 struct Watch {

@@ -1,7 +1,8 @@
 //! tcplab's test engines: the client and server sides of each test type over the native
 //! control protocol, the server itself, and the summaries built from both ends' measurements.
 //!
-//! One file per test type ([`stream`], [`rr`], [`crr`]) plus the [`registry`]; the
+//! One file per test type ([`stream`], [`rr`], [`crr`], [`udp`], [`udp_rr`]) plus the
+//! [`registry`]; UDP flows are set up by [`udp_flow`]; the
 //! [`client`] and [`server`] drive them.
 #![forbid(unsafe_code)]
 
@@ -10,6 +11,7 @@ pub mod control;
 pub mod crr;
 pub mod limits;
 pub mod meter;
+pub mod pacing;
 pub mod registry;
 pub mod rr;
 pub mod server;
@@ -17,6 +19,10 @@ pub mod side;
 pub mod stop;
 pub mod stream;
 pub mod summarize;
+pub mod udp;
+pub mod udp_flow;
+pub mod udp_rr;
+pub mod udp_summary;
 
 use std::io;
 

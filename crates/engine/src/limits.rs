@@ -69,14 +69,29 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
             check_range(field, cpu.into(), 0, 4095)?;
         }
     }
+    if spec.test.is_udp() {
+        check_udp(spec)?;
+    }
     Ok(())
+}
+
+/// Datagram sizes: room for the header, at most one IPv4 datagram's payload.
+fn check_udp(spec: &TestSpec) -> Result<(), Rejection> {
+    let (min, max) = (wire::udp::HEADER_LEN as u64, wire::udp::MAX_DATAGRAM as u64);
+    match spec.test {
+        TestKind::UdpRr => {
+            check_range("request_len", spec.request_len.into(), min, max)?;
+            check_range("response_len", spec.response_len.into(), min, max)
+        }
+        _ => check_range("send_len", spec.send_len.into(), min, max),
+    }
 }
 
 fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     match (spec.duration_ms, spec.bytes_limit) {
         (0, None) => return Err(Rejection::field("duration_ms", "a test needs a time or a byte limit")),
         (_, Some(0)) => return Err(Rejection::field("bytes_limit", "byte limit must be at least 1")),
-        (_, Some(_)) if spec.test != TestKind::TcpStream => {
+        (_, Some(_)) if !matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream) => {
             return Err(Rejection::field("bytes_limit", "byte limits apply to stream tests only"));
         }
         _ => {}
@@ -163,6 +178,21 @@ mod tests {
             mutate(&mut s);
             assert_eq!(field_of(&s).as_deref(), Some(field));
         }
+    }
+
+    #[test]
+    fn udp_datagram_sizes_are_bounded() {
+        let mut s = TestSpec::new(TestKind::UdpStream);
+        s.send_len = 15;
+        assert_eq!(field_of(&s).as_deref(), Some("send_len"));
+        s.send_len = 65_508;
+        assert_eq!(field_of(&s).as_deref(), Some("send_len"));
+        s.send_len = 64;
+        assert!(ok(&s));
+        let mut r = TestSpec::new(TestKind::UdpRr);
+        assert_eq!(field_of(&r).as_deref(), Some("request_len"), "1-byte requests cannot carry a sequence");
+        (r.request_len, r.response_len) = (64, 70_000);
+        assert_eq!(field_of(&r).as_deref(), Some("response_len"));
     }
 
     #[test]

@@ -2,10 +2,11 @@
 //! timeline (start, end of the omitted period, deadline, watchdog).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use results::TestSpec;
+use results::{SocketReport, TestSpec, UdpCounts};
+use stats::datagrams::Account;
 
 use crate::stop::StopFlag;
 
@@ -25,6 +26,35 @@ pub struct StreamMeter {
     done: AtomicBool,
     /// Kernel id of the worker thread, 0 until it has started.
     pub tid: AtomicU32,
+    /// UDP flows: datagram counters, locked once per batch by the worker.
+    pub udp: Mutex<UdpMeter>,
+}
+
+/// Datagram counters of one UDP flow.
+#[derive(Debug, Default)]
+pub struct UdpMeter {
+    /// Sender-side counts (sent, send errors, request timeouts).
+    pub sender: UdpCounts,
+    /// Receiver-side account.
+    pub account: Account,
+    /// Receive-buffer drops the kernel reported for this socket.
+    pub socket_drops: u64,
+    /// The socket's options as applied (UDP sockets have no TCP_INFO probe).
+    pub socket: Option<SocketReport>,
+}
+
+impl UdpMeter {
+    /// Sender and receiver counts together, cumulative.
+    pub fn counts(&self) -> UdpCounts {
+        UdpCounts {
+            sent: self.sender.sent,
+            send_errors: self.sender.send_errors,
+            enobufs: self.sender.enobufs,
+            timeouts: self.sender.timeouts,
+            socket_drops: self.socket_drops,
+            ..self.account.counts()
+        }
+    }
 }
 
 impl StreamMeter {
@@ -43,6 +73,18 @@ impl StreamMeter {
     /// When the worker finished, if it has.
     pub fn end(&self, timeline: &Timeline) -> Option<Instant> {
         self.done.load(Relaxed).then(|| timeline.start + Duration::from_nanos(self.end_ns.load(Relaxed)))
+    }
+
+    /// Counts `bytes` moved in one call (batched workers).
+    pub fn add_bytes(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Relaxed);
+        self.calls.fetch_add(1, Relaxed);
+    }
+
+    /// Runs `f` on the UDP counters (a poisoned lock still yields the counters).
+    pub fn with_udp<T>(&self, f: impl FnOnce(&mut UdpMeter) -> T) -> T {
+        let mut guard = self.udp.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
     }
 
     /// (bytes, calls, transactions) now.

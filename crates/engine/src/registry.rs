@@ -32,6 +32,16 @@ pub const TESTS: &[TestType] = &[
         netperf_name: "TCP_CRR",
         about: "TCP connect/request/response: connections/s and latency",
     },
+    TestType {
+        kind: TestKind::UdpStream,
+        netperf_name: "UDP_STREAM",
+        about: "paced UDP datagrams: achieved rate, loss, reordering, duplicates, jitter, receiver overrun",
+    },
+    TestType {
+        kind: TestKind::UdpRr,
+        netperf_name: "UDP_RR",
+        about: "UDP request/response: transactions/s, latency, lost requests",
+    },
 ];
 
 /// Looks a test type up by kind.
@@ -49,6 +59,15 @@ pub fn label(spec: &TestSpec) -> String {
         },
         TestKind::TcpRr => format!("rr {}/{}", spec.request_len, spec.response_len),
         TestKind::TcpCrr => format!("crr {}/{}", spec.request_len, spec.response_len),
+        TestKind::UdpStream => {
+            let dir = match spec.direction {
+                Direction::Forward => "",
+                Direction::Reverse => " reverse",
+                Direction::Bidir => " bidir",
+            };
+            format!("udp {}{dir}", spec.send_len)
+        }
+        TestKind::UdpRr => format!("udp-rr {}/{}", spec.request_len, spec.response_len),
     }
 }
 
@@ -62,7 +81,9 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), TESTS.len());
-        for k in [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr] {
+        for k in
+            [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr]
+        {
             assert!(find(k).is_some_and(|t| !t.about.is_empty()));
         }
     }

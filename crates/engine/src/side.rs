@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use netio::{CpuSnapshot, TcpInfo};
 use results::{
     CpuSeen, Interval, Placement, Role, SideMeasurement, SocketReport, StreamInterval, StreamStats,
-    TcpInfoSummary, TestSpec,
+    TcpInfoSummary, TestSpec, UdpCounts,
 };
 use stats::LatencyHistogram;
 
@@ -159,6 +159,8 @@ struct Sampler {
     busy: Vec<Option<f64>>,
     /// Per stream: samples per CPU seen, indexed by CPU number.
     cpu_samples: Vec<Vec<u32>>,
+    /// UDP test: datagram counts per stream at the last interval.
+    udp: Option<Vec<UdpCounts>>,
 }
 
 impl Sampler {
@@ -183,6 +185,7 @@ impl Sampler {
             pinned: None,
             busy: Vec::new(),
             cpu_samples: vec![Vec::new(); n],
+            udp: spec.test.is_udp().then(|| vec![UdpCounts::default(); n]),
         }
     }
 
@@ -212,9 +215,13 @@ impl Sampler {
             }
             std::thread::sleep(SLICE);
         }
-        let end = self.end_instant();
+        let end = self.end_instant().max(self.last_tick);
+        // UDP receivers count a drained tail after the last tick: it goes into a last interval
+        // however short, so the intervals add up to the totals.
+        let pending =
+            self.udp.is_some() && self.meters.iter().zip(&self.tracks).any(|(m, t)| m.read() != t.last);
         if self.interval.is_some()
-            && end.saturating_duration_since(self.last_tick) >= Duration::from_millis(10)
+            && (end.saturating_duration_since(self.last_tick) >= Duration::from_millis(10) || pending)
         {
             let interval = self.sample(end);
             on_interval(&interval);
@@ -264,7 +271,9 @@ impl Sampler {
             let delta = counts.since(&self.tracks[i].last);
             self.tracks[i].last = counts;
             let info = self.sockets[i].2.as_ref().and_then(|(s, _)| netio::tcpinfo::read(s).ok());
-            streams.push(self.stream_interval(i, delta, info));
+            let mut s = self.stream_interval(i, delta, info);
+            s.udp = self.udp_interval(i);
+            streams.push(s);
         }
         let interval = Interval {
             start_s: self.timeline.secs(self.last_tick),
@@ -295,6 +304,19 @@ impl Sampler {
             }
         }
         s
+    }
+
+    /// One stream's datagram counts since the last interval; closes the interval.
+    fn udp_interval(&mut self, i: usize) -> Option<UdpCounts> {
+        let last = self.udp.as_mut()?.get_mut(i)?;
+        let now = self.meters[i].with_udp(|u| {
+            let c = u.counts();
+            u.account.mark_interval();
+            c
+        });
+        let delta = stats::datagrams::interval(&now, last);
+        *last = now;
+        Some(delta)
     }
 
     fn finish(mut self, outcomes: Vec<WorkerOutcome>) -> SideRun {
@@ -340,9 +362,14 @@ impl Sampler {
             bytes_total: fin.bytes,
             calls: measured.calls,
             transactions: measured.transactions,
-            socket: sock.as_ref().map(|(_, r)| r.clone()).unwrap_or_default(),
+            socket: sock
+                .as_ref()
+                .map(|(_, r)| r.clone())
+                .or_else(|| self.meters[i].with_udp(|u| u.socket.clone()))
+                .unwrap_or_default(),
             tcp,
             placement: self.placement(i),
+            udp: self.udp.is_some().then(|| self.meters[i].with_udp(|u| u.counts())),
         }
     }
 }

@@ -22,7 +22,13 @@ pub fn summarize(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideM
             s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
             s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
         }
-        TestKind::TcpRr | TestKind::TcpCrr => {
+        TestKind::UdpStream => {
+            s.udp = crate::udp_summary::directions(spec, local, remote);
+            let goodput = s.goodput_bps();
+            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
+            s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
+        }
+        TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr => {
             let rr = rr_summary(spec, local);
             s.local_cost = local.cpu.as_ref().map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
             s.remote_cost =
@@ -82,14 +88,15 @@ fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasure
 fn rr_summary(spec: &TestSpec, local: &SideMeasurement) -> RrSummary {
     let transactions: u64 = local.streams.iter().map(|s| s.transactions).sum();
     let tps = if local.measured_s > 0.0 { transactions as f64 / local.measured_s } else { 0.0 };
-    let in_flight =
-        f64::from(spec.parallel) * f64::from(if spec.test == TestKind::TcpRr { spec.burst } else { 1 });
+    let in_flight = f64::from(spec.parallel)
+        * f64::from(if matches!(spec.test, TestKind::TcpRr | TestKind::UdpRr) { spec.burst } else { 1 });
     RrSummary {
         flows: spec.parallel,
         transactions,
         trans_per_s: tps,
         rtt_from_rate_us: if tps > 0.0 { 1e6 * in_flight / tps } else { 0.0 },
         latency: local.latency.clone().unwrap_or_default(),
+        lost: local.streams.iter().filter_map(|s| s.udp.as_ref()).map(|u| u.timeouts).sum(),
     }
 }
 
@@ -195,12 +202,16 @@ pub fn warnings(
             "run longer (-t) for tail percentiles",
         );
     }
-    if spec.test == TestKind::TcpStream && local.measured_s < 1.0 && spec.duration_ms > 0 {
+    if matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+        && local.measured_s < 1.0
+        && spec.duration_ms > 0
+    {
         push(
             WarningKind::TooFewSamples,
             format!("measured window only {:.2} s", local.measured_s),
             "use -t of a few seconds or more",
         );
     }
+    w.extend(crate::udp_summary::warnings(&summary.udp));
     w
 }

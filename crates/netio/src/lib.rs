@@ -1,6 +1,6 @@
 #![allow(unsafe_code, reason = "netio is the one crate that calls libc directly; each block is one syscall")]
 //! The only crate touching the OS (DESIGN.md §4): socket options, TCP_INFO, CPU counters,
-//! host facts and randomness. All `unsafe` of tcplab lives here, each block
+//! host facts, randomness and the UDP fast paths ([`udp`]). All `unsafe` of tcplab lives here, each block
 //! a single documented libc call.
 
 pub mod cgroup;
@@ -9,6 +9,7 @@ pub mod host;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod udp;
 
 pub use cpu::CpuSnapshot;
 pub use sockopt::{DataSocketOpts, SockError};

@@ -37,6 +37,7 @@ fn stream_stats(index: u32, role: Role, bytes: u64) -> StreamStats {
         },
         tcp: None,
         placement: Default::default(),
+        udp: None,
     }
 }
 
@@ -55,6 +56,7 @@ fn intervals(per_s: &[u64], transactions: bool, tcp: bool) -> Vec<Interval> {
                 retransmits: if tcp { i as u64 % 2 } else { 0 },
                 cwnd_bytes: if tcp { 64_000 + 16_000 * i as u64 } else { 0 },
                 rtt_us: if tcp { 40 + 10 * i as u32 } else { 0 },
+                udp: None,
             }],
         })
         .collect()
@@ -142,6 +144,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         rr: None,
         local_cost: Some(cost(60.0, 0.5, "us/KB", Some(gbps * 1000.0 / 1.2))),
         remote_cost: Some(cost(45.0, 0.37, "us/KB", Some(gbps * 1000.0 / 0.9))),
+        udp: Vec::new(),
     };
     let mut r = result("stream", spec, local, remote, summary);
     r.warnings.push(Warning {
@@ -193,9 +196,11 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
             trans_per_s: tps,
             rtt_from_rate_us: 1e6 / tps,
             latency: lat,
+            lost: 0,
         }),
         local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
         remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),
+        udp: Vec::new(),
     };
     result(&format!("rr {req}/{resp}"), spec, local, remote, summary)
 }

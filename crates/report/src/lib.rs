@@ -1,4 +1,4 @@
-//! Renderers of results: human text ([`text`]), one JSON document ([`json`]), NDJSON
+//! Renderers of results: human text ([`text`], UDP rows in [`udp`]), one JSON document ([`json`]), NDJSON
 //! events ([`ndjson`]), CSV ([`csv`]), sweep grids ([`grid`]), repetition blocks
 //! ([`confidence`]), run comparisons ([`compare`]) and reports of whole runs
 //! ([`DOCUMENTS`]: a self-contained [`html`] page with [`plot`]s, [`markdown`]) and the tables
@@ -21,6 +21,7 @@ pub mod param_grid;
 pub mod plot;
 pub mod tables;
 pub mod text;
+pub mod udp;
 pub mod units;
 
 #[cfg(test)]

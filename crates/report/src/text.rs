@@ -13,6 +13,7 @@ use crate::units::{bytes, count, micros, rate, sig3};
 /// Header above interval lines.
 pub fn interval_header(spec: &TestSpec) -> String {
     match spec.test {
+        TestKind::UdpStream => crate::udp::interval_header(),
         TestKind::TcpStream => format!(
             "{:<6}{:<15}{:>14}{:>16}{:>7}{:>12}{:>11}",
             "[ ID]", "Interval", "Transfer", "Bitrate", "Retr", "Cwnd", "RTT"
@@ -23,6 +24,9 @@ pub fn interval_header(spec: &TestSpec) -> String {
 
 /// Lines for one interval: one per stream, plus `[SUM]` when there are several.
 pub fn interval_lines(spec: &TestSpec, iv: &Interval) -> Vec<String> {
+    if spec.test == TestKind::UdpStream {
+        return crate::udp::interval_lines(iv);
+    }
     let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
     let secs = iv.len_s().max(1e-9);
     let omitted = if iv.omitted { "  (omitted)" } else { "" };
@@ -72,6 +76,10 @@ pub fn test_summary(r: &TestResult) -> String {
     for d in &r.summary.directions {
         direction_block(&mut o, d, r.reference.as_ref());
     }
+    if let (TestKind::UdpStream, true, Some(m)) = (r.spec.test, r.spec.client_sends(), &r.remote) {
+        crate::udp::remote_receiver_intervals(&mut o, m);
+    }
+    r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     if let Some(rr) = &r.summary.rr {
         rr_block(&mut o, rr, &r.spec);
     }
@@ -208,6 +216,13 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
         micros(l.max_us),
         count(l.count)
     );
+    if spec.test == TestKind::UdpRr {
+        let _ = writeln!(
+            o,
+            "    {} requests lost (no response within the timeout; each retried)",
+            count(rr.lost)
+        );
+    }
 }
 
 fn sockets_block(o: &mut String, r: &TestResult) {
@@ -216,16 +231,18 @@ fn sockets_block(o: &mut String, r: &TestResult) {
     for (side, s) in [("client", first(Some(&r.local))), ("server", first(r.remote.as_ref()))] {
         let Some(s) = s.filter(|s| s.sndbuf_actual > 0) else { continue };
         let asked = |v: Option<u32>| v.map(|v| format!(" (asked {})", bytes(v.into()))).unwrap_or_default();
+        let tcp = if s.mss > 0 {
+            format!(" · mss {} · {}{}", s.mss, s.congestion, if s.nodelay { " · nodelay" } else { "" })
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "  {side} socket: sndbuf {}{} · rcvbuf {}{} · mss {} · {}{}",
+            "  {side} socket: sndbuf {}{} · rcvbuf {}{}{tcp}",
             bytes(s.sndbuf_actual.into()),
             asked(s.sndbuf_requested),
             bytes(s.rcvbuf_actual.into()),
             asked(s.rcvbuf_requested),
-            s.mss,
-            s.congestion,
-            if s.nodelay { " · nodelay" } else { "" }
         );
     }
     let doubled = r
@@ -328,6 +345,9 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
     if r.status == Status::Failed {
         let code = r.error.as_ref().map(|e| e.code.as_str()).unwrap_or("failed");
         return (format!("FAILED ({code})"), "-".into(), "-".into(), "-".into());
+    }
+    if !r.summary.udp.is_empty() {
+        return (crate::udp::headline(&r.summary.udp), "-".into(), "-".into(), "-".into());
     }
     if let Some(rr) = &r.summary.rr {
         let unit = if r.spec.test == TestKind::TcpCrr { "conn/s" } else { "tr/s" };

@@ -13,6 +13,7 @@ pub mod side;
 pub mod spec;
 pub mod summary;
 pub mod sweep;
+pub mod udp;
 pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
@@ -27,4 +28,5 @@ pub use side::{
 pub use spec::{Direction, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
 pub use sweep::{Axis, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint};
+pub use udp::{UdpCounts, UdpSummary};
 pub use warning::{Warning, WarningKind};

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::CpuUsage;
+use crate::udp::UdpCounts;
 
 /// What a data connection did at this end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +120,9 @@ pub struct StreamStats {
     /// Where the stream's worker thread ran.
     #[serde(default)]
     pub placement: Placement,
+    /// UDP tests: datagram counts over the whole test (omitted time included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
 }
 
 /// Where a worker thread ran: the CPU it was pinned to, if any, the CPUs it was seen on
@@ -166,6 +170,9 @@ pub struct StreamInterval {
     pub cwnd_bytes: u64,
     /// Smoothed RTT at the end of the interval, µs.
     pub rtt_us: u32,
+    /// UDP tests: datagram counts in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
 }
 
 /// One reporting interval at one end.

@@ -13,6 +13,10 @@ pub enum TestKind {
     TcpRr,
     /// TCP connect/request/response (netperf TCP_CRR).
     TcpCrr,
+    /// Paced UDP datagrams with loss, reordering, duplicate and jitter accounting.
+    UdpStream,
+    /// UDP request/response (netperf UDP_RR).
+    UdpRr,
 }
 
 impl TestKind {
@@ -22,7 +26,14 @@ impl TestKind {
             TestKind::TcpStream => "tcp-stream",
             TestKind::TcpRr => "tcp-rr",
             TestKind::TcpCrr => "tcp-crr",
+            TestKind::UdpStream => "udp-stream",
+            TestKind::UdpRr => "udp-rr",
         }
+    }
+
+    /// Whether the data flows over UDP.
+    pub fn is_udp(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
     }
 }
 
@@ -60,7 +71,7 @@ pub struct TestSpec {
     pub request_len: u32,
     /// Response size (rr, crr).
     pub response_len: u32,
-    /// Transactions kept in flight per flow (rr).
+    /// Transactions kept in flight per flow (rr, udp-rr); datagrams per pacing step (udp).
     pub burst: u32,
     /// TCP_NODELAY on every data socket.
     pub nodelay: bool,
@@ -89,6 +100,15 @@ pub struct TestSpec {
     /// Spin on non-blocking reads instead of sleeping in them (`--busy-poll`, both ends).
     #[serde(default)]
     pub busy_poll: bool,
+    /// UDP: target rate of each stream, bit/s of UDP payload (0 = as fast as possible).
+    #[serde(default)]
+    pub rate_bps: u64,
+    /// UDP: send without UDP checksums (SO_NO_CHECK; IPv4 only).
+    #[serde(default)]
+    pub no_checksum: bool,
+    /// UDP: no GSO/GRO and no sendmmsg/recvmmsg batches (one datagram per call).
+    #[serde(default)]
+    pub no_offload: bool,
 }
 
 impl TestSpec {
@@ -105,7 +125,7 @@ impl TestSpec {
             request_len: 1,
             response_len: 1,
             burst: 1,
-            nodelay: test != TestKind::TcpStream,
+            nodelay: matches!(test, TestKind::TcpRr | TestKind::TcpCrr),
             mss: None,
             congestion: None,
             sndbuf: None,
@@ -117,6 +137,9 @@ impl TestSpec {
             cpu_local: None,
             cpu_remote: None,
             busy_poll: false,
+            rate_bps: 0,
+            no_checksum: false,
+            no_offload: false,
         }
     }
 
@@ -135,7 +158,7 @@ impl TestSpec {
     pub fn data_connections(&self) -> u32 {
         match (self.test, self.direction) {
             (TestKind::TcpCrr, _) => 0,
-            (TestKind::TcpStream, Direction::Bidir) => self.parallel.saturating_mul(2),
+            (TestKind::TcpStream | TestKind::UdpStream, Direction::Bidir) => self.parallel.saturating_mul(2),
             _ => self.parallel,
         }
     }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::side::LatencySummary;
+use crate::udp::UdpSummary;
 
 /// Bulk data one way.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -53,6 +54,9 @@ pub struct RrSummary {
     pub rtt_from_rate_us: f64,
     /// Measured latency distribution.
     pub latency: LatencySummary,
+    /// UDP request/response: requests that timed out (lost request or response), retried.
+    #[serde(default)]
+    pub lost: u64,
 }
 
 /// CPU cost at one end, derived from its utilisation and the test's throughput.
@@ -81,11 +85,15 @@ pub struct Summary {
     pub local_cost: Option<CpuCost>,
     /// CPU cost on the server.
     pub remote_cost: Option<CpuCost>,
+    /// UDP stream tests: one entry per direction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<UdpSummary>,
 }
 
 impl Summary {
     /// Goodput over all directions, bit/s.
     pub fn goodput_bps(&self) -> f64 {
-        self.directions.iter().map(|d| d.receiver_bps).sum()
+        self.directions.iter().map(|d| d.receiver_bps).sum::<f64>()
+            + self.udp.iter().map(|d| d.receiver_bps).sum::<f64>()
     }
 }

@@ -29,6 +29,12 @@ pub enum WarningKind {
     SharedCoreSpin,
     /// Repeat-until-confident stopped at the iteration limit before reaching the width asked.
     ConfidenceNotMet,
+    /// UDP: the receiver's socket buffer overflowed (the receiver could not keep up).
+    ReceiverOverrun,
+    /// UDP: sends failed on the sending host (ENOBUFS and the like).
+    SendErrors,
+    /// UDP: the sender did not reach the target rate.
+    RateNotReached,
 }
 
 /// A typed warning plus the numbers and advice for a person.

@@ -1,12 +1,13 @@
 //! Statistics of measurements: latency histograms with nearest-rank percentiles, netperf's
 //! CPU cost figures (service demand, figure of merit), Student-t quantiles ([`student`]),
-//! repeat-until-confident ([`confidence`]) and the difference of two runs ([`compare`]).
-//! No I/O, no clock.
+//! repeat-until-confident ([`confidence`]) the difference of two runs ([`compare`])
+//! and the receiver's accounting of UDP datagrams ([`datagrams`]). No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod confidence;
 pub mod cost;
+pub mod datagrams;
 pub mod latency;
 pub mod student;
 

@@ -95,6 +95,10 @@ pub struct Accepted {
     pub token: String,
     /// The server host.
     pub host: HostInfo,
+    /// UDP tests: the server's UDP port for each data flow, in stream order. Each flow's
+    /// client socket sends a data hello with the token there until the server says `ready`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udp_ports: Vec<u16>,
 }
 
 /// Every control message.

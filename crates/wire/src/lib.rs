@@ -4,13 +4,16 @@
 //! no parsing of variable-length data before the peer has said what it is). A control
 //! connection then carries [`frame`]s: a u32 big-endian length followed by that many bytes of
 //! JSON encoding one [`ctrl::Message`]. Lengths are checked against [`frame::MAX_FRAME_BYTES`]
-//! before anything is allocated. No I/O, no clock.
+//! before anything is allocated. UDP tests put a 16-byte [`udp::Header`] in front of every
+//! datagram. No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod ctrl;
 pub mod frame;
 pub mod hello;
+pub mod udp;
 
 pub use ctrl::{ErrorCode, Message, Rejection};
 pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES};
 pub use hello::{Hello, HelloError, HelloKind, Token, HELLO_LEN, PROTOCOL_VERSION};
+pub use udp::Datagram;

@@ -1,5 +1,5 @@
 //! Arbitrary bytes through the hello, frame and message decoders: errors, never panics.
-//! (The coverage-guided version of this lives in `fuzz/`.)
+//! (The coverage-guided versions of this live in `fuzz/`.)
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
 use proptest::prelude::*;
@@ -25,5 +25,17 @@ proptest! {
     #[test]
     fn json_shaped_input_never_panics(s in r#"\{"type":"(setup|start|stop|error|results)"[ -~]{0,200}\}"#) {
         let _ = Message::decode(s.as_bytes());
+    }
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_datagrams_classify_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..128)) {
+        if let Ok(wire::Datagram::Data(h)) = wire::udp::classify(&bytes) {
+            prop_assert!(h.seq < 1 << 63);
+            let mut buf = [0u8; wire::udp::HEADER_LEN];
+            prop_assert!(h.write(&mut buf));
+            prop_assert_eq!(wire::udp::classify(&buf), Ok(wire::Datagram::Data(h)));
+        }
     }
 }

@@ -10,7 +10,8 @@ pub struct LinkArgs {
     /// theoretical" (its maximum goodput for --link-stack).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<String>,
-    /// Protocol stack for the theoretical figure (Linux sends TCP timestamps by default).
-    #[arg(long = "link-stack", value_name = "SPEC", default_value = "ipv4:tcp:ts", requires = "link")]
-    pub stack: String,
+    /// Protocol stack for the theoretical figure [default: ipv4:tcp:ts for TCP tests (Linux
+    /// sends timestamps), ipv4:udp for UDP].
+    #[arg(long = "link-stack", value_name = "SPEC", requires = "link")]
+    pub stack: Option<String>,
 }

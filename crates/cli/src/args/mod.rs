@@ -15,6 +15,7 @@ pub mod sweep;
 pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
 pub use sweep::SweepArgs;
 pub mod report;
+pub mod udp;
 
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
@@ -28,7 +29,7 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the standard suite (stream both ways, rr at four sizes, crr); no HOST = embedded loopback server.
+    /// Run the standard suite (stream both ways, rr at four sizes, crr, udp at 100 Mbit/s); no HOST = embedded loopback server.
     Run(RunArgs),
     /// Serve tests to tcplab clients (control port 9180).
     Server(ServerArgs),
@@ -52,6 +53,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
+    /// Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun.
+    Udp(udp::UdpArgs),
+    /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
+    UdpRr(udp::UdpRrArgs),
 }
 
 /// `tcplab server`.

@@ -20,7 +20,10 @@ use crate::settings::{client_options, link_reference, suite};
 /// Runs the suite.
 pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     let started = now_unix_ms();
-    let reference = Reference { link: link_reference(&a.link)?, loopback: a.host.is_none() };
+    let reference = Reference {
+        link: link_reference(&a.link, results::TestKind::TcpStream)?,
+        loopback: a.host.is_none(),
+    };
     let embedded = match &a.host {
         Some(_) => None,
         None => {

@@ -70,7 +70,7 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
     let mut live = Live::new(format);
     live.show_intervals = false;
     let mut ran = Vec::new();
-    let reference = crate::settings::link_reference(&a.path.link)?;
+    let reference = crate::settings::link_reference(&a.path.link, job.plan.base.test)?;
     let end = run_points(&job, (&opts, reference), &mut rec, &mut live, stop, &mut ran);
     if let Some(s) = embedded {
         s.shutdown();

@@ -1,7 +1,7 @@
 //! One test on the server, from hello to results. Every wait has a deadline; a vanished
 //! client ends the test at once (hard stop) and the session returns.
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
@@ -14,15 +14,17 @@ use super::{Admission, Shared};
 use crate::control::Control;
 use crate::meter::Timeline;
 use crate::side::{run_side, DataSocket, End, Job, Signals};
-use crate::{crr, rr, stream, Error};
+use crate::udp_flow::{self, Buffers, UdpFlow};
+use crate::{crr, rr, stream, udp, udp_rr, Error};
 
 /// How long the client has to close after the results before the session ends anyway.
 const LINGER: Duration = Duration::from_secs(2);
 
 /// Serves one control connection whose hello was already read.
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
+    let local = stream.local_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let mut ctrl = Control::new(stream);
-    match run(&mut ctrl, peer, hello, shared, &mut slot) {
+    match run(&mut ctrl, (peer, local), hello, shared, &mut slot) {
         Ok(()) => tracing::info!("{peer}: test done"),
         Err(Failure::Refused(r)) => {
             tracing::info!("{peer}: refused: {r}");
@@ -49,6 +51,7 @@ impl From<Error> for Failure {
             Error::Timeout { what } => {
                 Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
             }
+            Error::Rejected(r) => Failure::Refused(r),
             other => Failure::Lost(other),
         }
     }
@@ -56,7 +59,7 @@ impl From<Error> for Failure {
 
 fn run(
     ctrl: &mut Control,
-    peer: SocketAddr,
+    (peer, local): (SocketAddr, IpAddr),
     hello: Hello,
     shared: &Shared,
     slot: &mut Admission,
@@ -77,8 +80,16 @@ fn run(
     crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
     let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
     let (_route, rx) = shared.routes.register(token, peer.ip());
-    ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone() }))?;
-    let prepared = prepare(&spec, &rx, timeout)?;
+    let udp_socks = if spec.test.is_udp() { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
+    let udp_ports = udp_flow::ports(&udp_socks)?;
+    ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone(), udp_ports }))?;
+    let prepared = if spec.test.is_udp() {
+        let deadline = Instant::now() + timeout;
+        let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
+        Prepared::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs)?)
+    } else {
+        prepare(&spec, &rx, timeout)?
+    };
     ctrl.send(&Message::Ready {})?;
     match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Start {} => {}
@@ -157,6 +168,7 @@ fn timed_out(what: &'static str) -> Failure {
 enum Prepared {
     Sockets(Vec<DataSocket>),
     Crr,
+    Udp(Vec<UdpFlow>),
 }
 
 fn jobs_for(spec: &TestSpec, prepared: Prepared, rx: Receiver<DataConn>) -> Result<Vec<Job>, Failure> {
@@ -166,6 +178,8 @@ fn jobs_for(spec: &TestSpec, prepared: Prepared, rx: Receiver<DataConn>) -> Resu
             std::thread::spawn(move || rx.iter().try_for_each(|c| tx.send(c.stream)));
             Ok(crr::server_jobs(spec, conns))
         }
+        Prepared::Udp(f) if spec.test == TestKind::UdpRr => Ok(udp_rr::jobs(spec, End::Server, f)),
+        Prepared::Udp(f) => Ok(udp::jobs(spec, End::Server, f)),
         Prepared::Sockets(s) if spec.test == TestKind::TcpStream => stream::jobs(spec, End::Server, s),
         Prepared::Sockets(s) => rr::jobs(spec, End::Server, s),
     };

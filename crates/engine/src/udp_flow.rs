@@ -1,0 +1,229 @@
+//! How a UDP test's data flows are set up over the control connection (DESIGN.md §6,
+//! security-notes S8):
+//!
+//! 1. On `setup` the server binds one UDP socket per flow on the address the control
+//!    connection reached, and lists their ports in `accepted` with the test's token.
+//! 2. The client connects one UDP socket per flow to those ports and sends the flow's data hello
+//!    (token + stream number) every [`ANNOUNCE_EVERY`] until the server says `ready`: UDP may
+//!    lose a hello, so it is repeated.
+//! 3. The server takes, on each socket, the first hello that carries the token and that
+//!    socket's stream number **and** comes from the control peer's IP, and `connect()`s the
+//!    socket to its source. From then on the kernel drops datagrams from anyone else; before,
+//!    stray datagrams are read and ignored, and the whole step has the handshake deadline.
+//!    The server never sends to an address that has not shown the token.
+//! 4. Stale hellos arriving during the test are recognised ([`wire::Datagram::Hello`]) and
+//!    ignored by receivers.
+
+use std::io::{self, ErrorKind};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use results::{SocketReport, TestSpec};
+use wire::{Datagram, Hello, HelloKind, Message, Token};
+
+use crate::control::Control;
+use crate::Error;
+
+/// How often the client repeats its hellos while waiting for `ready`.
+pub const ANNOUNCE_EVERY: Duration = Duration::from_millis(50);
+/// Datagrams read per socket per pass while waiting for hellos (a flood cannot starve the
+/// other sockets or the deadline check).
+const READS_PER_PASS: usize = 64;
+
+/// One UDP data flow at one end: a connected socket and its options.
+#[derive(Debug)]
+pub struct UdpFlow {
+    /// Stream number.
+    pub index: u32,
+    /// The connected socket (blocking, with a read timeout).
+    pub sock: UdpSocket,
+    /// Options as applied.
+    pub report: SocketReport,
+}
+
+/// Socket buffer sizes for one end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Buffers {
+    /// SO_SNDBUF.
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF.
+    pub rcvbuf: Option<u32>,
+}
+
+fn io_err(what: &'static str) -> impl Fn(io::Error) -> Error {
+    move |source| Error::Io { what, source }
+}
+
+/// Applies buffer sizes and `SO_NO_CHECK`; reports what the kernel granted.
+pub fn apply(sock: &UdpSocket, spec: &TestSpec, bufs: Buffers) -> Result<SocketReport, Error> {
+    let s = socket2::SockRef::from(sock);
+    let fail = |option: &'static str, value: u32| {
+        move |source| Error::Socket(netio::SockError::Option { option, value: value.to_string(), source })
+    };
+    if let Some(n) = bufs.sndbuf {
+        s.set_send_buffer_size(n as usize).map_err(fail("SO_SNDBUF", n))?;
+    }
+    if let Some(n) = bufs.rcvbuf {
+        s.set_recv_buffer_size(n as usize).map_err(fail("SO_RCVBUF", n))?;
+    }
+    if spec.no_checksum {
+        if sock.local_addr().map(|a| a.is_ipv6()).unwrap_or(false) {
+            return Err(Error::Rejected(wire::Rejection::field(
+                "no_checksum",
+                "--no-checksum applies to IPv4 only: IPv6 requires the UDP checksum",
+            )));
+        }
+        netio::udp::disable_checksum(sock).map_err(fail("SO_NO_CHECK", 1))?;
+    }
+    Ok(SocketReport {
+        sndbuf_requested: bufs.sndbuf,
+        sndbuf_actual: s.send_buffer_size().unwrap_or(0) as u32,
+        rcvbuf_requested: bufs.rcvbuf,
+        rcvbuf_actual: s.recv_buffer_size().unwrap_or(0) as u32,
+        ..SocketReport::default()
+    })
+}
+
+/// Server: one unconnected socket per flow on `local`, ephemeral ports.
+pub fn bind_server(spec: &TestSpec, local: IpAddr) -> Result<Vec<UdpSocket>, Error> {
+    (0..spec.data_connections())
+        .map(|_| UdpSocket::bind(SocketAddr::new(local, 0)).map_err(io_err("binding a UDP socket")))
+        .collect()
+}
+
+/// The ports of `socks`, in order.
+pub fn ports(socks: &[UdpSocket]) -> Result<Vec<u16>, Error> {
+    socks.iter().map(|s| s.local_addr().map(|a| a.port()).map_err(io_err("reading a UDP port"))).collect()
+}
+
+/// Server: waits for each socket's hello from `peer` with `token`, then connects the socket to
+/// the hello's source.
+pub fn await_hellos(
+    socks: Vec<UdpSocket>,
+    token: Token,
+    peer: IpAddr,
+    deadline: Instant,
+    spec: &TestSpec,
+    bufs: Buffers,
+) -> Result<Vec<UdpFlow>, Error> {
+    let mut pending: Vec<Option<UdpSocket>> = socks.into_iter().map(Some).collect();
+    let mut flows = Vec::with_capacity(pending.len());
+    for s in pending.iter().flatten() {
+        s.set_nonblocking(true).map_err(io_err("setting a UDP socket non-blocking"))?;
+    }
+    while flows.len() < pending.len() {
+        if Instant::now() >= deadline {
+            return Err(Error::Timeout { what: "waiting for the UDP hellos" });
+        }
+        let mut idle = true;
+        for (index, slot) in pending.iter_mut().enumerate() {
+            let Some(sock) = slot.as_ref() else { continue };
+            match first_valid_hello(sock, token, peer, index as u32) {
+                Ok(Some(from)) => {
+                    idle = false;
+                    if let Some(sock) = slot.take() {
+                        flows.push(connect_flow(sock, index as u32, from, spec, bufs)?);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => return Err(Error::Io { what: "reading a UDP hello", source: e }),
+            }
+        }
+        if idle {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    flows.sort_by_key(|f| f.index);
+    Ok(flows)
+}
+
+/// Reads queued datagrams; returns the source of the first valid hello.
+fn first_valid_hello(
+    sock: &UdpSocket,
+    token: Token,
+    peer: IpAddr,
+    index: u32,
+) -> io::Result<Option<SocketAddr>> {
+    let mut buf = [0u8; wire::HELLO_LEN + 1];
+    for _ in 0..READS_PER_PASS {
+        let (n, from) = match sock.recv_from(&mut buf) {
+            Ok(r) => r,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => return Ok(None),
+            // An ICMP error from an earlier datagram; nothing to do with hellos.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+            Err(e) => return Err(e),
+        };
+        let hello = match wire::udp::classify(&buf[..n]) {
+            Ok(Datagram::Hello(h)) => h,
+            _ => {
+                tracing::debug!("ignoring a stray datagram from {from} while waiting for hellos");
+                continue;
+            }
+        };
+        let ok = matches!(hello.kind, HelloKind::Data { token: t, stream } if t == token && stream == index);
+        if ok && from.ip() == peer && hello.version == wire::PROTOCOL_VERSION {
+            return Ok(Some(from));
+        }
+        tracing::debug!("ignoring a UDP hello from {from}: wrong token, stream or address");
+    }
+    Ok(None)
+}
+
+fn connect_flow(
+    sock: UdpSocket,
+    index: u32,
+    to: SocketAddr,
+    spec: &TestSpec,
+    bufs: Buffers,
+) -> Result<UdpFlow, Error> {
+    sock.connect(to).map_err(io_err("connecting a UDP socket"))?;
+    sock.set_nonblocking(false).map_err(io_err("setting a UDP socket blocking"))?;
+    let report = apply(&sock, spec, bufs)?;
+    Ok(UdpFlow { index, sock, report })
+}
+
+/// Client: one socket per flow, connected to the server's ports.
+pub fn client_flows(
+    spec: &TestSpec,
+    server: IpAddr,
+    ports: &[u16],
+    bind: Option<IpAddr>,
+    bufs: Buffers,
+) -> Result<Vec<UdpFlow>, Error> {
+    if ports.len() != spec.data_connections() as usize {
+        let detail =
+            format!("server offered {} UDP ports for {} flows", ports.len(), spec.data_connections());
+        return Err(Error::Protocol { detail });
+    }
+    let any: IpAddr = if server.is_ipv6() { "::".parse().unwrap_or(server) } else { [0, 0, 0, 0].into() };
+    let mut flows = Vec::with_capacity(ports.len());
+    for (index, &port) in ports.iter().enumerate() {
+        let sock = UdpSocket::bind(SocketAddr::new(bind.unwrap_or(any), 0))
+            .map_err(io_err("binding a UDP socket"))?;
+        let report = apply(&sock, spec, bufs)?;
+        sock.connect(SocketAddr::new(server, port)).map_err(io_err("connecting a UDP socket"))?;
+        flows.push(UdpFlow { index: index as u32, sock, report });
+    }
+    Ok(flows)
+}
+
+/// Client: repeats every flow's hello until the server says `ready` (or refuses, or the
+/// deadline passes).
+pub fn announce(ctrl: &mut Control, flows: &[UdpFlow], token: Token, timeout: Duration) -> Result<(), Error> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        for f in flows {
+            // A refused or dropped hello is repeated on the next round.
+            let _ = f.sock.send(&Hello::data(token, f.index).encode());
+        }
+        match ctrl.poll_by((Instant::now() + ANNOUNCE_EVERY).min(deadline))? {
+            None => {}
+            Some(Message::Ready {}) => return Ok(()),
+            Some(Message::Error(r)) => return Err(Error::Rejected(r)),
+            Some(other) => {
+                return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) });
+            }
+        }
+    }
+    Err(Error::Timeout { what: "waiting for the server to see the UDP hellos" })
+}

@@ -1,0 +1,101 @@
+//! The UDP flow setup against hostile peers: stray datagrams, wrong tokens, wrong stream
+//! numbers, the right token from another address and a flood never connect a flow; the
+//! server times the test out with a structured error and serves the next client.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+use engine::client::{ClientOptions, Quiet};
+use engine::{Server, ServerConfig, StopFlag};
+use results::{Status, TestKind, TestSpec};
+use wire::{ErrorCode, Hello, Message, Token, HELLO_LEN};
+
+fn read_message(s: &mut TcpStream) -> Message {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).unwrap();
+    Message::decode(&body).unwrap()
+}
+
+fn udp_spec() -> TestSpec {
+    TestSpec {
+        duration_ms: 500,
+        rate_bps: 10_000_000,
+        send_len: 200,
+        recv_len: 200,
+        ..TestSpec::new(TestKind::UdpStream)
+    }
+}
+
+/// Control connection up to `accepted`; returns it with the token and the UDP ports.
+fn accepted(addr: SocketAddr, spec: TestSpec) -> (TcpStream, Token, Vec<u16>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(&Hello::control([1; 32]).encode()).unwrap();
+    let mut buf = [0u8; HELLO_LEN];
+    s.read_exact(&mut buf).unwrap();
+    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    match read_message(&mut s) {
+        Message::Accepted(a) => {
+            let token = Token::from_hex(&a.token).unwrap();
+            (s, token, a.udp_ports)
+        }
+        other => panic!("expected accepted, got {other:?}"),
+    }
+}
+
+#[test]
+fn hostile_datagrams_never_open_a_flow_and_the_server_stays_healthy() {
+    let cfg = ServerConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        handshake_timeout: Duration::from_secs(2),
+        ..ServerConfig::default()
+    };
+    let srv = Server::bind(cfg).unwrap().spawn().unwrap();
+    let (mut ctrl, token, ports) = accepted(srv.addr, udp_spec());
+    assert_eq!(ports.len(), 1);
+    let target = SocketAddr::from(([127, 0, 0, 1], ports[0]));
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let started = Instant::now();
+    attacker.send_to(b"junk", target).unwrap();
+    attacker.send_to(&Hello::data(Token([9; 16]), 0).encode(), target).unwrap();
+    attacker.send_to(&Hello::data(token, 1).encode(), target).unwrap();
+    let mut wrong_version = Hello::data(token, 0);
+    wrong_version.version = 99;
+    attacker.send_to(&wrong_version.encode(), target).unwrap();
+    // The right token and stream, but not from the control peer's address.
+    let elsewhere = UdpSocket::bind("127.0.0.2:0").unwrap();
+    elsewhere.send_to(&Hello::data(token, 0).encode(), target).unwrap();
+    for i in 0..20_000u32 {
+        let _ = attacker.send_to(&i.to_be_bytes(), target);
+    }
+    match read_message(&mut ctrl) {
+        Message::Error(r) => assert_eq!(r.code, ErrorCode::Timeout, "{r}"),
+        other => panic!("a hostile hello was accepted: {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(6));
+    // Nothing was ever sent to an address that did not show the token.
+    for s in [&attacker, &elsewhere] {
+        s.set_nonblocking(true).unwrap();
+        assert!(s.recv(&mut [0u8; 64]).is_err());
+    }
+    drop(ctrl);
+    // The next, honest client runs a full UDP test.
+    let opts = ClientOptions {
+        host: "127.0.0.1".into(),
+        port: srv.addr.port(),
+        bind: None,
+        family: None,
+        timeout: Duration::from_secs(5),
+        busy_wait: Duration::from_secs(3),
+    };
+    let (r, _) = engine::run_test(&opts, &udp_spec(), &mut Quiet, &StopFlag::new());
+    assert_eq!(r.status, Status::Completed, "{:?}", r.error);
+    let d = &r.summary.udp[0];
+    assert!(d.sent > 0);
+    assert_eq!(d.lost, d.sent - (d.received - d.duplicates));
+    srv.shutdown();
+}

@@ -1,0 +1,202 @@
+//! Human text for UDP stream tests: interval lines with datagram counts, and the summary block
+//! with the sender's count against the receiver's account. Used by [`crate::text`].
+
+use std::fmt::Write;
+
+use results::{Interval, StreamInterval, UdpSummary};
+
+use crate::units::{bytes, count, micros, rate, sig3};
+
+/// Header above UDP interval lines.
+pub fn interval_header() -> String {
+    format!(
+        "{:<6}{:<15}{:>14}{:>16}{:>12}{:>18}{:>11}{:>8}",
+        "[ ID]", "Interval", "Transfer", "Bitrate", "Datagrams", "Lost/Expected", "Jitter", "OoO"
+    )
+}
+
+/// One stream's interval line: a sender shows datagrams sent, a receiver what it counted.
+fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval], omitted: &str) -> String {
+    let u = |f: fn(&results::UdpCounts) -> u64| s.iter().filter_map(|x| x.udp.as_ref()).map(f).sum::<u64>();
+    let (sent, received, lost, late) = (u(|c| c.sent), u(|c| c.received), u(|c| c.lost), u(|c| c.late));
+    let jitter: Vec<f64> = s.iter().filter_map(|x| x.udp.as_ref()).map(|c| c.jitter_us).collect();
+    let (datagrams, lost_col, jitter_col, ooo) = if received > 0 || sent == 0 {
+        let expected = (received + lost).saturating_sub(u(|c| c.duplicates));
+        let pct = if expected > 0 { 100.0 * lost as f64 / expected as f64 } else { 0.0 };
+        let late = if late > 0 { format!(" +{late} late") } else { String::new() };
+        let mean_jitter = jitter.iter().sum::<f64>() / jitter.len().max(1) as f64;
+        (
+            count(received),
+            format!("{lost}/{expected} ({pct:.2}%){late}"),
+            micros(mean_jitter),
+            count(u(|c| c.out_of_order)),
+        )
+    } else {
+        (count(sent), "(sent)".to_string(), "-".to_string(), "-".to_string())
+    };
+    format!(
+        "{id:<6}{span:<15}{:>14}{:>16}{datagrams:>12}{lost_col:>18}{jitter_col:>11}{ooo:>8}{omitted}",
+        bytes(bytes_moved),
+        rate(bytes_moved as f64 * 8.0 / secs)
+    )
+}
+
+/// Lines for one interval: one per stream, plus `[SUM]` when there are several.
+pub fn interval_lines(iv: &Interval) -> Vec<String> {
+    let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
+    let secs = iv.len_s().max(1e-9);
+    let omitted = if iv.omitted { "  (omitted)" } else { "" };
+    let mut lines: Vec<String> = iv
+        .streams
+        .iter()
+        .map(|s| line(&format!("[{:>3}]", s.index + 1), &span, secs, s.bytes, &[s], omitted))
+        .collect();
+    if iv.streams.len() > 1 {
+        let all: Vec<&StreamInterval> = iv.streams.iter().collect();
+        lines.push(line("[SUM]", &span, secs, iv.bytes(), &all, omitted));
+    }
+    lines
+}
+
+/// The receiving server's interval lines (the client only sees its own, sending side live).
+pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasurement) {
+    let receiving: Vec<Interval> = remote
+        .intervals
+        .iter()
+        .map(|iv| Interval {
+            streams: iv
+                .streams
+                .iter()
+                .filter(|s| s.udp.as_ref().is_some_and(|u| u.sent == 0))
+                .cloned()
+                .collect(),
+            ..iv.clone()
+        })
+        .filter(|iv| !iv.streams.is_empty())
+        .collect();
+    if receiving.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "  server (receiver) intervals:");
+    let _ = writeln!(o, "  {}", interval_header());
+    for iv in &receiving {
+        interval_lines(iv).iter().for_each(|l| {
+            let _ = writeln!(o, "  {l}");
+        });
+    }
+}
+
+/// The summary block of one direction.
+pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Reference>) {
+    let plural = if d.streams == 1 { "" } else { "s" };
+    let target = if d.target_bps > 0 { rate(d.target_bps as f64) } else { "unlimited".into() };
+    let _ = writeln!(
+        o,
+        "  {} ({} stream{plural}, {} B datagrams, target {target})",
+        d.direction, d.streams, d.datagram_len
+    );
+    let achieved = if d.target_bps > 0 {
+        format!(" ({:.2}% of target)", 100.0 * d.sender_bps / d.target_bps as f64)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        o,
+        "    sender    {:>14} datagrams  {:>14}{achieved}  {} datagrams/s  send errors {} (ENOBUFS {})",
+        count(d.sent),
+        rate(d.sender_bps),
+        sig3(d.sender_pps),
+        d.send_errors,
+        d.enobufs
+    );
+    let _ = writeln!(
+        o,
+        "    receiver  {:>14} datagrams  {:>14}{}  {} datagrams/s  jitter {}",
+        count(d.received),
+        rate(d.receiver_bps),
+        match crate::text::of_reference(d.of_reference, reference) {
+            s if s.is_empty() => s,
+            s => format!(" ({s})"),
+        },
+        sig3(d.receiver_pps),
+        micros(d.jitter_ms * 1000.0)
+    );
+    let _ = writeln!(
+        o,
+        "    lost {} of {} ({:.3}%) · receiver overrun drops {} · out-of-order {} · duplicates {} · late {}{}",
+        count(d.lost),
+        count(d.sent),
+        d.loss_pct,
+        count(d.socket_drops),
+        count(d.out_of_order),
+        count(d.duplicates),
+        count(d.late),
+        if d.stale > 0 { format!(" · beyond the reorder window {}", count(d.stale)) } else { String::new() }
+    );
+}
+
+/// The suite-table cell: received rate and loss.
+pub fn headline(rows: &[UdpSummary]) -> String {
+    let bps: f64 = rows.iter().map(|d| d.receiver_bps).sum();
+    let (lost, sent) = rows.iter().fold((0, 0), |(l, s), d| (l + d.lost, s + d.sent));
+    let pct = if sent > 0 { 100.0 * lost as f64 / sent as f64 } else { 0.0 };
+    format!("{} {pct:.1}%L", rate(bps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::UdpCounts;
+
+    #[test]
+    fn receiver_and_sender_intervals_render() {
+        let rx = StreamInterval {
+            index: 0,
+            bytes: 140_000,
+            udp: Some(UdpCounts {
+                received: 100,
+                lost: 2,
+                late: 1,
+                out_of_order: 3,
+                jitter_us: 12.5,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let tx = StreamInterval {
+            index: 1,
+            bytes: 1400,
+            udp: Some(UdpCounts { sent: 1, ..Default::default() }),
+            ..Default::default()
+        };
+        let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![rx, tx] };
+        let lines = interval_lines(&iv);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].contains("2/102 (1.96%) +1 late"), "{}", lines[0]);
+        assert!(lines[0].contains("12.5 µs"), "{}", lines[0]);
+        assert!(lines[1].contains("(sent)"), "{}", lines[1]);
+        assert!(lines[2].starts_with("[SUM]"));
+    }
+
+    #[test]
+    fn block_says_achieved_against_target_and_overrun() {
+        let d = UdpSummary {
+            direction: "client→server".into(),
+            streams: 1,
+            datagram_len: 64,
+            target_bps: 1_000_000,
+            sender_bps: 995_000.0,
+            sent: 1000,
+            received: 990,
+            lost: 10,
+            loss_pct: 1.0,
+            socket_drops: 7,
+            ..Default::default()
+        };
+        let mut o = String::new();
+        block(&mut o, &d, None);
+        assert!(o.contains("(99.50% of target)"), "{o}");
+        assert!(o.contains("lost 10 of 1,000 (1.000%) · receiver overrun drops 7"), "{o}");
+        assert_eq!(headline(&[d]), "0.00 bit/s 1.0%L");
+    }
+}
