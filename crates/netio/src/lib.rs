@@ -5,12 +5,16 @@
 
 pub mod cpu;
 pub mod host;
+pub mod netns;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod tun;
 
 pub use cpu::CpuSnapshot;
 pub use sockopt::{DataSocketOpts, SockError};
 pub use tcpinfo::TcpInfo;
+pub use netns::NetNs;
+pub use tun::Tun;
 
 /// 128 random bits from the OS, for test tokens and nonces.
 pub fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {

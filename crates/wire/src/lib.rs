@@ -4,12 +4,14 @@
 //! no parsing of variable-length data before the peer has said what it is). A control
 //! connection then carries [`frame`]s: a u32 big-endian length followed by that many bytes of
 //! JSON encoding one [`ctrl::Message`]. Lengths are checked against [`frame::MAX_FRAME_BYTES`]
-//! before anything is allocated. No I/O, no clock.
+//! before anything is allocated. [`pcap`] holds the capture-file record format the link
+//! emulator writes. No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod ctrl;
 pub mod frame;
 pub mod hello;
+pub mod pcap;
 
 pub use ctrl::{ErrorCode, Message, Rejection};
 pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES};
