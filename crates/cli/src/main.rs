@@ -45,8 +45,9 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
     match command {
         Command::Run(a) => cmd::run::run(a, stop),
         Command::Server(a) => cmd::server::run(a, stop),
-        Command::Stream(a) => cmd::test::run(&a.client, settings::stream_spec(a)?, stop),
-        Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
-        Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
+        Command::Stream(a) => cmd::test::run_over(&a.client, &a.path, settings::stream_spec(a)?, stop),
+        Command::Rr(a) => cmd::test::run_over(&a.client, &a.path, settings::rr_spec(a)?, stop),
+        Command::Crr(a) => cmd::test::run_over(&a.client, &a.path, settings::crr_spec(a)?, stop),
+        Command::Emu(a) => cmd::emu::run(a),
     }
 }

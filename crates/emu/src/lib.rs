@@ -45,6 +45,7 @@ pub mod framing;
 pub mod link;
 pub mod loss;
 pub mod presets;
+pub mod pump;
 pub mod queue;
 pub mod rng;
 pub mod serializer;

@@ -99,6 +99,7 @@ pub fn run_test(
         remote: None,
         summary: Default::default(),
         warnings: Vec::new(),
+        emu: None,
     };
     let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
     let give_up = Instant::now() + opts.busy_wait;

@@ -12,6 +12,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
+/// Signals to pass to [`NetNs::spawn`] and [`signal`].
+pub use libc::{SIGINT, SIGKILL, SIGTERM};
+
 /// A handle on a network namespace.
 #[derive(Debug)]
 pub struct NetNs {

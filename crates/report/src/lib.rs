@@ -3,6 +3,7 @@
 //! `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
 
+pub mod emu;
 pub mod json;
 pub mod ndjson;
 pub mod text;

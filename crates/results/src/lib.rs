@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cpu;
+pub mod emu;
 pub mod host;
 pub mod run;
 pub mod side;
@@ -13,6 +14,7 @@ pub mod summary;
 pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
+pub use emu::{EmuDirection, EmuReport, EmuTally};
 pub use host::HostInfo;
 pub use run::{RunRecord, Status, TestError, TestResult};
 pub use side::{

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::emu::EmuReport;
 use crate::host::HostInfo;
 use crate::side::SideMeasurement;
 use crate::spec::TestSpec;
@@ -52,6 +53,9 @@ pub struct TestResult {
     pub summary: Summary,
     /// Doubts about the numbers.
     pub warnings: Vec<Warning>,
+    /// The emulated path's counters, when the test ran over one (`--path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emu: Option<EmuReport>,
 }
 
 /// A run: one command's tests, with both hosts described.

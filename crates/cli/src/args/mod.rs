@@ -7,6 +7,10 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::parse;
 
+pub mod emu;
+
+use self::emu::{EmuArgs, PathArgs};
+
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
 #[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
@@ -29,6 +33,8 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
+    /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
+    Emu(EmuArgs),
 }
 
 /// `tcplab server`.
@@ -58,7 +64,8 @@ impl ServerArgs {
 /// Where the server is and how the results are shown: shared by every client command.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
-    /// Server host name or address.
+    /// Server host name or address (not with --path, which runs its own server).
+    #[arg(required_unless_present = "path", default_value = "")]
     pub host: String,
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
@@ -139,6 +146,8 @@ pub struct StreamArgs {
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -168,6 +177,8 @@ pub struct RrArgs {
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -184,6 +195,8 @@ pub struct RrArgs {
 pub struct CrrArgs {
     #[command(flatten)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    pub path: PathArgs,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -206,4 +219,6 @@ pub struct RunArgs {
     pub time_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub path: PathArgs,
 }

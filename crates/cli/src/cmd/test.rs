@@ -7,17 +7,37 @@ use engine::StopFlag;
 use report::{json, Format};
 use results::{Status, TestSpec};
 
+use crate::args::emu::PathArgs;
 use crate::args::ClientArgs;
+use crate::cmd::emulated::{self, Session};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
 use crate::settings::client_options;
 
 /// Runs `spec` against the server in `client`.
 pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitCode> {
+    run_over(client, &PathArgs::default(), spec, stop)
+}
+
+/// Runs `spec` against the server in `client`, or across the emulated path in `path` if
+/// it names one (client and server on its two sides).
+pub fn run_over(client: &ClientArgs, path: &PathArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitCode> {
     let started = now_unix_ms();
+    let session = Session::start(path)?;
+    let opts = match &session {
+        Some(s) => s.client_options(client_options(client)),
+        None => client_options(client),
+    };
     let mut live = Live::new(format_of(&client.output));
-    let (result, remote) = engine::run_test(&client_options(client), &spec, &mut live, stop);
+    let (mut result, remote) =
+        emulated::in_client(session.as_ref(), || engine::run_test(&opts, &spec, &mut live, stop))?;
+    if let Some(s) = session {
+        result.emu = Some(s.finish()?);
+    }
     live.hosts(&netio::host::host_info(), remote.as_ref());
     live.test_done(&result, true);
+    if let (Some(r), Format::Text) = (&result.emu, live.format()) {
+        emit(&report::emu::text(r));
+    }
     let failure = match (&result.status, &result.error) {
         (Status::Completed, _) => None,
         (_, Some(e)) => Some(e.message.clone()),
