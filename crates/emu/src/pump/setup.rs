@@ -49,17 +49,19 @@ pub fn device_name(prefix: &str, role: char) -> String {
 /// Creates a namespace with a configured TUN device in it.
 pub fn side(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, path: &PathConfig, offload: bool) -> Result<Endpoint, Error> {
     let step = |what: &str| format!("{what} for {name}");
-    let (ns, tun) = NetNs::create(|| Tun::create(name, offload))
-        .map_err(|source| Error::Setup { step: step("creating namespace and TUN device"), source })?;
+    // Sysctls first: with IPv6 off before the device exists, no router solicitation or
+    // other IPv6 chatter ever crosses the emulated link.
+    let sysctls = sysctls(path);
+    let (ns, tun) = NetNs::create(|| {
+        write_sysctls(&sysctls)?;
+        Tun::create(name, offload)
+    })
+    .map_err(|source| Error::Setup { step: step("creating namespace, sysctls and TUN device"), source })?;
     let script = format!(
         "link set lo up\naddr add {addr} peer {peer}/32 dev {name}\nlink set {name} mtu {mtu} txqueuelen {TXQUEUELEN} up\n",
         mtu = path.mtu_bytes
     );
     run_ip(&ns, &script).map_err(|source| Error::Setup { step: step("configuring addresses"), source })?;
-    let sysctls = sysctls(name, path);
-    ns.run(|| write_sysctls(&sysctls))
-        .and_then(|r| r)
-        .map_err(|source| Error::Setup { step: step("setting sysctls"), source })?;
     Ok(Endpoint { ns, tun, addr })
 }
 
@@ -80,9 +82,12 @@ fn run_ip(ns: &NetNs, script: &str) -> std::io::Result<()> {
     }
 }
 
-/// The sysctls of an endpoint namespace: quiet IPv6 on the device, TCP buffers ≥ 4 × BDP.
-fn sysctls(name: &str, path: &PathConfig) -> Vec<(String, String)> {
-    let mut out = vec![(format!("net/ipv6/conf/{name}/disable_ipv6"), "1".to_string())];
+/// The sysctls of an endpoint namespace: no IPv6 on new devices, TCP buffers ≥ 4 × BDP.
+fn sysctls(path: &PathConfig) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("net/ipv6/conf/all/disable_ipv6".to_string(), "1".to_string()),
+        ("net/ipv6/conf/default/disable_ipv6".to_string(), "1".to_string()),
+    ];
     let max = buffer_max_bytes(path);
     out.push(("net/ipv4/tcp_rmem".into(), format!("4096 131072 {max}")));
     out.push(("net/ipv4/tcp_wmem".into(), format!("4096 16384 {max}")));
