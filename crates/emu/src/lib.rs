@@ -42,6 +42,7 @@ pub mod counters;
 pub mod delay;
 pub mod error;
 pub mod framing;
+pub mod gso;
 pub mod link;
 pub mod loss;
 pub mod presets;

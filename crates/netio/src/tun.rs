@@ -149,6 +149,15 @@ pub fn set_timer_slack(slack: Duration) -> io::Result<()> {
     check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns, 0, 0, 0) })
 }
 
+/// Runs the calling thread under `SCHED_FIFO` at `priority` (1–99), so a busy machine
+/// cannot delay it behind ordinary processes. Needs root; the kernel's real-time
+/// throttling (`sched_rt_runtime_us`) still leaves other threads a share of each CPU.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })
+}
+
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
         Err(io::Error::last_os_error())

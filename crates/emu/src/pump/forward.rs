@@ -23,6 +23,8 @@ use crate::time::Time;
 const READ_BUFFER_BYTES: usize = 65_536 + netio::tun::VNET_HDR_BYTES;
 /// Packets read per wake-up before due departures are written.
 const READ_BATCH: usize = 64;
+/// SCHED_FIFO priority of the pump threads (low among real-time priorities).
+const REALTIME_PRIORITY: i32 = 10;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
@@ -69,12 +71,19 @@ pub struct Forwarder {
     pub captures: Option<Arc<Captures>>,
     /// The common clock.
     pub clock: Clock,
+    /// Run under SCHED_FIFO.
+    pub realtime: bool,
 }
 
 impl Forwarder {
     /// Runs until the stop flag is set or a device fails.
     pub fn run(mut self) {
         let _ = netio::tun::set_timer_slack(Duration::from_nanos(1));
+        if self.realtime {
+            if let Err(e) = netio::tun::set_realtime(REALTIME_PRIORITY) {
+                tracing::warn!("pump thread stays at normal priority: {e}");
+            }
+        }
         let mut scratch = vec![0u8; READ_BUFFER_BYTES];
         let mut stats = Stats::default();
         while !self.shared.stop.load(Ordering::Relaxed) {
@@ -120,8 +129,15 @@ impl Forwarder {
             if let Some(c) = &self.captures {
                 c.record(Role::source(self.direction), self.clock.unix_nanos(now), packet.get(header..).unwrap_or_default());
             }
-            if let Verdict::Dropped { .. } = self.link.enqueue(now, packet, len) {
-                // Counted by the link; the buffer is freed here.
+            match crate::gso::segments(&packet).filter(|_| header > 0) {
+                Some(segs) => {
+                    self.link.enqueue_segments(now, packet, &segs.lens, |p, k| crate::gso::truncate(p, &segs, k));
+                }
+                None => {
+                    if let Verdict::Dropped { .. } = self.link.enqueue(now, packet, len) {
+                        // Counted by the link; the buffer is freed here.
+                    }
+                }
             }
         }
         READ_BATCH
