@@ -252,3 +252,16 @@ fn the_shell_passes_the_peer_and_exit_code() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("peer=198.18.0.2"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("queue overflow"));
 }
+
+#[test]
+fn host_cpu_puts_each_side_in_its_quota() {
+    if !root() {
+        return;
+    }
+    let out = tcplab(&["emu", "--path", "delay=1ms", "--host-cpu", "client=30%", "--", "cat", "/proc/self/cgroup"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-client"), "client command outside its cgroup");
+    // A test whose server side is limited runs its server as a separate process.
+    let t = json_test(&["rr", "--path", "delay=1ms", "--host-cpu", "server=50%", "-t", "1"]);
+    assert!(t["summary"]["rr"]["transactions"].as_u64().unwrap() > 10);
+}

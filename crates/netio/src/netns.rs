@@ -6,10 +6,13 @@
 //! started inside with [`NetNs::spawn`], which also ties their life to the spawning thread
 //! (`PR_SET_PDEATHSIG`).
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Child, Command};
 
 /// Signals to pass to [`NetNs::spawn`] and [`signal`].
@@ -81,12 +84,18 @@ impl NetNs {
 
     /// Spawns `cmd` inside this namespace. The child gets `signal` when the calling thread
     /// exits (`PR_SET_PDEATHSIG`), so spawn from a thread that lives as long as the child
-    /// should (e.g. the main thread).
-    pub fn spawn(&self, cmd: &mut Command, signal: libc::c_int) -> io::Result<Child> {
+    /// should (e.g. the main thread). With `cgroup_procs` (a cgroup's `cgroup.procs` file) the
+    /// child joins that cgroup before it runs the program.
+    pub fn spawn(&self, cmd: &mut Command, signal: libc::c_int, cgroup_procs: Option<&Path>) -> io::Result<Child> {
         let fd = self.file.as_raw_fd();
         let parent = std::process::id();
+        let procs = cgroup_procs
+            .map(|p| CString::new(p.as_os_str().as_bytes()))
+            .transpose()
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "cgroup path contains a NUL byte"))?;
         // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-        // functions (setns, prctl, getppid); `fd` stays open until spawn returns.
+        // functions (setns, prctl, getppid, open, write, close) on data prepared before the
+        // fork; `fd` and `procs` stay alive until spawn returns.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
@@ -98,11 +107,32 @@ impl NetNs {
                 if libc::getppid() as u32 != parent {
                     return Err(io::Error::other("parent exited"));
                 }
+                if let Some(path) = &procs {
+                    join_cgroup(path)?;
+                }
                 Ok(())
             })
         };
         cmd.spawn()
     }
+}
+
+/// Moves the calling process into the cgroup whose `cgroup.procs` is `path` ("0" = self).
+/// Async-signal-safe: runs between fork and exec.
+fn join_cgroup(path: &CString) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string; the fd is closed before returning.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+        libc::close(fd);
+        if written != 1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 fn setns(file: &File) -> io::Result<()> {

@@ -77,14 +77,10 @@ fn spawn(emu: &Emulator, role: Role, argv: &[String], quota: Option<&CpuQuota>) 
     };
     let mut cmd = Command::new(program);
     cmd.args(args).env("TCPLAB_PEER", peer.to_string()).env("TCPLAB_SIDE", role.name());
-    let child = emu
-        .netns(role)
-        .spawn(&mut cmd, netio::netns::SIGKILL)
-        .with_context(|| format!("starting `{program}` on the {} side", role.name()))?;
-    if let Some(q) = quota {
-        q.add(child.id())?;
-    }
-    Ok(child)
+    let procs = quota.map(CpuQuota::procs_file);
+    emu.netns(role)
+        .spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref())
+        .with_context(|| format!("starting `{program}` on the {} side", role.name()))
 }
 
 /// SIGTERM, a moment's grace, then SIGKILL.

@@ -73,6 +73,10 @@ pub fn emulator_options(p: &PathArgs, spec: &str) -> Result<(PathConfig, Options
 
 /// Creates the quota cgroups asked for.
 pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
+    if cpu == HostCpu::default() {
+        return Ok((None, None));
+    }
+    CpuQuota::remove_stale(emu::pump::DEFAULT_PREFIX);
     let make = |role: &str, pct: Option<u32>| {
         pct.map(|p| CpuQuota::create(&format!("{}{}-{role}", emu::pump::DEFAULT_PREFIX, std::process::id()), p))
             .transpose()

@@ -28,10 +28,9 @@ impl ServerChild {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = ns.spawn(&mut cmd, netio::netns::SIGKILL).context("starting the server process")?;
-        if let Some(q) = quota {
-            q.add(child.id())?;
-        }
+        let procs = quota.map(CpuQuota::procs_file);
+        let mut child =
+            ns.spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref()).context("starting the server process")?;
         let Some(stderr) = child.stderr.take() else { bail!("server process has no stderr") };
         let mut lines = BufReader::new(stderr).lines();
         let port = loop {

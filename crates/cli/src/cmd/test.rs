@@ -14,6 +14,7 @@ use crate::output::{emit, format_of, now_unix_ms, record, Live};
 use crate::settings::client_options;
 
 /// Runs `spec` against the server in `client`.
+#[allow(dead_code, reason = "the entry of test commands without --path (kept for udp and sweep)")]
 pub fn run(client: &ClientArgs, spec: TestSpec, stop: &StopFlag) -> Result<ExitCode> {
     run_over(client, &PathArgs::default(), spec, stop)
 }

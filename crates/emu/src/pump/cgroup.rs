@@ -56,10 +56,29 @@ impl CpuQuota {
         Ok(quota)
     }
 
+    /// Removes empty cgroups left by killed runs: `PREFIX<pid>-…` whose process is gone.
+    pub fn remove_stale(prefix: &str) {
+        let Some((root, _)) = root() else { return };
+        let Ok(entries) = fs::read_dir(&root) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_prefix(prefix).and_then(|rest| rest.split('-').next()) else { continue };
+            let alive = Path::new("/proc").join(pid).exists();
+            if pid.parse::<u32>().is_ok() && !alive {
+                let _ = fs::remove_dir(entry.path());
+            }
+        }
+    }
+
     /// Moves process `pid` (and so its future children) into the cgroup.
     pub fn add(&self, pid: u32) -> Result<(), Error> {
         fs::write(self.dir.join("cgroup.procs"), pid.to_string())
             .map_err(|source| Error::Cgroup { step: format!("moving process {pid}"), source })
+    }
+
+    /// The cgroup's `cgroup.procs` file, for [`netio::NetNs::spawn`].
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
     }
 
     /// The cgroup's directory.

@@ -69,7 +69,7 @@ pub fn side(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, path: &PathConfig, offlo
 fn run_ip(ns: &NetNs, script: &str) -> std::io::Result<()> {
     let mut cmd = Command::new("ip");
     cmd.args(["-batch", "-"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = ns.spawn(&mut cmd, netio::netns::SIGKILL)?;
+    let mut child = ns.spawn(&mut cmd, netio::netns::SIGKILL, None)?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(script.as_bytes())?;
     }
