@@ -154,8 +154,11 @@ fn atm_cell_tax_matches_the_captured_packets() {
     let up = direction(&t, "up");
     assert_eq!(count(up, "drops_queue_overflow", "packets"), 0);
     let capture = std::fs::read(format!("{base}.client.pcap")).unwrap();
-    let sent: Vec<u64> =
-        pcap_records(&capture).into_iter().filter(|(src, _)| *src == [198, 18, 0, 1]).map(|(_, l)| l).collect();
+    let sent: Vec<u64> = pcap_records(&capture)
+        .into_iter()
+        .filter(|(src, _)| *src == [198, 18, 0, 1])
+        .map(|(_, l)| l)
+        .collect();
     assert_eq!(sent.len() as u64, count(up, "offered", "packets"));
     let expected: u64 = sent.iter().map(|&l| aal5_llc(l)).sum();
     assert_eq!(up["wire_bytes"].as_u64().unwrap(), expected);
@@ -219,7 +222,16 @@ fn kill_9_leaves_no_namespace_or_device() {
         return;
     }
     let mut emu = Command::new(BIN)
-        .args(["emu", "--path", "rate=10mbit,delay=1ms", "--server-cmd", "exec sleep 60", "--", "sleep", "60"])
+        .args([
+            "emu",
+            "--path",
+            "rate=10mbit,delay=1ms",
+            "--server-cmd",
+            "exec sleep 60",
+            "--",
+            "sleep",
+            "60",
+        ])
         .spawn()
         .unwrap();
     let pid = emu.id();
@@ -258,7 +270,8 @@ fn host_cpu_puts_each_side_in_its_quota() {
     if !root() {
         return;
     }
-    let out = tcplab(&["emu", "--path", "delay=1ms", "--host-cpu", "client=30%", "--", "cat", "/proc/self/cgroup"]);
+    let out =
+        tcplab(&["emu", "--path", "delay=1ms", "--host-cpu", "client=30%", "--", "cat", "/proc/self/cgroup"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("-client"), "client command outside its cgroup");
     // A test whose server side is limited runs its server as a separate process.

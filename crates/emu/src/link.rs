@@ -235,7 +235,13 @@ impl<P> Link<P> {
     /// leave together when the last of them is due. Random loss, cell loss and duplication
     /// are not applied: use this only when [`LinkConfig::needs_single_packets`] is false.
     /// Returns how many segments were admitted.
-    pub fn enqueue_segments(&mut self, now: Time, mut payload: P, lens: &[u32], trim: impl FnOnce(&mut P, usize)) -> usize {
+    pub fn enqueue_segments(
+        &mut self,
+        now: Time,
+        mut payload: P,
+        lens: &[u32],
+        trim: impl FnOnce(&mut P, usize),
+    ) -> usize {
         let now = self.observe(now);
         let mut first_start = None;
         let mut last: Option<Slot> = None;
@@ -266,7 +272,8 @@ impl<P> Link<P> {
         let len_bytes = lens.iter().take(admitted).sum();
         let slot = Slot { start: first_start.unwrap_or(last.start), end: last.end };
         let packets = u32::try_from(admitted).unwrap_or(u32::MAX);
-        let packet = InFlight { payload, len_bytes, packets, arrival: now, slot, fate: Fate::Delivered { copies: 1 } };
+        let packet =
+            InFlight { payload, len_bytes, packets, arrival: now, slot, fate: Fate::Delivered { copies: 1 } };
         self.line.push(slot.end, packet);
         admitted
     }

@@ -11,9 +11,9 @@ pub mod tcpinfo;
 pub mod tun;
 
 pub use cpu::CpuSnapshot;
+pub use netns::NetNs;
 pub use sockopt::{DataSocketOpts, SockError};
 pub use tcpinfo::TcpInfo;
-pub use netns::NetNs;
 pub use tun::Tun;
 
 /// 128 random bits from the OS, for test tokens and nonces.

@@ -86,7 +86,12 @@ impl NetNs {
     /// exits (`PR_SET_PDEATHSIG`), so spawn from a thread that lives as long as the child
     /// should (e.g. the main thread). With `cgroup_procs` (a cgroup's `cgroup.procs` file) the
     /// child joins that cgroup before it runs the program.
-    pub fn spawn(&self, cmd: &mut Command, signal: libc::c_int, cgroup_procs: Option<&Path>) -> io::Result<Child> {
+    pub fn spawn(
+        &self,
+        cmd: &mut Command,
+        signal: libc::c_int,
+        cgroup_procs: Option<&Path>,
+    ) -> io::Result<Child> {
         let fd = self.file.as_raw_fd();
         let parent = std::process::id();
         let procs = cgroup_procs

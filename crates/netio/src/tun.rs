@@ -81,7 +81,9 @@ impl Tun {
     fn enable_offload(&self) -> io::Result<()> {
         let size: libc::c_int = VNET_HDR_BYTES as libc::c_int;
         // SAFETY: TUNSETVNETHDRSZ reads one int through the pointer, valid for the call.
-        check(unsafe { libc::ioctl(self.file.as_raw_fd(), TUNSETVNETHDRSZ as _, &size as *const libc::c_int) })?;
+        check(unsafe {
+            libc::ioctl(self.file.as_raw_fd(), TUNSETVNETHDRSZ as _, &size as *const libc::c_int)
+        })?;
         let flags = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
         // SAFETY: TUNSETOFFLOAD takes the flags by value.
         check(unsafe { libc::ioctl(self.file.as_raw_fd(), TUNSETOFFLOAD as _, flags as libc::c_ulong) })

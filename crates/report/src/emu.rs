@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn lists_presets_aligned() {
-        let s = presets(&[("gige", "rate=1gbit", "1 Gbit/s"), ("transatlantic", "rate=1gbit,delay=85ms", "far")]);
+        let s =
+            presets(&[("gige", "rate=1gbit", "1 Gbit/s"), ("transatlantic", "rate=1gbit,delay=85ms", "far")]);
         assert_eq!(s, "gige           rate=1gbit\n               1 Gbit/s\ntransatlantic  rate=1gbit,delay=85ms\n               far\n");
     }
 

@@ -56,9 +56,7 @@ mod tests {
     fn file_header_bytes() {
         assert_eq!(
             file_header(LINKTYPE_RAW),
-            [
-                0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 101, 0, 0, 0
-            ]
+            [0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 101, 0, 0, 0]
         );
     }
 

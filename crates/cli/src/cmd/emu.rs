@@ -35,9 +35,8 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
         None => None,
     };
     let client_cmd = client_command(&a.command);
-    let status = spawn(&emu, Role::Client, &client_cmd, client_quota.as_ref()).and_then(|mut c| {
-        c.wait().context("waiting for the client-side command")
-    });
+    let status = spawn(&emu, Role::Client, &client_cmd, client_quota.as_ref())
+        .and_then(|mut c| c.wait().context("waiting for the client-side command"));
     if let Some(s) = server {
         stop_child(s);
     }

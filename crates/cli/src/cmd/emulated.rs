@@ -53,7 +53,12 @@ pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
         let Some((side, value)) = item.split_once('=') else {
             bail!("--host-cpu: expected SIDE=PERCENT, got `{item}`");
         };
-        let pct: u32 = value.trim().trim_end_matches('%').parse().ok().filter(|p| (1..=1000).contains(p))
+        let pct: u32 = value
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .ok()
+            .filter(|p| (1..=1000).contains(p))
             .with_context(|| format!("--host-cpu: `{value}` is not a percentage between 1% and 1000%"))?;
         match side.trim() {
             "client" => out.client = Some(pct),
@@ -78,8 +83,10 @@ pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
     }
     CpuQuota::remove_stale(emu::pump::DEFAULT_PREFIX);
     let make = |role: &str, pct: Option<u32>| {
-        pct.map(|p| CpuQuota::create(&format!("{}{}-{role}", emu::pump::DEFAULT_PREFIX, std::process::id()), p))
-            .transpose()
+        pct.map(|p| {
+            CpuQuota::create(&format!("{}{}-{role}", emu::pump::DEFAULT_PREFIX, std::process::id()), p)
+        })
+        .transpose()
     };
     Ok((make("client", cpu.client)?, make("server", cpu.server)?))
 }

@@ -46,8 +46,9 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     };
     let mut live = Live::new(format_of(&a.output));
     live.show_intervals = false;
-    let (results, remote) =
-        emulated::in_client(session.as_ref(), || run_suite(&client, a.time_ms, &mut live, stop, session.as_ref()))?;
+    let (results, remote) = emulated::in_client(session.as_ref(), || {
+        run_suite(&client, a.time_ms, &mut live, stop, session.as_ref())
+    })?;
     if let Some(s) = embedded {
         s.shutdown();
     }
@@ -67,7 +68,8 @@ fn run_suite(
     let specs = suite(time_ms);
     let bar = progress(specs.len() as u64, live.format());
     // The server frees its slot as it sends results; a moment's retry covers the race.
-    let mut opts = engine::client::ClientOptions { busy_wait: Duration::from_secs(3), ..client_options(client) };
+    let mut opts =
+        engine::client::ClientOptions { busy_wait: Duration::from_secs(3), ..client_options(client) };
     if let Some(s) = session {
         opts = s.client_options(opts);
     }

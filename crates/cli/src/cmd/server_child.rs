@@ -29,8 +29,9 @@ impl ServerChild {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let procs = quota.map(CpuQuota::procs_file);
-        let mut child =
-            ns.spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref()).context("starting the server process")?;
+        let mut child = ns
+            .spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref())
+            .context("starting the server process")?;
         let Some(stderr) = child.stderr.take() else { bail!("server process has no stderr") };
         let mut lines = BufReader::new(stderr).lines();
         let port = loop {
@@ -67,7 +68,10 @@ mod tests {
 
     #[test]
     fn finds_the_port() {
-        assert_eq!(listening_port("tcplab server listening on 198.18.0.2:40000 (Ctrl-C to stop)"), Some(40000));
+        assert_eq!(
+            listening_port("tcplab server listening on 198.18.0.2:40000 (Ctrl-C to stop)"),
+            Some(40000)
+        );
         assert_eq!(listening_port("something else"), None);
     }
 }

@@ -43,7 +43,8 @@ impl Captures {
     /// Appends one packet seen at `role`'s device at `unix_nanos`.
     pub fn record(&self, role: Role, unix_nanos: u64, packet: &[u8]) {
         let kept = packet.get(..packet.len().min(SNAP_BYTES)).unwrap_or_default();
-        let header = pcap::record_header(unix_nanos, pcap::captured_len(kept.len()), pcap::captured_len(packet.len()));
+        let header =
+            pcap::record_header(unix_nanos, pcap::captured_len(kept.len()), pcap::captured_len(packet.len()));
         if let Ok(mut w) = self.files[role as usize].lock() {
             // A full disk must not stop the emulator: later flush reports the error.
             let _ = w.write_all(&header).and_then(|()| w.write_all(kept));

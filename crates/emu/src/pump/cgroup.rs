@@ -41,17 +41,21 @@ impl CpuQuota {
         };
         if v2 {
             // Make the cpu controller available to children of the root (idempotent).
-            fs::write(root.join("cgroup.subtree_control"), "+cpu").map_err(fail("enabling the cpu controller"))?;
+            fs::write(root.join("cgroup.subtree_control"), "+cpu")
+                .map_err(fail("enabling the cpu controller"))?;
         }
         let dir = root.join(name);
         fs::create_dir(&dir).map_err(fail("creating the cgroup"))?;
         let quota = CpuQuota { dir, v2 };
         let quota_us = PERIOD_US * u64::from(percent) / 100;
         if quota.v2 {
-            fs::write(quota.dir.join("cpu.max"), format!("{quota_us} {PERIOD_US}")).map_err(fail("setting cpu.max"))?;
+            fs::write(quota.dir.join("cpu.max"), format!("{quota_us} {PERIOD_US}"))
+                .map_err(fail("setting cpu.max"))?;
         } else {
-            fs::write(quota.dir.join("cpu.cfs_period_us"), PERIOD_US.to_string()).map_err(fail("setting the period"))?;
-            fs::write(quota.dir.join("cpu.cfs_quota_us"), quota_us.to_string()).map_err(fail("setting the quota"))?;
+            fs::write(quota.dir.join("cpu.cfs_period_us"), PERIOD_US.to_string())
+                .map_err(fail("setting the period"))?;
+            fs::write(quota.dir.join("cpu.cfs_quota_us"), quota_us.to_string())
+                .map_err(fail("setting the quota"))?;
         }
         Ok(quota)
     }
@@ -62,7 +66,9 @@ impl CpuQuota {
         let Ok(entries) = fs::read_dir(&root) else { return };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.strip_prefix(prefix).and_then(|rest| rest.split('-').next()) else { continue };
+            let Some(pid) = name.strip_prefix(prefix).and_then(|rest| rest.split('-').next()) else {
+                continue;
+            };
             let alive = Path::new("/proc").join(pid).exists();
             if pid.parse::<u32>().is_ok() && !alive {
                 let _ = fs::remove_dir(entry.path());
@@ -128,15 +134,18 @@ impl CpuQuota {
         if self.v2 {
             return Err(Error::Cgroup {
                 step: "limiting the client side of a test".into(),
-                source: std::io::Error::other("cgroup v2 limits whole processes; use `tcplab emu` for a client quota"),
+                source: std::io::Error::other(
+                    "cgroup v2 limits whole processes; use `tcplab emu` for a client quota",
+                ),
             });
         }
         let link = fs::read_link("/proc/thread-self").map_err(fail("finding the thread id"))?;
         let tid = link.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let current = fs::read_to_string("/proc/thread-self/cgroup").map_err(fail("reading the thread's cgroup"))?;
+        let current =
+            fs::read_to_string("/proc/thread-self/cgroup").map_err(fail("reading the thread's cgroup"))?;
         let rel = current
             .lines()
-            .filter_map(|l| l.splitn(3, ':').nth(1).zip(l.splitn(3, ':').nth(2)))
+            .filter_map(|l| l.split_once(':').and_then(|(_, rest)| rest.split_once(':')))
             .find(|(controllers, _)| controllers.split(',').any(|c| c == "cpu"))
             .map(|(_, path)| path.trim_start_matches('/').to_string())
             .unwrap_or_default();

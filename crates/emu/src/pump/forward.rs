@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use netio::Tun;
 
 use super::capture::Captures;
-use super::Role;
 use super::shared::{Shared, Stats};
+use super::Role;
 use crate::link::{Fate, Link, Verdict};
 use crate::spec::Direction;
 use crate::time::Time;
@@ -34,6 +34,12 @@ const MAX_SLEEP: Duration = Duration::from_millis(20);
 pub struct Clock {
     start: Instant,
     unix_start_ns: u64,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
 }
 
 impl Clock {
@@ -127,11 +133,17 @@ impl Forwarder {
             let packet = scratch.get(..n).unwrap_or_default().to_vec();
             let len = u32::try_from(n - header).unwrap_or(u32::MAX);
             if let Some(c) = &self.captures {
-                c.record(Role::source(self.direction), self.clock.unix_nanos(now), packet.get(header..).unwrap_or_default());
+                c.record(
+                    Role::source(self.direction),
+                    self.clock.unix_nanos(now),
+                    packet.get(header..).unwrap_or_default(),
+                );
             }
-            match crate::gso::segments(&packet).filter(|_| header > 0) {
+            let segments = if header > 0 { crate::gso::segments(&packet) } else { None };
+            match segments {
                 Some(segs) => {
-                    self.link.enqueue_segments(now, packet, &segs.lens, |p, k| crate::gso::truncate(p, &segs, k));
+                    self.link
+                        .enqueue_segments(now, packet, &segs.lens, |p, k| crate::gso::truncate(p, &segs, k));
                 }
                 None => {
                     if let Verdict::Dropped { .. } = self.link.enqueue(now, packet, len) {

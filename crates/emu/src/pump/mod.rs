@@ -154,13 +154,17 @@ impl Offload {
     /// Whether `path` runs with offload; an error if it was forced on where it cannot apply.
     pub fn resolve(self, path: &PathConfig) -> Result<bool, Error> {
         let per_packet = path.up.needs_single_packets() || path.down.needs_single_packets();
-        let fast = [path.up.rate, path.down.rate].iter().all(|r| r.is_none_or(|r| r.bits_per_sec() >= AUTO_OFFLOAD_MIN_BPS));
+        let fast = [path.up.rate, path.down.rate]
+            .iter()
+            .all(|r| r.is_none_or(|r| r.bits_per_sec() >= AUTO_OFFLOAD_MIN_BPS));
         match self {
             Offload::Off => Ok(false),
             Offload::Auto => Ok(fast && !per_packet),
             Offload::On if per_packet => Err(Error::Setup {
                 step: "turning offload on".into(),
-                source: std::io::Error::other("the path draws loss, cell loss or duplication per packet; use offload off or auto"),
+                source: std::io::Error::other(
+                    "the path draws loss, cell loss or duplication per packet; use offload off or auto",
+                ),
             }),
             Offload::On => Ok(true),
         }
@@ -207,28 +211,8 @@ impl Emulator {
         let server = setup::side(&server_name, opts.server_addr, opts.client_addr, path, offload)?;
         let captures = opts.capture.as_deref().map(Captures::create).transpose()?.map(Arc::new);
         let shared = Arc::new(Shared::default());
-        let (client_tun, server_tun) = (Arc::new(client.tun), Arc::new(server.tun));
-        let clock = Clock::new();
-        let mut threads = Vec::new();
-        for (direction, input, output) in
-            [(Direction::Up, &client_tun, &server_tun), (Direction::Down, &server_tun, &client_tun)]
-        {
-            let forwarder = Forwarder {
-                direction,
-                link: path.build_link(direction, opts.seed),
-                input: Arc::clone(input),
-                output: Arc::clone(output),
-                shared: Arc::clone(&shared),
-                captures: captures.clone(),
-                clock,
-                realtime: opts.realtime,
-            };
-            let thread = std::thread::Builder::new()
-                .name(format!("emu-{direction}"))
-                .spawn(move || forwarder.run())
-                .map_err(|source| Error::Setup { step: "starting a pump thread".into(), source })?;
-            threads.push(thread);
-        }
+        let tuns = (Arc::new(client.tun), Arc::new(server.tun));
+        let threads = spawn_forwarders(path, opts, &tuns, &shared, captures.as_ref())?;
         Ok(Emulator {
             spec: spec.to_string(),
             client: client.ns,
@@ -282,6 +266,39 @@ impl Emulator {
             let _ = t.join();
         }
     }
+}
+
+/// Starts one forwarding thread per direction.
+fn spawn_forwarders(
+    path: &PathConfig,
+    opts: &Options,
+    (client, server): &(Arc<netio::Tun>, Arc<netio::Tun>),
+    shared: &Arc<Shared>,
+    captures: Option<&Arc<Captures>>,
+) -> Result<Vec<JoinHandle<()>>, Error> {
+    let clock = Clock::new();
+    let mut threads = Vec::new();
+    for (direction, input, output) in [(Direction::Up, client, server), (Direction::Down, server, client)] {
+        let forwarder = Forwarder {
+            direction,
+            link: path.build_link(direction, opts.seed),
+            input: Arc::clone(input),
+            output: Arc::clone(output),
+            shared: Arc::clone(shared),
+            captures: captures.cloned(),
+            clock,
+            realtime: opts.realtime,
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("emu-{direction}"))
+            .spawn(move || forwarder.run())
+            .map_err(|source| {
+                shared.stop.store(true, Ordering::Relaxed); // stops a thread already started
+                Error::Setup { step: "starting a pump thread".into(), source }
+            })?;
+        threads.push(thread);
+    }
+    Ok(threads)
 }
 
 impl Drop for Emulator {

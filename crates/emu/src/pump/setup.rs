@@ -47,7 +47,13 @@ pub fn device_name(prefix: &str, role: char) -> String {
 }
 
 /// Creates a namespace with a configured TUN device in it.
-pub fn side(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, path: &PathConfig, offload: bool) -> Result<Endpoint, Error> {
+pub fn side(
+    name: &str,
+    addr: Ipv4Addr,
+    peer: Ipv4Addr,
+    path: &PathConfig,
+    offload: bool,
+) -> Result<Endpoint, Error> {
     let step = |what: &str| format!("{what} for {name}");
     // Sysctls first: with IPv6 off before the device exists, no router solicitation or
     // other IPv6 chatter ever crosses the emulated link.
@@ -101,7 +107,8 @@ pub fn buffer_max_bytes(path: &PathConfig) -> u64 {
     let rate = [path.up.rate, path.down.rate].iter().flatten().map(|r| r.bits_per_sec()).max().unwrap_or(0);
     let bdp = u128::from(rate) * rtt.as_nanos() / 8 / 1_000_000_000;
     let queue = [path.up.queue.bytes, path.down.queue.bytes].iter().flatten().copied().max().unwrap_or(0);
-    let queue_pkts = [path.up.queue.packets, path.down.queue.packets].iter().flatten().copied().max().unwrap_or(0);
+    let queue_pkts =
+        [path.up.queue.packets, path.down.queue.packets].iter().flatten().copied().max().unwrap_or(0);
     let queue = queue.max(queue_pkts.saturating_mul(u64::from(path.mtu_bytes)));
     let want = u64::try_from(bdp).unwrap_or(u64::MAX).saturating_add(queue).saturating_mul(4);
     want.clamp(MIN_BUFFER_MAX_BYTES, MAX_BUFFER_MAX_BYTES)
