@@ -278,3 +278,24 @@ fn host_cpu_puts_each_side_in_its_quota() {
     let t = json_test(&["rr", "--path", "delay=1ms", "--host-cpu", "server=50%", "-t", "1"]);
     assert!(t["summary"]["rr"]["transactions"].as_u64().unwrap() > 10);
 }
+
+#[test]
+fn fast_paths_run_with_offload_and_count_segments() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=1gbit,delay=1ms,queue=30pkt", "-t", "2", "-C", "cubic"]);
+    assert_eq!(t["emu"]["offload"], true);
+    let got = receiver_bps(&t);
+    assert!(got <= 1e9 * 1448.0 / 1500.0 * 1.03, "{got} bit/s above the 1 Gbit/s link");
+    let up = direction(&t, "up");
+    let (offered, delivered) = (count(up, "offered", "bytes"), count(up, "delivered", "bytes"));
+    // Per-segment accounting: every offered byte is delivered, dropped or (a few) still in flight.
+    let accounted = delivered + count(up, "drops_queue_overflow", "bytes");
+    assert!(
+        offered >= accounted && offered - accounted < 200_000,
+        "{offered} offered, {accounted} accounted"
+    );
+    // Segments, not super-packets: packets average at most one MTU.
+    assert!(offered / count(up, "offered", "packets") <= 1500);
+}

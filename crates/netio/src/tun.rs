@@ -173,6 +173,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_device_lives_in_its_namespace_and_reads_nothing_yet() {
+        if !crate::netns::is_root() {
+            eprintln!("skipped: TUN devices need root");
+            return;
+        }
+        let name = format!("tle{}-t", std::process::id());
+        let (ns, tun) = crate::NetNs::create(|| Tun::create(&name, true)).unwrap();
+        assert_eq!(tun.name(), name);
+        assert!(tun.has_vnet_hdr());
+        let mut buf = [0u8; 64];
+        assert_eq!(tun.recv(&mut buf).unwrap(), None, "non-blocking, nothing queued (device down)");
+        assert!(!tun.wait_readable(Some(Duration::from_millis(1))).unwrap());
+        let devices = || std::fs::read_to_string("/proc/thread-self/net/dev").unwrap();
+        assert!(ns.run(devices).unwrap().contains(&name), "device visible inside its namespace");
+        assert!(!devices().contains(&name), "and not outside");
+    }
+
+    #[test]
     fn rejects_bad_names() {
         assert!(Tun::create("", false).is_err());
         assert!(Tun::create("a-name-that-is-too-long", false).is_err());

@@ -6,7 +6,8 @@ use results::{EmuDirection, EmuReport, EmuTally};
 
 /// The counters of an emulated path, one block of lines per direction.
 pub fn text(r: &EmuReport) -> String {
-    let mut out = format!("emulated path: {}\n", r.path);
+    let offload = if r.offload { " (TUN offload: super-packets, counted per segment)" } else { "" };
+    let mut out = format!("emulated path: {}{offload}\n", r.path);
     for d in &r.directions {
         direction_lines(&mut out, d);
     }
@@ -69,6 +70,7 @@ mod tests {
     fn counters_text_names_every_cause() {
         let r = EmuReport {
             path: "rate=1mbit".into(),
+            offload: false,
             directions: vec![EmuDirection { direction: "up".into(), ..Default::default() }],
         };
         let t = text(&r);

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 pub struct EmuReport {
     /// The path spec as given (e.g. `transatlantic` or `rate=100mbit,delay=20ms`).
     pub path: String,
+    /// TCP super-packets (TUN offload) crossed the emulator; counters are still per segment.
+    #[serde(default)]
+    pub offload: bool,
     /// Client → server (`up`) and server → client (`down`).
     pub directions: Vec<EmuDirection>,
 }

@@ -189,6 +189,7 @@ impl Default for Options {
 #[derive(Debug)]
 pub struct Emulator {
     spec: String,
+    offload: bool,
     client: NetNs,
     server: NetNs,
     opts: Options,
@@ -215,6 +216,7 @@ impl Emulator {
         let threads = spawn_forwarders(path, opts, &tuns, &shared, captures.as_ref())?;
         Ok(Emulator {
             spec: spec.to_string(),
+            offload,
             client: client.ns,
             server: server.ns,
             opts: opts.clone(),
@@ -242,7 +244,7 @@ impl Emulator {
 
     /// The counters so far.
     pub fn report(&self) -> results::EmuReport {
-        report::build(&self.spec, &self.shared)
+        report::build(&self.spec, self.offload, &self.shared)
     }
 
     /// The error that stopped forwarding, if one did.
