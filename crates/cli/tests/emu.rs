@@ -299,3 +299,17 @@ fn fast_paths_run_with_offload_and_count_segments() {
     // Segments, not super-packets: packets average at most one MTU.
     assert!(offered / count(up, "offered", "packets") <= 1500);
 }
+
+#[test]
+fn fast_lossy_paths_draw_loss_per_segment() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=1gbit,delay=1ms,up:loss=1%", "-t", "2"]);
+    assert_eq!(t["emu"]["offload"], true);
+    let up = direction(&t, "up");
+    let offered = count(up, "offered", "packets");
+    assert!(count(up, "offered", "bytes") / offered <= 1500, "super-packets were not split");
+    let share = count(up, "drops_loss_model", "packets") as f64 / offered as f64;
+    assert!((0.005..0.02).contains(&share), "lost {share} of segments, configured 1%");
+}

@@ -73,6 +73,74 @@ pub fn truncate(frame: &mut Vec<u8>, segments: &Segments, keep: usize) {
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
 }
 
+/// `VIRTIO_NET_HDR_F_NEEDS_CSUM`: the TCP checksum field holds the pseudo-header sum only.
+const F_NEEDS_CSUM: u8 = 1;
+const TCP_FIN: u8 = 0x01;
+const TCP_PSH: u8 = 0x08;
+const TCP_CWR: u8 = 0x80;
+
+/// Splits a super-packet into the frames of its segments, as the kernel's segmentation
+/// would: each gets a copy of the IP and TCP headers with its own IP length, IP id (+1 per
+/// segment), checksum and TCP sequence number; FIN and PSH stay on the last segment, CWR on
+/// the first; the virtio header says "no GSO" and keeps the checksum-offload fields, with the
+/// pseudo-header sum for the segment's length in the TCP checksum field.
+pub fn split(frame: &[u8], segments: &Segments) -> Vec<Vec<u8>> {
+    let hdr = segments.header_bytes as usize;
+    let Some(headers) = frame.get(VNET_HDR_BYTES..VNET_HDR_BYTES + hdr) else { return Vec::new() };
+    let payload = frame.get(VNET_HDR_BYTES + hdr..).unwrap_or_default();
+    let mss = usize::from(u16_le(frame, 4).unwrap_or(0)).max(1);
+    let count = segments.lens.len();
+    payload
+        .chunks(mss)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let mut out = Vec::with_capacity(VNET_HDR_BYTES + hdr + chunk.len());
+            out.extend_from_slice(frame.get(..VNET_HDR_BYTES).unwrap_or(&[0; VNET_HDR_BYTES]));
+            out[1] = 0; // GSO none
+            out[4..6].copy_from_slice(&[0, 0]); // gso_size
+            out.extend_from_slice(headers);
+            out.extend_from_slice(chunk);
+            fix_segment(&mut out, i, count, mss);
+            out
+        })
+        .collect()
+}
+
+/// Rewrites the headers of segment `i` of `count` (frame = virtio header + IP + TCP + data).
+fn fix_segment(frame: &mut [u8], i: usize, count: usize, mss: usize) {
+    let needs_csum = frame.first().is_some_and(|f| f & F_NEEDS_CSUM != 0);
+    let Some(ip) = frame.get_mut(VNET_HDR_BYTES..) else { return };
+    let ihl = usize::from(ip.first().copied().unwrap_or(0) & 0x0f) * 4;
+    if ihl < 20 || ip.len() < ihl + 20 {
+        return;
+    }
+    let ip_len = ip.len() as u16;
+    let id = u16_be(ip, 4).unwrap_or(0).wrapping_add(i as u16);
+    ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+    ip[4..6].copy_from_slice(&id.to_be_bytes());
+    ip[10..12].copy_from_slice(&[0, 0]);
+    let sum = ipv4_checksum(&ip[..ihl]);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    let (addrs, tcp) = ip.split_at_mut(ihl);
+    let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]).wrapping_add((i * mss) as u32);
+    tcp[4..8].copy_from_slice(&seq.to_be_bytes());
+    if i + 1 < count {
+        tcp[13] &= !(TCP_FIN | TCP_PSH);
+    }
+    if i > 0 {
+        tcp[13] &= !TCP_CWR;
+    }
+    if needs_csum {
+        let tcp_len = tcp.len() as u32;
+        let words = (12..20).step_by(2).filter_map(|at| u16_be(addrs, at)).map(u32::from);
+        let mut sum: u32 = words.sum::<u32>() + 6 + tcp_len;
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        tcp[16..18].copy_from_slice(&(sum as u16).to_be_bytes());
+    }
+}
+
 /// The Internet checksum of an IPv4 header whose checksum field is zero.
 fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = (0..header.len() / 2).filter_map(|i| u16_be(header, 2 * i)).map(u32::from).sum();
@@ -122,6 +190,33 @@ mod tests {
         let mut v6 = frame(3000, 1448);
         v6[VNET_HDR_BYTES] = 0x60;
         assert_eq!(segments(&v6), None);
+    }
+
+    #[test]
+    fn split_segments_carry_their_own_headers() {
+        let mut f = frame(1448 * 2 + 10, 1448);
+        let tcp = VNET_HDR_BYTES + 20;
+        f[tcp + 4..tcp + 8].copy_from_slice(&1000u32.to_be_bytes());
+        f[tcp + 13] = TCP_CWR | TCP_PSH | TCP_FIN | 0x10;
+        f[VNET_HDR_BYTES + 4..VNET_HDR_BYTES + 6].copy_from_slice(&7u16.to_be_bytes());
+        let s = segments(&f).unwrap();
+        let out = split(&f, &s);
+        assert_eq!(out.iter().map(Vec::len).collect::<Vec<_>>(), vec![10 + 1500, 10 + 1500, 10 + 62]);
+        for (i, seg) in out.iter().enumerate() {
+            let ip = &seg[VNET_HDR_BYTES..];
+            assert_eq!(seg[1], 0, "no GSO");
+            assert_eq!(u16::from_be_bytes([ip[2], ip[3]]) as usize, ip.len());
+            assert_eq!(u16::from_be_bytes([ip[4], ip[5]]), 7 + i as u16, "IP id");
+            assert_eq!(ipv4_checksum(&ip[..20]), 0, "IP checksum");
+            let seq = u32::from_be_bytes([ip[24], ip[25], ip[26], ip[27]]);
+            assert_eq!(seq, 1000 + 1448 * i as u32);
+            let flags = ip[33];
+            assert_eq!(flags & TCP_CWR != 0, i == 0);
+            assert_eq!(flags & (TCP_FIN | TCP_PSH) != 0, i == 2);
+            assert_eq!(flags & 0x10, 0x10, "ACK kept");
+        }
+        let payload: Vec<u8> = out.iter().flat_map(|s| s[VNET_HDR_BYTES + 52..].to_vec()).collect();
+        assert_eq!(payload, f[VNET_HDR_BYTES + 52..]);
     }
 
     #[test]

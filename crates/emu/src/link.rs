@@ -47,7 +47,7 @@ pub struct LinkConfig {
 
 impl LinkConfig {
     /// True if an element draws per packet (random loss, cell loss, duplication), so
-    /// super-packets must not be used: [`Link::enqueue_segments`] does not apply them.
+    /// super-packets must be split first: [`Link::enqueue_segments`] does not apply them.
     pub fn needs_single_packets(&self) -> bool {
         !matches!(self.loss, LossModel::None) || self.cell_loss.is_some() || !self.duplicate.is_zero()
     }

@@ -15,7 +15,7 @@ use netio::Tun;
 use super::capture::Captures;
 use super::shared::{Shared, Stats};
 use super::Role;
-use crate::link::{Fate, Link, Verdict};
+use crate::link::{Fate, Link};
 use crate::spec::Direction;
 use crate::time::Time;
 
@@ -139,20 +139,31 @@ impl Forwarder {
                     packet.get(header..).unwrap_or_default(),
                 );
             }
-            let segments = if header > 0 { crate::gso::segments(&packet) } else { None };
-            match segments {
-                Some(segs) => {
-                    self.link
-                        .enqueue_segments(now, packet, &segs.lens, |p, k| crate::gso::truncate(p, &segs, k));
-                }
-                None => {
-                    if let Verdict::Dropped { .. } = self.link.enqueue(now, packet, len) {
-                        // Counted by the link; the buffer is freed here.
-                    }
-                }
-            }
+            self.offer(now, packet, len, header);
         }
         READ_BATCH
+    }
+
+    /// Hands one packet read at `now` to the link. A super-packet is charged per segment;
+    /// where the link draws per packet (loss, cell loss, duplication) it is first split into
+    /// real segments so that each gets its own draw.
+    fn offer(&mut self, now: Time, packet: Vec<u8>, len: u32, header: usize) {
+        let segments = if header > 0 { crate::gso::segments(&packet) } else { None };
+        match segments {
+            Some(segs) if self.link.config().needs_single_packets() => {
+                for segment in crate::gso::split(&packet, &segs) {
+                    let len = u32::try_from(segment.len().saturating_sub(header)).unwrap_or(u32::MAX);
+                    let _ = self.link.enqueue(now, segment, len);
+                }
+            }
+            Some(segs) => {
+                self.link.enqueue_segments(now, packet, &segs.lens, |p, k| crate::gso::truncate(p, &segs, k));
+            }
+            None => {
+                // A drop is counted by the link; the buffer is freed here.
+                let _ = self.link.enqueue(now, packet, len);
+            }
+        }
     }
 
     /// Writes every packet that is due now.

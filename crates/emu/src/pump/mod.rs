@@ -130,18 +130,18 @@ pub struct Options {
 /// TUN offload: whether TCP super-packets (GSO) cross the pump instead of single packets.
 ///
 /// With offload the kernel hands the pump up to 64 KB at a time, cutting its per-packet
-/// work about thirtyfold, which fast long paths need on a small machine. The link still
-/// charges framing, queue space and serialization per segment
-/// ([`crate::Link::enqueue_segments`]), but a super-packet leaves as a whole when its last
-/// segment is due, so its first segment arrives up to one super-packet's serialization
-/// time late (0.5 ms at 1 Gbit/s).
+/// work about thirtyfold, which fast long paths need on a small machine. Where a direction
+/// draws per packet (loss, cell loss, duplication) each super-packet is split into real
+/// segments first, so every segment gets its own draw. Elsewhere the link charges framing,
+/// queue space and serialization per segment ([`crate::Link::enqueue_segments`]) but a
+/// super-packet leaves as a whole when its last segment is due, so its first segment
+/// arrives up to one super-packet's serialization time late (0.5 ms at 1 Gbit/s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Offload {
-    /// On when no direction draws per packet (loss, cell loss, duplication) and every
-    /// direction runs at 500 Mbit/s or more.
+    /// On when every direction runs at 500 Mbit/s or more (or unlimited).
     #[default]
     Auto,
-    /// Always (refused for paths that draw per packet).
+    /// Always.
     On,
     /// Never.
     Off,
@@ -151,22 +151,15 @@ pub enum Offload {
 const AUTO_OFFLOAD_MIN_BPS: u64 = 500_000_000;
 
 impl Offload {
-    /// Whether `path` runs with offload; an error if it was forced on where it cannot apply.
-    pub fn resolve(self, path: &PathConfig) -> Result<bool, Error> {
-        let per_packet = path.up.needs_single_packets() || path.down.needs_single_packets();
+    /// Whether `path` runs with offload.
+    pub fn resolve(self, path: &PathConfig) -> bool {
         let fast = [path.up.rate, path.down.rate]
             .iter()
             .all(|r| r.is_none_or(|r| r.bits_per_sec() >= AUTO_OFFLOAD_MIN_BPS));
         match self {
-            Offload::Off => Ok(false),
-            Offload::Auto => Ok(fast && !per_packet),
-            Offload::On if per_packet => Err(Error::Setup {
-                step: "turning offload on".into(),
-                source: std::io::Error::other(
-                    "the path draws loss, cell loss or duplication per packet; use offload off or auto",
-                ),
-            }),
-            Offload::On => Ok(true),
+            Offload::Off => false,
+            Offload::Auto => fast,
+            Offload::On => true,
         }
     }
 }
@@ -207,7 +200,7 @@ impl Emulator {
         }
         let client_name = setup::device_name(&opts.prefix, 'c');
         let server_name = setup::device_name(&opts.prefix, 's');
-        let offload = opts.offload.resolve(path)?;
+        let offload = opts.offload.resolve(path);
         let client = setup::side(&client_name, opts.client_addr, opts.server_addr, path, offload)?;
         let server = setup::side(&server_name, opts.server_addr, opts.client_addr, path, offload)?;
         let captures = opts.capture.as_deref().map(Captures::create).transpose()?.map(Arc::new);
