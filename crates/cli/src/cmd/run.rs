@@ -52,8 +52,8 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     if let Some(s) = embedded {
         s.shutdown();
     }
-    if let Some(s) = session {
-        s.finish()?;
+    if let Some(Err(e)) = session.map(Session::finish) {
+        eprintln!("error: {e:#}"); // the results below are still complete
     }
     finish(&live, results, remote, started)
 }

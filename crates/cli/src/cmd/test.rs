@@ -31,9 +31,15 @@ pub fn run_over(client: &ClientArgs, path: &PathArgs, spec: TestSpec, stop: &Sto
     let mut live = Live::new(format_of(&client.output));
     let (mut result, remote) =
         emulated::in_client(session.as_ref(), || engine::run_test(&opts, &spec, &mut live, stop))?;
-    if let Some(s) = session {
-        result.emu = Some(s.finish()?);
-    }
+    // The emulator's own failure must not cost the measured result: report it after.
+    let emu_failure = match session.map(Session::finish) {
+        Some(Ok(report)) => {
+            result.emu = Some(report);
+            None
+        }
+        Some(Err(e)) => Some(format!("{e:#}")),
+        None => None,
+    };
     live.hosts(&netio::host::host_info(), remote.as_ref());
     live.test_done(&result, true);
     if let (Some(r), Format::Text) = (&result.emu, live.format()) {
@@ -43,7 +49,8 @@ pub fn run_over(client: &ClientArgs, path: &PathArgs, spec: TestSpec, stop: &Sto
         (Status::Completed, _) => None,
         (_, Some(e)) => Some(e.message.clone()),
         (_, None) => Some("interrupted".to_string()),
-    };
+    }
+    .or(emu_failure);
     if live.format() == Format::Json {
         emit(&json::document(&record(vec![result], remote, None, started)));
     }
