@@ -51,12 +51,13 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Server(a) => cmd::server::run(a, stop),
         Command::Stream(a) => cmd::test::run_with(
             &a.client,
+            &a.path,
             settings::stream_spec(a)?,
             settings::link_reference(&a.link, results::TestKind::TcpStream)?,
             stop,
         ),
-        Command::Rr(a) => cmd::test::run(&a.client, settings::rr_spec(a)?, stop),
-        Command::Crr(a) => cmd::test::run(&a.client, settings::crr_spec(a)?, stop),
+        Command::Rr(a) => cmd::test::run_with(&a.client, &a.path, settings::rr_spec(a)?, None, stop),
+        Command::Crr(a) => cmd::test::run_with(&a.client, &a.path, settings::crr_spec(a)?, None, stop),
         Command::Model(a) => cmd::model::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Sweep(a) => cmd::sweep::run(a, stop),
@@ -66,10 +67,14 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Udp(a) => cmd::test::run_with(
             &a.client,
+            &a.path,
             udp_settings::udp_spec(a)?,
             settings::link_reference(&a.link, results::TestKind::UdpStream)?,
             stop,
         ),
-        Command::UdpRr(a) => cmd::test::run(&a.client, udp_settings::udp_rr_spec(a)?, stop),
+        Command::UdpRr(a) => {
+            cmd::test::run_with(&a.client, &a.path, udp_settings::udp_rr_spec(a)?, None, stop)
+        }
+        Command::Emu(a) => cmd::emu::run(a),
     }
 }

@@ -93,5 +93,6 @@ fn unreachable_empty(spec: &TestSpec) -> TestResult {
         repetition: None,
         reference: None,
         diagnosis: Vec::new(),
+        emu: None,
     }
 }

@@ -319,6 +319,7 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
                 repetition: None,
                 reference: None,
                 diagnosis: Vec::new(),
+                emu: None,
             }
         })
         .collect();

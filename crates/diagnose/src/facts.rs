@@ -230,6 +230,7 @@ mod tests {
             repetition: None,
             reference: None,
             diagnosis: Vec::new(),
+            emu: None,
         }
     }
 

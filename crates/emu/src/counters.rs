@@ -20,6 +20,12 @@ impl Tally {
         self.packets += 1;
         self.bytes += len_bytes;
     }
+
+    /// Counts `packets` packets of `len_bytes` in all.
+    pub fn add_many(&mut self, packets: u64, len_bytes: u64) {
+        self.packets += packets;
+        self.bytes += len_bytes;
+    }
 }
 
 /// Drops by cause.

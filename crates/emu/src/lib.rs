@@ -2,9 +2,9 @@
 //!
 //! Each direction of an emulated path is a [`Link`]: loss model → bounded drop-tail queue
 //! → serializer (rate, per-packet overhead, optional ATM cell tax) → delay line (+ jitter)
-//! → duplication (DESIGN.md §7). Nothing here reads a clock, performs I/O or spawns a
-//! thread; the TUN pump feeds packets and [`Time`] in and writes out what
-//! [`Link::poll_departure`] returns.
+//! → duplication (DESIGN.md §7). The model reads no clock, performs no I/O and spawns no
+//! thread; the TUN pump ([`pump`], the crate's one I/O module, built on `netio`) feeds
+//! packets and [`Time`] in and writes out what [`Link::poll_departure`] returns.
 //!
 //! Paths are described by specs such as `transatlantic,loss=0.01%` or
 //! `rate=100mbit,delay=20ms,up:loss=1%` ([`spec`]) built on named [`presets`].
@@ -42,9 +42,11 @@ pub mod counters;
 pub mod delay;
 pub mod error;
 pub mod framing;
+pub mod gso;
 pub mod link;
 pub mod loss;
 pub mod presets;
+pub mod pump;
 pub mod queue;
 pub mod rng;
 pub mod serializer;

@@ -45,6 +45,14 @@ pub struct LinkConfig {
     pub duplicate: Probability,
 }
 
+impl LinkConfig {
+    /// True if an element draws per packet (random loss, cell loss, duplication), so
+    /// super-packets must be split first: [`Link::enqueue_segments`] does not apply them.
+    pub fn needs_single_packets(&self) -> bool {
+        !matches!(self.loss, LossModel::None) || self.cell_loss.is_some() || !self.duplicate.is_zero()
+    }
+}
+
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -92,8 +100,10 @@ pub enum Fate {
 pub struct Departure<P> {
     /// The packet's payload as passed to [`Link::enqueue`].
     pub payload: P,
-    /// Its length as passed to [`Link::enqueue`].
+    /// Its length as passed to [`Link::enqueue`] (all segments' for a super-packet).
     pub len_bytes: u32,
+    /// Packets it stands for: 1, or the segments a super-packet carries.
+    pub packets: u32,
     /// When it was offered.
     pub arrival: Time,
     /// When its first bit went on the wire (`tx_start − arrival` is its queueing delay).
@@ -111,6 +121,7 @@ pub struct Departure<P> {
 struct InFlight<P> {
     payload: P,
     len_bytes: u32,
+    packets: u32,
     arrival: Time,
     slot: Slot,
     fate: Fate,
@@ -212,9 +223,59 @@ impl<P> Link<P> {
             self.backlog.push(slot.start, len);
         }
         self.counters.wire_bytes += wire_bytes;
-        let packet = InFlight { payload, len_bytes, arrival: now, slot, fate };
+        let packet = InFlight { payload, len_bytes, packets: 1, arrival: now, slot, fate };
         self.line.push(slot.end, packet);
         Verdict::Queued
+    }
+
+    /// Offers a GSO super-packet standing for segments of `lens` bytes at `now`. Queue
+    /// limits, framing, cell tax and serialization apply per segment; the longest prefix of
+    /// segments the queue admits is kept (`trim(&mut payload, k)` must cut the payload to
+    /// its first `k` segments) and the rest count as queue overflow. The kept segments
+    /// leave together when the last of them is due. Random loss, cell loss and duplication
+    /// are not applied: use this only when [`LinkConfig::needs_single_packets`] is false.
+    /// Returns how many segments were admitted.
+    pub fn enqueue_segments(
+        &mut self,
+        now: Time,
+        mut payload: P,
+        lens: &[u32],
+        trim: impl FnOnce(&mut P, usize),
+    ) -> usize {
+        let now = self.observe(now);
+        let mut first_start = None;
+        let mut last: Option<Slot> = None;
+        let mut admitted = 0;
+        let mut refused = false;
+        for &len in lens {
+            let len = u64::from(len);
+            self.counters.offered.add(len);
+            refused = refused || (self.serializer.next_start(now) > now && !self.backlog.admits(len));
+            if refused {
+                self.counters.drops.queue_overflow.add(len);
+                continue;
+            }
+            let wire_bytes = self.config.framing.wire_size(len).wire_bytes;
+            let slot = self.serializer.transmit(now, wire_bytes);
+            if slot.start > now {
+                self.backlog.push(slot.start, len);
+            }
+            self.counters.wire_bytes += wire_bytes;
+            first_start.get_or_insert(slot.start);
+            last = Some(slot);
+            admitted += 1;
+        }
+        let Some(last) = last else { return 0 };
+        if admitted < lens.len() {
+            trim(&mut payload, admitted);
+        }
+        let len_bytes = lens.iter().take(admitted).sum();
+        let slot = Slot { start: first_start.unwrap_or(last.start), end: last.end };
+        let packets = u32::try_from(admitted).unwrap_or(u32::MAX);
+        let packet =
+            InFlight { payload, len_bytes, packets, arrival: now, slot, fate: Fate::Delivered { copies: 1 } };
+        self.line.push(slot.end, packet);
+        admitted
     }
 
     /// Wire bytes charged for an admitted packet and its fate at the far end.
@@ -244,7 +305,7 @@ impl<P> Link<P> {
         let len = u64::from(packet.len_bytes);
         match packet.fate {
             Fate::Delivered { copies } => {
-                self.counters.delivered.add(len);
+                self.counters.delivered.add_many(u64::from(packet.packets), len);
                 for _ in 1..copies {
                     self.counters.duplicates.add(len);
                 }
@@ -254,6 +315,7 @@ impl<P> Link<P> {
         Some(Departure {
             payload: packet.payload,
             len_bytes: packet.len_bytes,
+            packets: packet.packets,
             arrival: packet.arrival,
             tx_start: packet.slot.start,
             tx_end: packet.slot.end,

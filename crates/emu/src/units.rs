@@ -1,7 +1,8 @@
 //! Quantities with units — bit rates, probabilities, durations, byte and packet counts —
 //! and their text forms as used in path specs (`100mbit`, `20ms`, `0.1%`, `64KB`).
 //!
-//! Rates, durations and sizes are parsed as exact decimals (no floating point), so
+//! Rates are parsed by `model::units::BitRate::parse` (one parser for the workspace);
+//! durations and sizes here. All are exact decimals (no floating point), so
 //! `149.76mbit` is exactly 149,760,000 bit/s. Unit names are case-insensitive.
 
 use serde::{Deserialize, Serialize};
@@ -112,20 +113,24 @@ fn scaled_decimal(number: &str, scale: u64) -> Result<u64, String> {
     u64::try_from(product / divisor).map_err(|_| String::from("value too large"))
 }
 
-/// Parses a rate: `100mbit`, `149.76mbit`, `1gbit`, `64kbit`, `9600bit` (also `bps`,
-/// `kbps`, `mbps`, `gbps`). Zero is rejected; "unlimited" is handled by the spec parser.
+/// Parses a rate with the one rate parser of the workspace, [`model::units::BitRate::parse`]
+/// (`100mbit`, `100m`, `149.76mbit`, `1g`, `9600bit`), so a rate means the same in a path
+/// spec as in `tcplab model`. Stricter here: a bare number is refused (is `rate=100` bits or
+/// megabits?), and so is zero; `bps` is refused there already (tc reads it as bytes per
+/// second). "unlimited" is handled by the spec parser.
 pub fn parse_rate(text: &str) -> Result<BitRate, String> {
-    let (number, unit) = split_unit(text);
-    let scale = match unit.to_ascii_lowercase().as_str() {
-        "bit" | "bps" => 1,
-        "kbit" | "kbps" => 1_000,
-        "mbit" | "mbps" => 1_000_000,
-        "gbit" | "gbps" => 1_000_000_000,
-        "" => return Err("needs a unit: bit, kbit, mbit or gbit".into()),
-        other => return Err(format!("unknown rate unit `{other}`")),
-    };
-    let bits = scaled_decimal(number, scale)?;
-    BitRate::new(bits).ok_or_else(|| "a rate must be above zero".into())
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err("needs a unit: bit, kbit, mbit or gbit".into());
+    }
+    let rate = model::units::BitRate::parse(text)
+        .ok_or_else(|| String::from("expected a rate above zero such as 100mbit, 149.76mbit or 1gbit"))?;
+    BitRate::new(rate.0).ok_or_else(|| "a rate must be above zero".into())
+}
+
+impl From<BitRate> for model::units::BitRate {
+    fn from(rate: BitRate) -> Self {
+        model::units::BitRate(rate.bits_per_sec())
+    }
 }
 
 /// Parses a duration: `20ms`, `0.5ms`, `85ms`, `100us`, `250ns`, `1s`; a bare `0` is zero.
@@ -201,6 +206,8 @@ mod tests {
         assert!(parse_rate("100").is_err());
         assert!(parse_rate("100furlongs").is_err());
         assert!(parse_rate("99999999999999999999gbit").is_err());
+        assert_eq!(parse_rate("100m").map(BitRate::bits_per_sec), Ok(100_000_000));
+        assert!(parse_rate("100mbps").is_err(), "bps is ambiguous (tc reads bytes)");
         assert!(parse_rate(".mbit").is_err());
         assert!(parse_rate("1.2.3mbit").is_err());
     }

@@ -375,3 +375,31 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn super_packets_are_charged_and_queued_per_segment() {
+    // 1 Gbit/s Ethernet, 3-packet queue: a 5-segment super-packet arriving on an idle link
+    // has its first segment on the wire at once, three waiting, the fifth refused.
+    let config = LinkConfig { queue: QueueLimit::packets(3), ..ethernet(1_000_000_000) };
+    let mut link: Link<Vec<u32>> = Link::new(config, 1);
+    let lens = [1500u32; 5];
+    let kept = link.enqueue_segments(Time::ZERO, vec![0; 5], &lens, |p, k| p.truncate(k));
+    assert_eq!(kept, 4);
+    let c = *link.counters();
+    assert_eq!((c.offered.packets, c.drops.queue_overflow.packets), (5, 1));
+    assert_eq!(c.wire_bytes, 4 * 1538);
+    let out = drain(&mut link);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].payload.len(), 4, "payload trimmed to the admitted segments");
+    assert_eq!((out[0].packets, out[0].len_bytes), (4, 6000));
+    // Released when the last admitted segment has been serialized: 4 × 1538 B at 1 Gbit/s.
+    assert_eq!(out[0].release.as_nanos(), 4 * 12_304);
+    assert_eq!(link.counters().delivered.packets, 4);
+}
+
+#[test]
+fn only_per_packet_draws_rule_out_super_packets() {
+    assert!(!ethernet(1_000_000).needs_single_packets());
+    let lossy = LinkConfig { loss: LossModel::Bernoulli { p: prob(0.01) }, ..ethernet(1_000_000) };
+    assert!(lossy.needs_single_packets());
+}

@@ -102,6 +102,7 @@ pub fn run_test(
         warnings: Vec::new(),
         reference: None,
         diagnosis: Vec::new(),
+        emu: None,
         repetition: None,
     };
     let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };

@@ -6,14 +6,18 @@
 pub mod cgroup;
 pub mod cpu;
 pub mod host;
+pub mod netns;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod tun;
 pub mod udp;
 
 pub use cpu::CpuSnapshot;
+pub use netns::NetNs;
 pub use sockopt::{DataSocketOpts, SockError};
 pub use tcpinfo::TcpInfo;
+pub use tun::Tun;
 
 /// 128 random bits from the OS, for test tokens and nonces.
 pub fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {

@@ -97,6 +97,7 @@ fn result(
         repetition: None,
         reference: None,
         diagnosis: Vec::new(),
+        emu: None,
     }
 }
 

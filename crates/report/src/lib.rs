@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod confidence;
 pub mod csv;
+pub mod emu;
 pub mod extras;
 pub mod grid;
 pub mod html;

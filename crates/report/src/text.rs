@@ -397,6 +397,7 @@ mod tests {
             summary: results::Summary { directions: vec![direction], ..Default::default() },
             warnings: Vec::new(),
             repetition: None,
+            emu: None,
             reference: Some(Reference {
                 kind: ReferenceKind::Link,
                 description: "ethernet:1g".into(),

@@ -112,6 +112,7 @@ mod tests {
             repetition: None,
             reference: None,
             diagnosis: Vec::new(),
+            emu: None,
         };
         let mut v = serde_json::to_value(&r).unwrap_or_default();
         let test = v.as_object_mut().map(|o| {

@@ -6,6 +6,7 @@
 
 pub mod cpu;
 pub mod diagnosis;
+pub mod emu;
 pub mod host;
 pub mod repeat;
 pub mod run;
@@ -18,6 +19,7 @@ pub mod warning;
 
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
+pub use emu::{EmuDirection, EmuReport, EmuTally};
 pub use host::HostInfo;
 pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::diagnosis::{Diagnosis, Reference};
+use crate::emu::EmuReport;
 use crate::host::HostInfo;
 use crate::repeat::Repetition;
 use crate::side::SideMeasurement;
@@ -65,6 +66,9 @@ pub struct TestResult {
     /// holds the means over the iterations and `local`/`remote` are the last iteration's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repetition: Option<Repetition>,
+    /// The emulated path's counters, when the test ran over one (`--path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emu: Option<EmuReport>,
 }
 
 /// A run: one command's tests, with both hosts described.

@@ -201,6 +201,7 @@ mod tests {
             repetition: None,
             reference: None,
             diagnosis: Vec::new(),
+            emu: None,
         }
     }
 

@@ -35,6 +35,7 @@ fn result(bps: f64) -> TestResult {
         repetition: None,
         reference: None,
         diagnosis: Vec::new(),
+        emu: None,
     };
     r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
     r

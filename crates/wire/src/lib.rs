@@ -6,11 +6,14 @@
 //! JSON encoding one [`ctrl::Message`]. Lengths are checked against [`frame::MAX_FRAME_BYTES`]
 //! before anything is allocated. UDP tests put a 16-byte [`udp::Header`] in front of every
 //! datagram. No I/O, no clock.
+//! before anything is allocated. [`pcap`] holds the capture-file record format the link
+//! emulator writes. No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod ctrl;
 pub mod frame;
 pub mod hello;
+pub mod pcap;
 pub mod udp;
 
 pub use ctrl::{ErrorCode, Message, Rejection};

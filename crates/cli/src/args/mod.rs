@@ -14,8 +14,11 @@ pub mod sweep;
 
 pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
 pub use sweep::SweepArgs;
+pub mod emu;
 pub mod report;
 pub mod udp;
+
+use self::emu::{EmuArgs, PathArgs};
 
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
@@ -57,6 +60,8 @@ pub enum Command {
     Udp(udp::UdpArgs),
     /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
     UdpRr(udp::UdpRrArgs),
+    /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
+    Emu(EmuArgs),
 }
 
 /// `tcplab server`.
@@ -86,7 +91,8 @@ impl ServerArgs {
 /// Where the server is and how the results are shown: shared by every client command.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
-    /// Server host name or address.
+    /// Server host name or address (not with --path, which runs its own server).
+    #[arg(required_unless_present = "path", default_value = "")]
     pub host: String,
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
@@ -177,6 +183,8 @@ pub struct StreamArgs {
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -208,6 +216,8 @@ pub struct RrArgs {
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: SocketArgs,
@@ -228,6 +238,8 @@ pub struct RrArgs {
 pub struct CrrArgs {
     #[command(flatten)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    pub path: PathArgs,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -254,4 +266,18 @@ pub struct RunArgs {
     pub link: link::LinkArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub path: PathArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks the whole command tree (unique flags and group names, valid requires) only
+    /// in debug builds when a command is parsed; this test makes it check every subcommand.
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -17,13 +17,14 @@ pub enum SweepTest {
     Crr,
 }
 
-/// The network path a sweep runs over. Deliberately empty for now: the link-emulation and
-/// path options of the test commands (`--link`, `--path`) are added here when they land,
-/// so that every sweep point runs over the same emulated path.
+/// The network path a sweep runs over: the link its throughput is compared with (`--link`)
+/// and the emulated path every point runs across (`--path`).
 #[derive(Debug, Args, Clone, Default)]
-pub struct PathArgs {
+pub struct SweepPath {
     #[command(flatten)]
     pub link: super::link::LinkArgs,
+    #[command(flatten)]
+    pub emu: super::emu::PathArgs,
 }
 
 /// `tcplab sweep`.
@@ -71,7 +72,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub confidence: ConfidenceArgs,
     #[command(flatten)]
-    pub path: PathArgs,
+    pub path: SweepPath,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]

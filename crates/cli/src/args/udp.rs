@@ -40,6 +40,8 @@ pub struct UdpArgs {
     #[command(flatten)]
     pub link: super::link::LinkArgs,
     #[command(flatten)]
+    pub path: super::emu::PathArgs,
+    #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: UdpSocketArgs,
@@ -68,6 +70,8 @@ pub struct UdpArgs {
 pub struct UdpRrArgs {
     #[command(flatten)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    pub path: super::emu::PathArgs,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]

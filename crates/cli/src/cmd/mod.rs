@@ -1,10 +1,13 @@
 //! One module per subcommand: glue between settings, engine and output.
 
 pub mod compare;
+pub mod emu;
+pub mod emulated;
 pub mod history;
 pub mod model;
 pub mod report;
 pub mod run;
 pub mod server;
+pub mod server_child;
 pub mod sweep;
 pub mod test;

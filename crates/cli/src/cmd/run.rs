@@ -6,13 +6,14 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use engine::{Server, ServerConfig, StopFlag};
 use indicatif::{ProgressBar, ProgressStyle};
 use report::{json, text, Format};
 use results::{HostInfo, Status, TestError, TestResult};
 
 use crate::args::{ClientArgs, RunArgs};
+use crate::cmd::emulated::{self, Session};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
 use crate::recorder::{status_of, Recorder};
 use crate::settings::{client_options, link_reference, suite};
@@ -20,12 +21,17 @@ use crate::settings::{client_options, link_reference, suite};
 /// Runs the suite.
 pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     let started = now_unix_ms();
+    if a.path.path.is_some() && a.host.is_some() {
+        bail!("--path runs its own server across the emulated link; drop HOST");
+    }
+    let session = Session::start(&a.path)?;
     let reference = Reference {
         link: link_reference(&a.link, results::TestKind::TcpStream)?,
-        loopback: a.host.is_none(),
+        loopback: a.host.is_none() && session.is_none(),
     };
     let embedded = match &a.host {
         Some(_) => None,
+        None if session.is_some() => None,
         None => {
             let cfg = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
             Some(
@@ -50,9 +56,14 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
     rec.begin(&record(Vec::new(), None, None, started), store::RunKind::Suite, &server)?;
     let mut live = Live::new(format_of(&a.output));
     live.show_intervals = false;
-    let (results, remote) = run_suite(&client, a.time_ms, &reference, &mut live, stop, &mut rec);
+    let (results, remote) = emulated::in_client(session.as_ref(), || {
+        run_suite(&client, a.time_ms, &reference, &mut live, stop, &mut rec, session.as_ref())
+    })?;
     if let Some(s) = embedded {
         s.shutdown();
+    }
+    if let Some(Err(e)) = session.map(Session::finish) {
+        eprintln!("error: {e:#}"); // the results below are still complete
     }
     rec.remote_host(remote.as_ref())?;
     let first_error = results.iter().find_map(|r| r.error.clone());
@@ -101,11 +112,16 @@ fn run_suite(
     live: &mut Live,
     stop: &StopFlag,
     rec: &mut Recorder,
+    session: Option<&Session>,
 ) -> (Vec<TestResult>, Option<HostInfo>) {
     let specs = suite(time_ms);
     let bar = progress(specs.len() as u64, live.format());
     // The server frees its slot as it sends results; a moment's retry covers the race.
-    let opts = engine::client::ClientOptions { busy_wait: Duration::from_secs(3), ..client_options(client) };
+    let mut opts =
+        engine::client::ClientOptions { busy_wait: Duration::from_secs(3), ..client_options(client) };
+    if let Some(s) = session {
+        opts = s.client_options(opts);
+    }
     let mut results = Vec::new();
     let mut remote = None;
     let mut baseline = None;
@@ -114,7 +130,11 @@ fn run_suite(
             break;
         }
         bar.set_message(engine::registry::label(&spec));
+        let before = session.map(Session::report);
         let (mut r, host) = engine::run_test(&opts, &spec, live, stop);
+        if let (Some(s), Some(before)) = (session, &before) {
+            r.emu = Some(emulated::delta(&s.report(), before));
+        }
         let against = reference.for_result(&r, &mut baseline);
         diagnose::annotate(&mut r, against);
         remote = remote.or(host);

@@ -20,6 +20,7 @@ use store::{RunKind, RunStatus};
 
 use crate::args::sweep::SweepTest;
 use crate::args::SweepArgs;
+use crate::cmd::emulated::{self, Session};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
 use crate::recorder::{open_store, Recorder};
 use crate::settings::{apply_socket, apply_timing, HANDSHAKE_TIMEOUT};
@@ -55,9 +56,13 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
         Some(id) => resume_job(a, id)?,
         None => new_job(a, started)?,
     };
-    let embedded = match &job.host {
-        Some(_) => None,
-        None => Some(start_embedded()?),
+    if a.path.emu.path.is_some() && job.host.is_some() {
+        bail!("--path runs its own server across the emulated link; drop HOST");
+    }
+    let session = Session::start(&a.path.emu)?;
+    let embedded = match (&job.host, &session) {
+        (None, None) => Some(start_embedded()?),
+        _ => None,
     };
     let opts = ClientOptions {
         host: job.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
@@ -67,13 +72,23 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::from_secs(3),
     };
+    let opts = match &session {
+        Some(s) => s.client_options(opts),
+        None => opts,
+    };
     let mut live = Live::new(format);
     live.show_intervals = false;
     let mut ran = Vec::new();
     let reference = crate::settings::link_reference(&a.path.link, job.plan.base.test)?;
-    let end = run_points(&job, (&opts, reference), &mut rec, &mut live, stop, &mut ran);
+    let end = emulated::in_client(session.as_ref(), || {
+        let mut cx = Ctx { job: &job, opts: &opts, reference, session: session.as_ref(), stop, remote: None };
+        run_points(&mut cx, &mut rec, &mut live, &mut ran)
+    })?;
     if let Some(s) = embedded {
         s.shutdown();
+    }
+    if let Some(Err(e)) = session.map(Session::finish) {
+        eprintln!("error: {e:#}"); // the points measured are stored and shown below
     }
     finish(&job, rec, end, ran, started, (format, a.output.report.as_deref()))
 }
@@ -168,26 +183,26 @@ struct Ctx<'a> {
     opts: &'a ClientOptions,
     /// What throughput is compared with (`--link`).
     reference: Option<results::Reference>,
+    /// The emulated path (`--path`), whose counters each point gets its share of.
+    session: Option<&'a Session>,
     stop: &'a StopFlag,
     remote: Option<HostInfo>,
 }
 
 fn run_points(
-    job: &Job,
-    (opts, reference): (&ClientOptions, Option<results::Reference>),
+    cx: &mut Ctx,
     rec: &mut Recorder,
     live: &mut Live,
-    stop: &StopFlag,
     ran: &mut Vec<(SweepPoint, TestResult)>,
 ) -> End {
+    let (job, stop) = (cx.job, cx.stop);
     let bar = progress(job.plan.len() as u64, job.done.len() as u64, live.format());
-    let mut cx = Ctx { job, opts, reference, stop, remote: None };
     let end = (|| {
         for index in (0..job.plan.len() as u32).filter(|i| !job.done.contains(i)) {
             if stop.is_set() {
                 return End::Interrupted;
             }
-            match one_point(&mut cx, index, rec, live, &bar) {
+            match one_point(cx, index, rec, live, &bar) {
                 Ok(done) => ran.push(done),
                 Err(end) => return end,
             }
@@ -212,7 +227,11 @@ fn one_point(
     };
     let (spec, params) = point_spec(&cx.job.plan, index as usize).map_err(|e| failed("bad-plan", e))?;
     bar.set_message(describe(&params));
+    let before = cx.session.map(Session::report);
     let (mut r, host) = repeat::run(cx.opts, &spec, cx.job.plan.confidence.as_ref(), live, cx.stop);
+    if let (Some(s), Some(before)) = (cx.session, &before) {
+        r.emu = Some(emulated::delta(&s.report(), before));
+    }
     diagnose::annotate(&mut r, cx.reference.clone());
     if cx.remote.is_none() && host.is_some() {
         cx.remote = host;

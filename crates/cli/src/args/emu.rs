@@ -1,0 +1,54 @@
+//! Arguments of the link emulator: `--path` and its companions (flattened into every test
+//! command), and `tcplab emu` itself.
+
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Run over an emulated path: add `#[command(flatten)] pub path: PathArgs` to a command.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PathArgs {
+    /// Run client and server in two network namespaces joined by an emulated link, e.g.
+    /// `transatlantic`, `atm-oc3-clip,cellloss=0.01%` or `rate=100mbit,delay=20ms,loss=0.1%`
+    /// (`tcplab emu --list` shows the presets). Needs root.
+    #[arg(long, value_name = "SPEC")]
+    pub path: Option<String>,
+    /// Write what each side's device carries to BASE.client.pcap and BASE.server.pcap
+    /// (headers only, nanosecond timestamps).
+    #[arg(long, value_name = "BASE", requires = "path")]
+    pub pcap: Option<PathBuf>,
+    /// Limit a side's CPU with a cgroup quota, e.g. `client=20%,server=50%`.
+    #[arg(long, value_name = "SIDE=PCT,...", requires = "path")]
+    pub host_cpu: Option<String>,
+    /// Seed of the emulated link's random loss, jitter and duplication.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "path")]
+    pub emu_seed: u64,
+}
+
+/// `tcplab emu`.
+#[derive(Debug, Args)]
+pub struct EmuArgs {
+    /// List the path presets with their settings.
+    #[arg(long, conflicts_with = "command")]
+    pub list: bool,
+    #[command(flatten)]
+    pub path: PathArgs,
+    /// Command run on the server side (through `sh -c`), e.g. `iperf3 -s`; stopped when the
+    /// client-side command ends.
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+    /// Address of the client side.
+    #[arg(long, default_value = "198.18.0.1")]
+    pub client_addr: Ipv4Addr,
+    /// Address of the server side.
+    #[arg(long, default_value = "198.18.0.2")]
+    pub server_addr: Ipv4Addr,
+    /// Print the link's counters as JSON on stderr at the end.
+    #[arg(long)]
+    pub stats_json: bool,
+    /// Command run on the client side (default: $SHELL); both sides find the other's
+    /// address in TCPLAB_PEER.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}

@@ -1,0 +1,199 @@
+//! Tests over an emulated path (`--path`): the emulator, an embedded server in the server
+//! side's namespace, and the client run in the client side's namespace.
+//!
+//! The server is bound by a thread inside the server namespace (its sockets live there);
+//! the client's test runs on the calling thread after it entered the client namespace, so
+//! every socket and thread it creates is on the client side. With a CPU quota on the
+//! server side the server runs as a child process instead, so the quota does not throttle
+//! the emulator; a client quota moves the test's threads (cgroup v1) into the quota.
+
+use std::net::{IpAddr, SocketAddr};
+
+use anyhow::{bail, Context, Result};
+use emu::pump::{cgroup::CpuQuota, Emulator, Options, Role};
+use emu::PathConfig;
+use engine::client::ClientOptions;
+use engine::server::ServerHandle;
+use engine::{Server, ServerConfig};
+use results::{EmuReport, EmuTally};
+
+use crate::args::emu::PathArgs;
+use crate::cmd::server_child::ServerChild;
+
+/// Where the test's server runs.
+#[derive(Debug)]
+enum ServerKind {
+    InProcess(ServerHandle),
+    Child(ServerChild),
+}
+
+/// A running emulated path with a server on its far side.
+#[derive(Debug)]
+pub struct Session {
+    emu: Emulator,
+    server: ServerKind,
+    port: u16,
+    client_quota: Option<CpuQuota>,
+    _server_quota: Option<CpuQuota>,
+}
+
+/// The two sides' CPU limits in percent of one CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostCpu {
+    /// Client side.
+    pub client: Option<u32>,
+    /// Server side.
+    pub server: Option<u32>,
+}
+
+/// Parses `client=20%,server=50%` (either side may be left out; `%` optional).
+pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
+    let mut out = HostCpu::default();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((side, value)) = item.split_once('=') else {
+            bail!("--host-cpu: expected SIDE=PERCENT, got `{item}`");
+        };
+        let pct: u32 = value
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .ok()
+            .filter(|p| (1..=1000).contains(p))
+            .with_context(|| format!("--host-cpu: `{value}` is not a percentage between 1% and 1000%"))?;
+        match side.trim() {
+            "client" => out.client = Some(pct),
+            "server" => out.server = Some(pct),
+            other => bail!("--host-cpu: unknown side `{other}` (use client or server)"),
+        }
+    }
+    Ok(out)
+}
+
+/// Parses the spec and builds the emulator's options from `p`.
+pub fn emulator_options(p: &PathArgs, spec: &str) -> Result<(PathConfig, Options)> {
+    let path: PathConfig = spec.parse().with_context(|| format!("--path `{spec}`"))?;
+    let opts = Options { seed: p.emu_seed, capture: p.pcap.clone(), ..Options::default() };
+    Ok((path, opts))
+}
+
+/// Creates the quota cgroups asked for.
+pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
+    if cpu == HostCpu::default() {
+        return Ok((None, None));
+    }
+    CpuQuota::remove_stale(emu::pump::DEFAULT_PREFIX);
+    let make = |role: &str, pct: Option<u32>| {
+        pct.map(|p| {
+            CpuQuota::create(&format!("{}{}-{role}", emu::pump::DEFAULT_PREFIX, std::process::id()), p)
+        })
+        .transpose()
+    };
+    Ok((make("client", cpu.client)?, make("server", cpu.server)?))
+}
+
+impl Session {
+    /// Starts the emulator and the server if `p` asks for a path; `None` otherwise.
+    pub fn start(p: &PathArgs) -> Result<Option<Session>> {
+        let Some(spec) = &p.path else { return Ok(None) };
+        let (path, opts) = emulator_options(p, spec)?;
+        let cpu = p.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
+        let (client_quota, server_quota) = quotas(cpu)?;
+        let emu = Emulator::start(spec, &path, &opts).context("starting the link emulator")?;
+        let bind = SocketAddr::new(IpAddr::V4(emu.addr(Role::Server)), 0);
+        let (server, port) = match &server_quota {
+            None => {
+                let cfg = ServerConfig { bind, max_concurrent: 4, ..ServerConfig::default() };
+                let server = emu.netns(Role::Server).run(|| Server::bind(cfg))??;
+                let handle = server.spawn().context("starting the server")?;
+                let port = handle.addr.port();
+                (ServerKind::InProcess(handle), port)
+            }
+            Some(quota) => {
+                let child = ServerChild::spawn(emu.netns(Role::Server), bind, Some(quota))?;
+                let port = child.port;
+                (ServerKind::Child(child), port)
+            }
+        };
+        Ok(Some(Session { emu, server, port, client_quota, _server_quota: server_quota }))
+    }
+
+    /// Client options pointing at the server across the link.
+    pub fn client_options(&self, base: ClientOptions) -> ClientOptions {
+        ClientOptions {
+            host: self.emu.addr(Role::Server).to_string(),
+            port: self.port,
+            bind: None,
+            family: None,
+            ..base
+        }
+    }
+
+    /// Runs `f` on this thread inside the client side (and its CPU quota).
+    pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        let _ns = self.emu.netns(Role::Client).enter().context("entering the client namespace")?;
+        let _quota = match &self.client_quota {
+            Some(q) => Some(q.enter_thread().context("client CPU quota")?),
+            None => None,
+        };
+        Ok(f())
+    }
+
+    /// Counters so far.
+    pub fn report(&self) -> EmuReport {
+        self.emu.report()
+    }
+
+    /// Stops the server and the emulator.
+    pub fn finish(self) -> Result<EmuReport> {
+        match self.server {
+            ServerKind::InProcess(h) => h.shutdown(),
+            ServerKind::Child(c) => c.stop(),
+        }
+        if let Some(failure) = self.emu.failure() {
+            bail!("link emulator: {failure}");
+        }
+        Ok(self.emu.stop()?)
+    }
+}
+
+/// Runs `f` in the client side of `session`, or directly without one.
+pub fn in_client<T>(session: Option<&Session>, f: impl FnOnce() -> T) -> Result<T> {
+    match session {
+        Some(s) => s.in_client(f),
+        None => Ok(f()),
+    }
+}
+
+/// Counters accumulated between `before` and `after` (lateness figures are `after`'s).
+pub fn delta(after: &EmuReport, before: &EmuReport) -> EmuReport {
+    let sub = |a: EmuTally, b: EmuTally| EmuTally {
+        packets: a.packets.saturating_sub(b.packets),
+        bytes: a.bytes.saturating_sub(b.bytes),
+    };
+    let mut out = after.clone();
+    for (d, b) in out.directions.iter_mut().zip(&before.directions) {
+        d.offered = sub(d.offered, b.offered);
+        d.delivered = sub(d.delivered, b.delivered);
+        d.drops_loss_model = sub(d.drops_loss_model, b.drops_loss_model);
+        d.drops_queue_overflow = sub(d.drops_queue_overflow, b.drops_queue_overflow);
+        d.drops_cell_loss = sub(d.drops_cell_loss, b.drops_cell_loss);
+        d.duplicates = sub(d.duplicates, b.duplicates);
+        d.wire_bytes = d.wire_bytes.saturating_sub(b.wire_bytes);
+        d.lost_cells = d.lost_cells.saturating_sub(b.lost_cells);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_cpu_parses_and_rejects() {
+        let c = parse_host_cpu("client=20%,server=50").unwrap();
+        assert_eq!(c, HostCpu { client: Some(20), server: Some(50) });
+        assert!(parse_host_cpu("client=0%").is_err());
+        assert!(parse_host_cpu("router=5%").is_err());
+        assert!(parse_host_cpu("client").is_err());
+    }
+}

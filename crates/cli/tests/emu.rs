@@ -1,0 +1,315 @@
+//! End to end over the link emulator: the real `tcplab` binary runs tests across emulated
+//! paths in network namespaces and reports the emulator's counters. Needs root (CI is
+//! root); elsewhere each test says why it skipped.
+//!
+//! Rates and delays are checked against bounds the emulator guarantees by construction (a
+//! link never delivers faster than its rate, a round trip never takes less than twice the
+//! one-way delay) plus loose lower bounds, never against tight timings.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!("skipped: the link emulator needs root (network namespaces, TUN devices)");
+    }
+    is_root
+}
+
+fn tcplab(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// Runs a test with `-J` and returns its one result.
+fn json_test(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("-J");
+    let out = tcplab(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{args:?} failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    doc["tests"][0].clone()
+}
+
+fn direction<'a>(test: &'a Value, name: &str) -> &'a Value {
+    test["emu"]["directions"].as_array().unwrap().iter().find(|d| d["direction"] == name).unwrap()
+}
+
+fn count(d: &Value, field: &str, what: &str) -> u64 {
+    d[field][what].as_u64().unwrap()
+}
+
+fn receiver_bps(test: &Value) -> f64 {
+    test["summary"]["directions"][0]["receiver_bps"].as_f64().unwrap()
+}
+
+#[test]
+fn list_and_bad_specs_need_no_root() {
+    let out = tcplab(&["emu", "--list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["atm-oc3-clip", "atm-oc3-lane", "taxi-100", "taxi-140", "transatlantic", "snv-ams", "gige"] {
+        assert!(text.contains(name), "{name} missing from --list");
+    }
+    let out = tcplab(&["stream", "--path", "rate=fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: ") && err.contains("rate"), "{err}");
+    let out = tcplab(&["emu", "--path", "rate=1mbit", "--host-cpu", "router=5%", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn rate_is_never_exceeded_and_mostly_reached() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=20mbit,delay=2ms", "-t", "3", "-O", "1"]);
+    let model = 20e6 * 1448.0 / 1500.0;
+    let got = receiver_bps(&t);
+    assert!(got <= model * 1.03, "{got} bit/s above the 20 Mbit/s link's {model}");
+    assert!(got >= model * 0.25, "{got} bit/s: far below {model}");
+    let up = direction(&t, "up");
+    assert!(count(up, "delivered", "packets") > 1000);
+}
+
+#[test]
+fn round_trips_take_at_least_twice_the_delay() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["rr", "--path", "delay=15ms", "-t", "1"]);
+    let latency = &t["summary"]["rr"]["latency"];
+    let p50_us = latency["p50_us"].as_f64().unwrap();
+    assert!(p50_us >= 30_000.0, "p50 {p50_us} µs is shorter than the 30 ms round trip");
+    assert!(p50_us < 300_000.0, "p50 {p50_us} µs");
+}
+
+#[test]
+fn loss_model_drops_about_the_configured_share() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=50mbit,up:loss=5%", "-t", "2"]);
+    let up = direction(&t, "up");
+    let offered = count(up, "offered", "packets") as f64;
+    let lost = count(up, "drops_loss_model", "packets") as f64;
+    assert!(offered > 500.0, "only {offered} packets");
+    let share = lost / offered;
+    assert!((0.03..0.07).contains(&share), "lost {share} of packets, configured 5%");
+    assert_eq!(count(direction(&t, "down"), "drops_loss_model", "packets"), 0);
+}
+
+#[test]
+fn a_small_queue_overflows() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=10mbit,delay=5ms,queue=5pkt", "-t", "2"]);
+    let up = direction(&t, "up");
+    assert!(count(up, "drops_queue_overflow", "packets") > 0);
+    assert_eq!(count(up, "drops_loss_model", "packets"), 0);
+    assert_eq!(count(up, "drops_cell_loss", "packets"), 0);
+}
+
+/// AAL5 wire bytes of an IP packet with LLC/SNAP: 8 bytes header, 8 bytes trailer, padded
+/// to 48-byte cell payloads, 53 bytes per cell.
+fn aal5_llc(len: u64) -> u64 {
+    (len + 16).div_ceil(48) * 53
+}
+
+/// (source address, original length) of each record of a LINKTYPE_RAW nanosecond pcap.
+fn pcap_records(bytes: &[u8]) -> Vec<([u8; 4], u64)> {
+    assert_eq!(&bytes[0..4], &0xa1b2_3c4du32.to_le_bytes(), "nanosecond pcap magic");
+    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        let origlen = u32::from_le_bytes(bytes[at + 12..at + 16].try_into().unwrap());
+        let packet = &bytes[at + 16..at + 16 + caplen];
+        out.push((packet[12..16].try_into().unwrap(), u64::from(origlen)));
+        at += 16 + caplen;
+    }
+    assert_eq!(at, bytes.len(), "trailing bytes in the capture");
+    out
+}
+
+#[test]
+fn atm_cell_tax_matches_the_captured_packets() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("cap");
+    let base = base.to_str().unwrap();
+    let t = json_test(&["rr", "--path", "atm-oc3-clip", "-r", "2000,5000", "-t", "1", "--pcap", base]);
+    let up = direction(&t, "up");
+    assert_eq!(count(up, "drops_queue_overflow", "packets"), 0);
+    let capture = std::fs::read(format!("{base}.client.pcap")).unwrap();
+    let sent: Vec<u64> = pcap_records(&capture)
+        .into_iter()
+        .filter(|(src, _)| *src == [198, 18, 0, 1])
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(sent.len() as u64, count(up, "offered", "packets"));
+    let expected: u64 = sent.iter().map(|&l| aal5_llc(l)).sum();
+    assert_eq!(up["wire_bytes"].as_u64().unwrap(), expected);
+    let server_capture = std::fs::read(format!("{base}.server.pcap")).unwrap();
+    assert!(!pcap_records(&server_capture).is_empty());
+}
+
+#[test]
+fn lost_cells_discard_whole_pdus() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "atm-oc3-clip,up:cellloss=0.05%", "-l", "8192", "-t", "2"]);
+    let up = direction(&t, "up");
+    let pdus = count(up, "drops_cell_loss", "packets");
+    assert!(pdus > 0, "no PDU lost cells");
+    assert!(up["lost_cells"].as_u64().unwrap() >= pdus);
+    assert_eq!(count(direction(&t, "down"), "drops_cell_loss", "packets"), 0);
+}
+
+/// The network namespace inode of process `pid`, if it exists.
+fn netns_of(pid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/ns/net")).ok().map(|p| p.to_string_lossy().into_owned())
+}
+
+/// Processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        let after_comm = stat.rsplit(')').next().unwrap_or("");
+        if after_comm.split_whitespace().nth(1) == Some(&pid.to_string()) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// True while any process is in the namespace `ns`.
+fn namespace_in_use(ns: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        e.file_name().to_string_lossy().parse::<u32>().ok().and_then(netns_of).as_deref() == Some(ns)
+    })
+}
+
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn kill_9_leaves_no_namespace_or_device() {
+    if !root() {
+        return;
+    }
+    let mut emu = Command::new(BIN)
+        .args([
+            "emu",
+            "--path",
+            "rate=10mbit,delay=1ms",
+            "--server-cmd",
+            "exec sleep 60",
+            "--",
+            "sleep",
+            "60",
+        ])
+        .spawn()
+        .unwrap();
+    let pid = emu.id();
+    let kids = wait_for("both side commands", || {
+        let kids = children_of(pid);
+        (kids.len() == 2).then_some(kids)
+    });
+    let own = netns_of(std::process::id()).unwrap();
+    let namespaces: Vec<String> = kids.iter().filter_map(|&k| netns_of(k)).collect();
+    assert_eq!(namespaces.len(), 2);
+    assert!(namespaces.iter().all(|ns| *ns != own), "side commands run in their own namespaces");
+    Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    emu.wait().unwrap();
+    wait_for("the side commands to die", || kids.iter().all(|&k| netns_of(k).is_none()).then_some(()));
+    for ns in &namespaces {
+        wait_for("the namespace to be released", || (!namespace_in_use(ns)).then_some(()));
+    }
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let links = String::from_utf8_lossy(&links.stdout);
+    assert!(!links.contains(&format!("tle{pid}-")), "a device survived: {links}");
+}
+
+#[test]
+fn the_shell_passes_the_peer_and_exit_code() {
+    if !root() {
+        return;
+    }
+    let out = tcplab(&["emu", "--path", "delay=1ms", "--", "sh", "-c", "echo peer=$TCPLAB_PEER; exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("peer=198.18.0.2"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("queue overflow"));
+}
+
+#[test]
+fn host_cpu_puts_each_side_in_its_quota() {
+    if !root() {
+        return;
+    }
+    let out =
+        tcplab(&["emu", "--path", "delay=1ms", "--host-cpu", "client=30%", "--", "cat", "/proc/self/cgroup"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-client"), "client command outside its cgroup");
+    // A test whose server side is limited runs its server as a separate process.
+    let t = json_test(&["rr", "--path", "delay=1ms", "--host-cpu", "server=50%", "-t", "1"]);
+    assert!(t["summary"]["rr"]["transactions"].as_u64().unwrap() > 10);
+}
+
+#[test]
+fn fast_paths_run_with_offload_and_count_segments() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=1gbit,delay=1ms,queue=30pkt", "-t", "2", "-C", "cubic"]);
+    assert_eq!(t["emu"]["offload"], true);
+    let got = receiver_bps(&t);
+    assert!(got <= 1e9 * 1448.0 / 1500.0 * 1.03, "{got} bit/s above the 1 Gbit/s link");
+    let up = direction(&t, "up");
+    let (offered, delivered) = (count(up, "offered", "bytes"), count(up, "delivered", "bytes"));
+    // Per-segment accounting: every offered byte is delivered, dropped or (a few) still in flight.
+    let accounted = delivered + count(up, "drops_queue_overflow", "bytes");
+    assert!(
+        offered >= accounted && offered - accounted < 200_000,
+        "{offered} offered, {accounted} accounted"
+    );
+    // Segments, not super-packets: packets average at most one MTU.
+    assert!(offered / count(up, "offered", "packets") <= 1500);
+}
+
+#[test]
+fn fast_lossy_paths_draw_loss_per_segment() {
+    if !root() {
+        return;
+    }
+    let t = json_test(&["stream", "--path", "rate=1gbit,delay=1ms,up:loss=1%", "-t", "2"]);
+    assert_eq!(t["emu"]["offload"], true);
+    let up = direction(&t, "up");
+    let offered = count(up, "offered", "packets");
+    assert!(count(up, "offered", "bytes") / offered <= 1500, "super-packets were not split");
+    let share = count(up, "drops_loss_model", "packets") as f64 / offered as f64;
+    assert!((0.005..0.02).contains(&share), "lost {share} of segments, configured 1%");
+}
