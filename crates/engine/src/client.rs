@@ -273,7 +273,7 @@ impl Session<'_> {
         let mut watch = Watch { remote: None, failure: None, stop_sent: false };
         while !worker.is_finished() {
             rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
-            self.watch_once(ctrl, &signals, &mut watch);
+            self.watch_once(ctrl, &signals, &mut watch, &timeline);
         }
         rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
         let run = worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
@@ -294,18 +294,20 @@ impl Session<'_> {
         Ok(())
     }
 
-    fn watch_once(&mut self, ctrl: &mut Control, signals: &Signals, w: &mut Watch) {
+    fn watch_once(&mut self, ctrl: &mut Control, signals: &Signals, w: &mut Watch, timeline: &Timeline) {
         if self.stop.is_set() && !w.stop_sent {
             w.stop_sent = true;
             signals.stop.set();
             let _ = ctrl.send(&Message::Stop { reason: "interrupted".into() });
         }
-        // Short slices: the end of the local side is noticed at once (sweep overhead per point).
+        // Short slices near the end: the end of the local side is noticed at once (sweep
+        // overhead per point); long ones before, to stay out of the way of the test.
         if w.failure.is_some() || w.remote.is_some() {
             std::thread::sleep(Duration::from_millis(2));
             return;
         }
-        match ctrl.poll_by(Instant::now() + Duration::from_millis(5)) {
+        let now = Instant::now();
+        match ctrl.poll_by(now + timeline.watch_slice(now)) {
             Ok(None) => {}
             Ok(Some(Message::Results { side })) => {
                 w.remote = Some(*side);

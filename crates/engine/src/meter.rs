@@ -146,6 +146,20 @@ impl Timeline {
         }
     }
 
+    /// How long a loop watching for the end of the test may sleep at `now`: long slices while
+    /// the test body runs, short ones from shortly before the planned end (and throughout a
+    /// byte-limited test), so the end is noticed at once without waking hundreds of times a
+    /// second all along, which disturbs latency tests on small hosts.
+    pub fn watch_slice(&self, now: Instant) -> Duration {
+        const FAR: Duration = Duration::from_millis(100);
+        const NEAR: Duration = Duration::from_millis(5);
+        match self.deadline {
+            Some(d) if now + 2 * FAR < d => FAR,
+            Some(_) => NEAR,
+            None => 4 * NEAR,
+        }
+    }
+
     /// Whether the planned end has passed at `now`.
     pub fn past_deadline(&self, now: Instant) -> bool {
         self.deadline.is_some_and(|d| now >= d)

@@ -190,16 +190,15 @@ impl Sampler {
     }
 
     fn run(&mut self, handles: &[JoinHandle<WorkerOutcome>], on_interval: &mut dyn FnMut(&Interval)) {
-        const SLICE: Duration = Duration::from_millis(5);
-        const PLACEMENT_EVERY: u32 = 20;
-        let mut slices = 0u32;
+        const PLACEMENT_EVERY: Duration = Duration::from_millis(100);
+        let mut next_placement = self.timeline.start + Duration::from_millis(20);
         loop {
-            if slices % PLACEMENT_EVERY == 1 {
-                self.sample_placement();
-            }
-            slices = slices.wrapping_add(1);
-            let done = handles.iter().all(JoinHandle::is_finished);
             let now = Instant::now();
+            if now >= next_placement {
+                self.sample_placement();
+                next_placement = now + PLACEMENT_EVERY;
+            }
+            let done = handles.iter().all(JoinHandle::is_finished);
             if self.baseline.is_none() && now >= self.timeline.measure_from {
                 self.baseline = Some(self.read_all());
                 self.cpu_start = CpuSnapshot::take().ok();
@@ -213,7 +212,7 @@ impl Sampler {
             if done {
                 break;
             }
-            std::thread::sleep(SLICE);
+            std::thread::sleep(self.until_next_event(now, next_placement));
         }
         let end = self.end_instant().max(self.last_tick);
         // UDP receivers count a drained tail after the last tick: it goes into a last interval
@@ -226,6 +225,21 @@ impl Sampler {
             let interval = self.sample(end);
             on_interval(&interval);
         }
+    }
+
+    /// How long to sleep: until the next interval tick, the start of the measured window or
+    /// the next placement sample, and never longer than the timeline's watch slice (short near
+    /// the end, so a finished side is noticed at once).
+    fn until_next_event(&self, now: Instant, next_placement: Instant) -> Duration {
+        let mut next = now + self.timeline.watch_slice(now);
+        next = next.min(next_placement);
+        if self.baseline.is_none() {
+            next = next.min(self.timeline.measure_from);
+        }
+        if let Some(iv) = self.interval {
+            next = next.min(self.last_tick + iv);
+        }
+        next.saturating_duration_since(now).max(Duration::from_micros(500))
     }
 
     /// Notes the CPU each running worker last ran on.

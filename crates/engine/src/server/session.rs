@@ -201,8 +201,10 @@ fn measure(
     let worker =
         std::thread::spawn(move || run_side(jobs, &spec2, spec2.cpu_remote, timeline, &sig2, &mut |_| {}));
     while !worker.is_finished() {
-        // A short slice: the results go out as soon as the worker ends (sweep overhead per point).
-        match ctrl.poll_by(Instant::now() + Duration::from_millis(5)) {
+        // Short slices near the end: the results go out as soon as the worker ends (sweep
+        // overhead per point); long ones before, to stay out of the way of the test.
+        let now = Instant::now();
+        match ctrl.poll_by(now + timeline.watch_slice(now)) {
             Ok(Some(Message::Stop { reason })) => {
                 tracing::debug!("{}: stop: {reason}", ctrl.peer());
                 signals.stop.set();
