@@ -8,7 +8,7 @@ set -uo pipefail
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
-PORT=${PORT:-39190}
+PORT=${PORT:-29190}   # below the ephemeral range, so no client socket holds it
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TCPLAB="$ROOT/target/release/tcplab"
 

@@ -11,7 +11,8 @@ set -uo pipefail
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
-PORT_BASE=${PORT_BASE:-39180}
+PORT_BASE=${PORT_BASE:-29180}   # below the ephemeral range (32768+): a client socket of an earlier
+                                       # test (crr makes thousands) may hold a port there
 HOST=127.0.0.1
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

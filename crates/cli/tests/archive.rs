@@ -3,6 +3,8 @@
 //! `--db` in a temp dir.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
+mod support;
+
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{BufRead, BufReader};
@@ -11,40 +13,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
-
-/// A `tcplab server` on an ephemeral port, killed on drop.
-struct ServerProc {
-    child: Child,
-    port: String,
-}
-
-impl ServerProc {
-    fn start() -> ServerProc {
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port =
-            line.split("127.0.0.1:").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_string();
-        ServerProc { child, port }
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::{command, ServerProc};
 
 fn tcplab(db: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).arg("--db").arg(db).output().unwrap()
+    command().args(args).arg("--db").arg(db).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -65,14 +37,14 @@ fn sqlite_count(db: &Path, sql: &str) -> i64 {
 fn seed_004_grid_subset_runs_stores_shows_and_exports() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let out = tcplab(
         &db,
         &[
             "sweep",
             "127.0.0.1",
             "-p",
-            &srv.port,
+            &srv.port(),
             "--vary",
             "rcvbuf=4K,52428",
             "--vary",
@@ -116,14 +88,14 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
 fn tie_makes_window_follow_the_write_size() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let out = tcplab(
         &db,
         &[
             "sweep",
             "127.0.0.1",
             "-p",
-            &srv.port,
+            &srv.port(),
             "--vary",
             "len=4K,8K",
             "--tie",
@@ -149,10 +121,10 @@ fn tie_makes_window_follow_the_write_size() {
 fn repeat_until_confident_reports_iterations_and_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let out = tcplab(
         &db,
-        &["rr", "127.0.0.1", "-p", &srv.port, "-t", "0.1", "-I", "99,1", "--iterations", "4,3", "--json"],
+        &["rr", "127.0.0.1", "-p", &srv.port(), "-t", "0.1", "-I", "99,1", "--iterations", "4,3", "--json"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -177,16 +149,16 @@ fn repeat_until_confident_reports_iterations_and_is_stored() {
 #[test]
 fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = ServerProc::start();
-    let out = Command::new(BIN)
-        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1", "--no-store"])
+    let srv = ServerProc::start(&[]);
+    let out = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port(), "-t", "0.1", "--no-store"])
         .env("XDG_DATA_HOME", dir.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!dir.path().join("tcplab").exists());
-    let out = Command::new(BIN)
-        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1"])
+    let out = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port(), "-t", "0.1"])
         .env("XDG_DATA_HOME", dir.path())
         .output()
         .unwrap();
@@ -194,7 +166,7 @@ fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
     assert!(dir.path().join("tcplab/results.db").exists(), "default path under XDG_DATA_HOME");
     let file = dir.path().join("plain-file");
     std::fs::write(&file, "x").unwrap();
-    let out = tcplab(&file.join("r.db"), &["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.1"]);
+    let out = tcplab(&file.join("r.db"), &["stream", "127.0.0.1", "-p", &srv.port(), "-t", "0.1"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
     assert!(text(&out.stderr).starts_with("error: "));
@@ -207,7 +179,7 @@ fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
 
 /// Starts `tcplab sweep` (or `--resume 1`) and waits for its first stderr line.
 fn start_sweep(db: &Path, port: &str, resume: bool, rcvbufs: &str) -> (Child, String) {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = command();
     if resume {
         cmd.args(["sweep", "--resume", "1", "-p", port]);
     } else {
@@ -243,14 +215,14 @@ fn points_done(line: &str) -> Option<u64> {
 fn a_sweep_killed_again_and_again_resumes_without_losing_or_repeating_points() {
     let dir = tempfile::tempdir().unwrap();
     let db: PathBuf = dir.path().join("r.db");
-    let mut srv = ServerProc::start();
+    let mut srv = ServerProc::start(&[]);
     // TCPLAB_KILLS=20 for the goal (with a larger grid); CI does six.
     let want: usize = std::env::var("TCPLAB_KILLS").ok().and_then(|k| k.parse().ok()).unwrap_or(6);
     let rows = (want / 3).max(2);
     let rcvbufs: Vec<String> = (1..=rows).map(|i| format!("{}K", 16 * i)).collect();
     let rcvbufs = rcvbufs.join(",");
     let points = 10 * rows as i64;
-    let (mut child, first) = start_sweep(&db, &srv.port, false, &rcvbufs);
+    let (mut child, first) = start_sweep(&db, &srv.port(), false, &rcvbufs);
     assert!(first.starts_with(&format!("sweep 1: {points} points")), "{first}");
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut kills = 0;
@@ -265,12 +237,12 @@ fn a_sweep_killed_again_and_again_resumes_without_losing_or_repeating_points() {
         if kills == 3 && !vanished {
             vanished = true;
             // The server vanishes too: the resume fails, nothing is lost, a new server takes over.
-            let (mut c, _) = start_sweep(&db, &srv.port, true, &rcvbufs);
+            let (mut c, _) = start_sweep(&db, &srv.port(), true, &rcvbufs);
             std::thread::sleep(Duration::from_millis(random_ms(10, 200)));
-            drop(std::mem::replace(&mut srv, ServerProc::start()));
+            drop(std::mem::replace(&mut srv, ServerProc::start(&[])));
             assert_eq!(c.wait().unwrap().code(), Some(2), "a vanished server ends the sweep with an error");
         }
-        let (c, line) = start_sweep(&db, &srv.port, true, &rcvbufs);
+        let (c, line) = start_sweep(&db, &srv.port(), true, &rcvbufs);
         child = c;
         let done = points_done(&line).unwrap_or(0);
         assert!(done >= last_done, "points never disappear: {done} after {last_done}");
@@ -282,7 +254,7 @@ fn a_sweep_killed_again_and_again_resumes_without_losing_or_repeating_points() {
     let _ = child.wait();
     let mut finished = false;
     for _ in 0..10 {
-        let (mut c, _) = start_sweep(&db, &srv.port, true, &rcvbufs);
+        let (mut c, _) = start_sweep(&db, &srv.port(), true, &rcvbufs);
         if c.wait().unwrap().success() {
             finished = true;
             break;
@@ -392,9 +364,9 @@ fn compare_gives_verdicts_and_fails_when_slower() {
 fn history_filters_and_export_formats() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     for _ in 0..2 {
-        let out = tcplab(&db, &["stream", "127.0.0.1", "-p", &srv.port, "-t", "0.3", "-i", "0.1"]);
+        let out = tcplab(&db, &["stream", "127.0.0.1", "-p", &srv.port(), "-t", "0.3", "-i", "0.1"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     let v: Value = serde_json::from_slice(&tcplab(&db, &["history", "--json"]).stdout).unwrap();
@@ -435,14 +407,14 @@ fn history_filters_and_export_formats() {
 fn a_point_the_server_refuses_is_stored_as_failed_and_the_rest_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let out = tcplab(
         &db,
         &[
             "sweep",
             "127.0.0.1",
             "-p",
-            &srv.port,
+            &srv.port(),
             "--vary",
             "congestion=nosuchcc,reno",
             "-t",

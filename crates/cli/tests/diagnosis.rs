@@ -4,13 +4,14 @@
 //! Also `--link` ("% of theoretical") and the loopback baseline of `tcplab run`.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::io::{BufRead, BufReader};
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+use support::{command, ServerProc};
 
 /// Tests of this file run one at a time: each measures CPU, which the others would disturb.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -18,43 +19,15 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A `tcplab server` on an ephemeral port, killed on drop.
-struct ServerProc {
-    child: Child,
-    port: String,
-}
-
-impl ServerProc {
-    fn start() -> ServerProc {
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port =
-            line.split("127.0.0.1:").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_string();
-        ServerProc { child, port }
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn stream(srv: &ServerProc, extra: &[&str]) -> Value {
     stream_for(srv, "2", extra)
 }
 
 fn stream_for(srv: &ServerProc, secs: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["stream", "127.0.0.1", "-p", &srv.port, "-t", secs, "-i", "0", "--json"];
+    let port = srv.port();
+    let mut args = vec!["stream", "127.0.0.1", "-p", &port, "-t", secs, "-i", "0", "--json"];
     args.extend_from_slice(extra);
-    let out: Output = Command::new(BIN).args(&args).output().unwrap();
+    let out: Output = command().args(&args).output().unwrap();
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -71,7 +44,7 @@ fn primary(v: &Value) -> String {
 #[test]
 fn tiny_receive_buffers_are_a_receive_window_limit() {
     let _one_at_a_time = serial();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let v = stream(&srv, &["--rcvbuf", "4K", "--remote-rcvbuf", "4K"]);
     assert_eq!(primary(&v), "receive-window", "{:#}", diagnosis(&v));
     let advice = diagnosis(&v)["primary"]["advice"].as_str().unwrap();
@@ -84,7 +57,7 @@ fn tiny_receive_buffers_are_a_receive_window_limit() {
 #[test]
 fn tiny_writes_with_nodelay_are_an_application_limit() {
     let _one_at_a_time = serial();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let v = stream(&srv, &["-l", "100", "-N"]);
     assert_eq!(primary(&v), "application", "{:#}", diagnosis(&v));
     let evidence = diagnosis(&v)["primary"]["evidence"].as_str().unwrap();
@@ -94,7 +67,7 @@ fn tiny_writes_with_nodelay_are_an_application_limit() {
 #[test]
 fn link_results_carry_their_share_of_theoretical() {
     let _one_at_a_time = serial();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let v = stream(&srv, &["--link", "ethernet:1t"]);
     let test = &v["tests"][0];
     assert_eq!(test["reference"]["kind"], "link");
@@ -102,16 +75,14 @@ fn link_results_carry_their_share_of_theoretical() {
     let share = test["summary"]["directions"][0]["of_reference"].as_f64().unwrap();
     let goodput = test["summary"]["directions"][0]["receiver_bps"].as_f64().unwrap();
     assert!((share - goodput / test["reference"]["limit_bps"].as_f64().unwrap()).abs() < 1e-9);
-    let text = Command::new(BIN)
-        .args(["stream", "127.0.0.1", "-p", &srv.port, "-t", "1", "-i", "0", "--link", "ethernet:1t"])
+    let text = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port(), "-t", "1", "-i", "0", "--link", "ethernet:1t"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout).to_string();
     assert!(text.contains("% of theoretical") && text.contains("diagnosis client→server"), "{text}");
-    let bad = Command::new(BIN)
-        .args(["stream", "127.0.0.1", "-p", &srv.port, "--link", "atm:oc9"])
-        .output()
-        .unwrap();
+    let bad =
+        command().args(["stream", "127.0.0.1", "-p", &srv.port(), "--link", "atm:oc9"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&bad.stderr).trim_end().lines().count(), 1);
 }
@@ -119,7 +90,7 @@ fn link_results_carry_their_share_of_theoretical() {
 #[test]
 fn run_on_loopback_compares_with_its_own_baseline() {
     let _one_at_a_time = serial();
-    let out = Command::new(BIN).args(["run", "-t", "1", "--json"]).output().unwrap();
+    let out = command().args(["run", "-t", "1", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let tests = v["tests"].as_array().unwrap();
@@ -192,8 +163,8 @@ fn a_receiver_held_by_a_cpu_quota_is_a_receiver_cpu_limit() {
             return;
         }
     };
-    let srv = ServerProc::start();
-    group.add(srv.child.id());
+    let srv = ServerProc::start(&[]);
+    group.add(srv.pid());
     let v = stream_for(&srv, "3", &[]);
     drop(srv);
     let cpu = &v["tests"][0]["remote"]["cpu"];

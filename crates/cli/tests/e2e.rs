@@ -1,72 +1,13 @@
 //! End to end: the real `tcplab` binary against a real `tcplab server` on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
+
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
-
-/// Results go to an archive in a temp dir, never the real home.
-fn store_dir() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-/// A `tcplab server` on an ephemeral port, killed on drop.
-struct ServerProc {
-    child: Child,
-    port: u16,
-}
-
-impl ServerProc {
-    fn start(extra: &[&str]) -> ServerProc {
-        let mut child = Command::new(BIN)
-            .env("XDG_DATA_HOME", store_dir())
-            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line
-            .split("127.0.0.1:")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap()
-            .parse()
-            .unwrap();
-        ServerProc { child, port }
-    }
-
-    fn port(&self) -> String {
-        self.port.to_string()
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn tcplab(args: &[&str]) -> Output {
-    Command::new(BIN).env("XDG_DATA_HOME", store_dir()).args(args).output().unwrap()
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
+use support::{command, json_of, stderr, tcplab, ServerProc};
 
 fn client(test: &str, srv: &ServerProc, extra: &[&str]) -> Output {
     let port = srv.port();
@@ -264,8 +205,7 @@ fn a_dead_server_gives_one_error_line_and_valid_json() {
 fn a_busy_server_says_so() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();
-    let mut long = Command::new(BIN)
-        .env("XDG_DATA_HOME", store_dir())
+    let mut long = command()
         .args(["stream", "127.0.0.1", "-p", &port, "-t", "4"])
         .stdout(Stdio::null())
         .spawn()
@@ -282,8 +222,7 @@ fn a_client_killed_mid_test_leaves_the_server_ready() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();
     for flags in [vec!["-t", "20"], vec!["-t", "20", "-R"]] {
-        let mut victim = Command::new(BIN)
-            .env("XDG_DATA_HOME", store_dir())
+        let mut victim = command()
             .args(["stream", "127.0.0.1", "-p", &port])
             .args(&flags)
             .stdout(Stdio::null())
@@ -309,15 +248,14 @@ fn a_client_killed_mid_test_leaves_the_server_ready() {
 fn server_killed_mid_test_is_reported_and_partial_results_kept() {
     let mut srv = ServerProc::start(&[]);
     let port = srv.port();
-    let child = Command::new(BIN)
-        .env("XDG_DATA_HOME", store_dir())
+    let child = command()
         .args(["stream", "127.0.0.1", "-p", &port, "-t", "20", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    srv.child.kill().unwrap();
+    srv.kill();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v = json_of(&out);
@@ -334,8 +272,7 @@ fn ctrl_c_keeps_results_and_exits_2() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();
     for flags in [vec!["--json"], vec!["--json", "-R"]] {
-        let child = Command::new(BIN)
-            .env("XDG_DATA_HOME", store_dir())
+        let child = command()
             .args(["stream", "127.0.0.1", "-p", &port, "-t", "20"])
             .args(&flags)
             .stdout(Stdio::piped())
@@ -389,7 +326,7 @@ fn one_off_server_exits_after_one_test() {
     let out = client("rr", &srv, &["-t", "0.5"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let deadline = Instant::now() + Duration::from_secs(5);
-    while srv.child.try_wait().unwrap().is_none() {
+    while !srv.exited() {
         assert!(Instant::now() < deadline, "one-off server did not exit");
         std::thread::sleep(Duration::from_millis(100));
     }

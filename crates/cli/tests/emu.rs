@@ -7,12 +7,14 @@
 //! one-way delay) plus loose lower bounds, never against tight timings.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+use support::{command, tcplab};
 
 fn root() -> bool {
     let out = Command::new("id").arg("-u").output().unwrap();
@@ -21,10 +23,6 @@ fn root() -> bool {
         eprintln!("skipped: the link emulator needs root (network namespaces, TUN devices)");
     }
     is_root
-}
-
-fn tcplab(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
 }
 
 /// Runs a test with `-J` and returns its one result.
@@ -221,7 +219,7 @@ fn kill_9_leaves_no_namespace_or_device() {
     if !root() {
         return;
     }
-    let mut emu = Command::new(BIN)
+    let mut emu = command()
         .args([
             "emu",
             "--path",

@@ -2,14 +2,14 @@
 //! binary (JSON and CSV), and one clear error line with exit 2 for bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
-
 fn tcplab(args: &[&str]) -> Output {
-    Command::new(BIN).arg("model").args(args).output().unwrap()
+    support::command().arg("model").args(args).output().unwrap()
 }
 
 fn json(args: &[&str]) -> Value {

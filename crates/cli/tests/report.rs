@@ -3,47 +3,12 @@
 //! separately run stream tests saved as `--json` — rendered and opened in headless Chromium.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-#[path = "support/chromium.rs"]
-mod chromium;
+mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
-
-/// A `tcplab server` on an ephemeral port, killed on drop.
-struct ServerProc {
-    child: Child,
-    port: String,
-}
-
-impl ServerProc {
-    fn start() -> ServerProc {
-        let mut child = Command::new(BIN)
-            .args(["server", "--bind", "127.0.0.1", "-p", "0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port =
-            line.split("127.0.0.1:").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_string();
-        ServerProc { child, port }
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn tcplab(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
+use support::{chromium, tcplab, ServerProc};
 
 fn ok(out: &Output) -> String {
     assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -57,9 +22,8 @@ fn db(dir: &Path) -> String {
 
 /// Runs one client test with `--json`, saving the document under `dir`.
 fn save(srv: &ServerProc, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let db = db(dir);
-    let mut all =
-        vec![args[0], "127.0.0.1", "-p", &srv.port, "-t", "0.4", "-i", "0.1", "--json", "--db", &db];
+    let (db, port) = (db(dir), srv.port());
+    let mut all = vec![args[0], "127.0.0.1", "-p", &port, "-t", "0.4", "-i", "0.1", "--json", "--db", &db];
     all.extend_from_slice(&args[1..]);
     let json = ok(&tcplab(&all));
     let path = dir.join(format!("{name}.json"));
@@ -109,7 +73,7 @@ fn sweep_and_rr_report_renders_in_chromium() {
         &sweep_html,
     ]));
     std::fs::write(path("sweep.json"), sweep).unwrap();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let rr = save(&srv, dir.path(), "rr", &["rr", "-r", "64,64", "--report", &rr_html]);
     let (sweep_id, rr_id) = (run_id(Path::new(&path("sweep.json"))), run_id(&rr));
     let out = tcplab(&["report", &sweep_id, &rr_id, "--db", &db, "-o", &both_html]);
@@ -135,7 +99,7 @@ fn sweep_and_rr_report_renders_in_chromium() {
 #[test]
 fn grid_of_saved_json_runs_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let mut files = Vec::new();
     for len in ["1K", "16K"] {
         for window in ["64K", "256K"] {
@@ -165,7 +129,7 @@ fn grid_of_saved_json_runs_renders_in_chromium() {
 #[test]
 fn markdown_report_of_saved_output() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = ServerProc::start();
+    let srv = ServerProc::start(&[]);
     let a = save(&srv, dir.path(), "a", &["stream", "-l", "4K"]);
     let b = save(&srv, dir.path(), "b", &["stream", "-l", "32K"]);
     let md = ok(&tcplab(&[

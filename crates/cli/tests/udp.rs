@@ -6,61 +6,17 @@
 //! return.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
-
-/// A `tcplab server` (optionally inside a namespace) on an ephemeral port, killed on drop.
-struct ServerProc {
-    child: Child,
-    port: u16,
-}
-
-impl ServerProc {
-    fn start(netns: Option<&str>, bind: &str) -> ServerProc {
-        let mut cmd = match netns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, BIN]);
-                c
-            }
-            None => Command::new(BIN),
-        };
-        let mut child = cmd
-            .args(["server", "--bind", bind, "-p", "0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|addr| addr.rsplit(':').next())
-            .unwrap_or_else(|| panic!("no port in {line:?}"))
-            .parse()
-            .unwrap();
-        ServerProc { child, port }
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::{command_in, ServerProc};
 
 fn run(netns: Option<&str>, args: &[&str]) -> Output {
-    match netns {
-        Some(ns) => Command::new("ip").args(["netns", "exec", ns, BIN]).args(args).output().unwrap(),
-        None => Command::new(BIN).args(args).output().unwrap(),
-    }
+    command_in(netns).args(args).output().unwrap()
 }
 
 fn json_of(out: &Output) -> Value {
@@ -94,7 +50,7 @@ fn udp_loopback(srv: &ServerProc, extra: &[&str]) -> Value {
 
 #[test]
 fn forward_stream_counts_every_datagram_and_reports_intervals() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let v = udp_loopback(&srv, &["-t", "1.5", "-b", "20M", "-l", "1000", "-i", "0.5"]);
     let rows = directions_with_exact_identity(&v);
     assert_eq!(rows.len(), 1);
@@ -116,7 +72,7 @@ fn forward_stream_counts_every_datagram_and_reports_intervals() {
 
 #[test]
 fn link_gives_a_share_of_the_udp_theoretical_goodput() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let v = udp_loopback(&srv, &["-t", "0.5", "-b", "50M", "-i", "0", "--link", "ethernet:1g"]);
     let t = &v["tests"][0];
     assert_eq!(t["reference"]["kind"], "link");
@@ -130,7 +86,7 @@ fn link_gives_a_share_of_the_udp_theoretical_goodput() {
 
 #[test]
 fn reverse_bidir_parallel_and_byte_limit_keep_the_identity() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let v = udp_loopback(&srv, &["-t", "1", "-b", "10M", "-R", "-l", "512"]);
     assert_eq!(directions_with_exact_identity(&v)[0]["direction"], "server→client");
     let v = udp_loopback(&srv, &["-t", "1", "-b", "10M", "--bidir", "-P", "2", "-i", "0"]);
@@ -144,7 +100,7 @@ fn reverse_bidir_parallel_and_byte_limit_keep_the_identity() {
 
 #[test]
 fn unlimited_small_datagrams_with_a_tiny_receive_buffer_report_the_overrun() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let v = udp_loopback(&srv, &["-t", "1", "-b", "0", "-l", "64", "--remote-rcvbuf", "4K", "-i", "0"]);
     let rows = directions_with_exact_identity(&v);
     let t = &v["tests"][0];
@@ -160,7 +116,7 @@ fn unlimited_small_datagrams_with_a_tiny_receive_buffer_report_the_overrun() {
 
 #[test]
 fn udp_rr_reports_latency_and_text_output_shows_udp_rows() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let port = srv.port.to_string();
     let v = json_of(&run(
         None,
@@ -179,7 +135,7 @@ fn udp_rr_reports_latency_and_text_output_shows_udp_rows() {
 
 #[test]
 fn json_stream_intervals_carry_datagram_counts() {
-    let srv = ServerProc::start(None, "127.0.0.1");
+    let srv = ServerProc::start(&[]);
     let port = srv.port.to_string();
     let out =
         run(None, &["udp", "127.0.0.1", "-p", &port, "-t", "1", "-b", "2M", "-i", "0.5", "--json-stream"]);
@@ -208,7 +164,7 @@ fn bad_udp_flags_fail_with_one_line() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.trim_end().lines().any(|l| l.starts_with("error:")), "{args:?}: {err}");
     }
-    let srv = ServerProc::start(None, "::1");
+    let srv = ServerProc::start_in(None, "::1", &[]);
     let port = srv.port.to_string();
     let out = run(None, &["udp", "::1", "-p", &port, "-t", "1", "--no-checksum"]);
     assert_eq!(out.status.code(), Some(2));
@@ -286,7 +242,7 @@ fn can_use_namespaces() -> bool {
 /// Runs a forward UDP test across a link dropping `permille` of UDP; checks the loss.
 fn loss_within_bounds(tag: &str, subnet: u8, permille: u32) {
     let link = Link::new(tag, subnet, permille);
-    let srv = ServerProc::start(Some(&link.b), &link.b_addr);
+    let srv = ServerProc::start_in(Some(&link.b), &link.b_addr, &[]);
     let port = srv.port.to_string();
     // One datagram per packet: with GSO, veth carries a train of datagrams as one packet past
     // the nftables hook, which would then drop trains, not independent datagrams.

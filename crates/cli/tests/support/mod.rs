@@ -1,0 +1,124 @@
+//! What the end-to-end tests share: the binary run with its archive in a temporary directory
+//! (no test writes to the real home), and a real `tcplab server` on an ephemeral port,
+//! optionally inside a network namespace, killed when dropped.
+#![allow(dead_code, reason = "each test file uses the part it needs")]
+
+pub mod chromium;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
+
+/// This test process's archive directory (`XDG_DATA_HOME` of every command it runs).
+pub fn store_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("a temporary directory")).path()
+}
+
+/// `tcplab` (inside network namespace `netns` when given) with the test archive.
+pub fn command_in(netns: Option<&str>) -> Command {
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, BIN]);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    cmd.env("XDG_DATA_HOME", store_dir());
+    cmd
+}
+
+/// `tcplab` with the test archive.
+pub fn command() -> Command {
+    command_in(None)
+}
+
+/// Runs `tcplab ARGS` to the end.
+pub fn tcplab(args: &[&str]) -> Output {
+    command().args(args).output().expect("the tcplab binary runs")
+}
+
+/// Standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// Standard output parsed as one JSON document.
+pub fn json_of(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
+}
+
+/// A `tcplab server` on an ephemeral port, killed on drop.
+pub struct ServerProc {
+    child: Child,
+    /// The port it listens on.
+    pub port: u16,
+}
+
+impl ServerProc {
+    /// A server on 127.0.0.1 with `extra` flags.
+    pub fn start(extra: &[&str]) -> ServerProc {
+        ServerProc::start_in(None, "127.0.0.1", extra)
+    }
+
+    /// A server bound to `bind`, inside namespace `netns` when given.
+    pub fn start_in(netns: Option<&str>, bind: &str, extra: &[&str]) -> ServerProc {
+        let mut child = command_in(netns)
+            .args(["server", "--bind", bind, "-p", "0"])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().expect("piped stderr"))
+            .read_line(&mut line)
+            .expect("the server's first line");
+        let port = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|addr| addr.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in the server's first line {line:?}"));
+        ServerProc { child, port }
+    }
+
+    /// The port as text, for command lines.
+    pub fn port(&self) -> String {
+        self.port.to_string()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the server has exited by itself.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Kills the server now (a server that vanishes mid-test).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
