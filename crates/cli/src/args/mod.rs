@@ -172,7 +172,7 @@ pub struct SocketArgs {
     /// Congestion control on both ends (e.g. cubic, bbr, reno).
     #[arg(short = 'C', long = "congestion")]
     pub congestion: Option<String>,
-    /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's -A N[,M]).
+    /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
     #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
     pub affinity: Option<(Option<u32>, Option<u32>)>,
 }
