@@ -3,6 +3,7 @@
 
 mod support;
 
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -206,11 +207,16 @@ fn a_busy_server_says_so() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();
     let mut long = command()
-        .args(["stream", "127.0.0.1", "-p", &port, "-t", "4"])
-        .stdout(Stdio::null())
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "4", "--json-stream"])
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The first test holds the slot once its start event is out (however loaded the machine).
+    let mut events = BufReader::new(long.stdout.take().unwrap());
+    let mut first = String::new();
+    events.read_line(&mut first).unwrap();
+    assert!(first.contains(r#""event":"start""#), "the first client did not start: {first}");
+    std::thread::spawn(move || std::io::copy(&mut events, &mut std::io::sink()));
     let out = client("stream", &srv, &["-t", "1"]);
     let _ = long.wait();
     assert_eq!(out.status.code(), Some(2));
