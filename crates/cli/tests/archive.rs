@@ -396,6 +396,13 @@ fn history_filters_and_export_formats() {
     assert!(ivs.starts_with("run_id,seq,label,side,start_s"), "{ivs}");
     assert!(ivs.lines().filter(|l| l.contains(",client,")).count() >= 2, "{ivs}");
     assert!(ivs.lines().any(|l| l.contains(",server,")), "{ivs}");
+    for args in [&["show", "2", "--format", "markdown"][..], &["export", "1", "2", "-f", "markdown"]] {
+        let md = text(&tcplab(&db, args).stdout);
+        assert!(md.lines().any(|l| l.starts_with("| ") && l.contains("stream")), "{args:?}: {md}");
+        assert!(md.lines().any(|l| l.starts_with("|:--")), "{args:?}: {md}");
+    }
+    let both = tcplab(&db, &["show", "2", "--json", "--format", "csv"]);
+    assert_eq!(both.status.code(), Some(2), "--json and --format conflict");
 
     let out = tcplab(&db, &["compare", "1", "2"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

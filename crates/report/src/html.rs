@@ -9,7 +9,7 @@ mod page;
 
 use results::{RunRecord, TestResult};
 
-use crate::extras;
+use crate::findings;
 use crate::param_grid::distinct_labels;
 use crate::tables;
 use page::Page;
@@ -70,6 +70,12 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
         p.table(&streams, true);
         p.para("note", "goodput = receiver's rate; busy, rwnd-lim and sndbuf-lim from the sender's TCP_INFO (limited shares of busy time).");
     }
+    let udp = tables::udp(tests);
+    if !udp.is_empty() {
+        p.h3("UDP stream tests");
+        p.table(&udp, true);
+        p.para("note", "sent at = the sender's achieved rate; lost = sent − (received − duplicates), the drained tail included; overrun drops = the receiving socket's drop counter.");
+    }
     let rr = tables::rr(tests);
     if !rr.is_empty() {
         p.h3("Request/response tests");
@@ -87,37 +93,18 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
 }
 
 fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
-    let values: Vec<serde_json::Value> = tests.iter().map(|t| extras::value_of(t)).collect();
-    diagnosis_of(p, &distinct_labels(tests), &values);
-}
-
-/// The diagnosis section from results' serde forms (labels in the same order).
-fn diagnosis_of(p: &mut Page, labels: &[String], values: &[serde_json::Value]) {
-    let found: Vec<(&String, &serde_json::Value, Vec<extras::Section>)> = labels
-        .iter()
-        .zip(values)
-        .map(|(l, v)| (l, v, extras::sections_of(v)))
-        .filter(|(_, _, s)| !s.is_empty())
-        .collect();
-    if found.is_empty() {
+    let parts = [
+        ("What limited each stream", findings::diagnosis(tests)),
+        ("Compared with", findings::references(tests)),
+        ("Emulated path", findings::emu(tests)),
+    ];
+    if parts.iter().all(|(_, t)| t.is_empty()) {
         return;
     }
     p.section("diagnosis", "Diagnosis and limits");
-    for (label, value, sections) in found {
-        p.h3(label);
-        for line in extras::diagnosis_of(value) {
-            p.para("diagnosis", &line);
-        }
-        for section in sections {
-            p.open_details(&section.name, section.name.starts_with("diagnos"));
-            for (caption, table) in &section.tables {
-                if !caption.is_empty() {
-                    p.para("note", caption);
-                }
-                p.table(table, false);
-            }
-            p.close_details();
-        }
+    for (title, table) in parts.iter().filter(|(_, t)| !t.is_empty()) {
+        p.h3(title);
+        p.table(table, false);
     }
     p.end_section();
 }
@@ -145,23 +132,27 @@ fn timelines_section(p: &mut Page, runs: &[RunRecord]) {
 mod tests {
     use super::*;
 
-    /// A stream result with fields shaped like the `model` helper's diagnosis and reference
-    /// and the emulator's counters (not yet in `results` on this branch).
     #[test]
-    fn diagnosis_and_limits_render_from_added_fields() {
-        let mut v = extras::value_of(&crate::fixture::stream(8192, 65536, 1.0));
-        let added = serde_json::json!({
-            "reference": {"kind": "link", "description": "atm:oc3c · ipv4:tcp", "limit_bps": 1.345e8},
-            "diagnosis": [{"direction": "client→server",
-                "primary": {"cause": "receive-window", "weight": 0.93, "evidence": "rwnd-limited 93% of busy time; 64 KB / 0.3 ms RTT", "advice": "raise -w"},
-                "contributing": []}],
-            "emu": {"path": "atm:oc3c", "directions": [{"direction": "a→b", "offered": {"packets": 10}}]}
+    fn diagnosis_and_limits_render_from_the_typed_fields() {
+        use results::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
+        let mut r = crate::fixture::stream(8192, 65536, 1.0);
+        r.reference = Some(Reference {
+            kind: ReferenceKind::Link,
+            description: "atm:oc3c · ipv4:tcp".into(),
+            limit_bps: 1.345e8,
         });
-        if let (Some(o), serde_json::Value::Object(a)) = (v.as_object_mut(), added) {
-            o.extend(a);
-        }
+        r.diagnosis = vec![Diagnosis {
+            direction: "client→server".into(),
+            primary: Finding {
+                cause: Cause::ReceiveWindow,
+                weight: 0.93,
+                evidence: "rwnd-limited 93% of busy time; 64 KB / 0.3 ms RTT".into(),
+                advice: "raise -w".into(),
+            },
+            contributing: Vec::new(),
+        }];
         let mut p = Page::new();
-        diagnosis_of(&mut p, &["stream".to_string()], &[v]);
+        diagnosis_section(&mut p, &[&r]);
         let html = p.finish("t", "");
         insta::assert_snapshot!(html.split("<main>").nth(1).unwrap_or_default());
     }

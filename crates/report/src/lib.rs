@@ -11,7 +11,7 @@ pub mod compare;
 pub mod confidence;
 pub mod csv;
 pub mod emu;
-pub mod extras;
+pub mod findings;
 pub mod grid;
 pub mod html;
 pub mod json;

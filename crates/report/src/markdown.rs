@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use results::{RunRecord, TestResult};
 
-use crate::extras;
-use crate::param_grid::{distinct_labels, Grid};
+use crate::findings;
+use crate::param_grid::Grid;
 use crate::tables::{self, Table};
 
 /// The report of `runs` as markdown.
@@ -34,6 +34,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     }
     let tests: Vec<&TestResult> = runs.iter().flat_map(|r| &r.tests).collect();
     section(&mut o, "Stream tests", &tables::streams(&tests));
+    section(&mut o, "UDP stream tests", &tables::udp(&tests));
     section(&mut o, "Request/response tests", &tables::rr(&tests));
     section(&mut o, "Latency percentiles", &tables::percentiles(&tests));
     section(&mut o, "CPU", &tables::cpu(&tests));
@@ -54,24 +55,9 @@ fn section(o: &mut String, title: &str, t: &Table) {
 }
 
 fn diagnosis(o: &mut String, tests: &[&TestResult]) {
-    for (t, label) in tests.iter().zip(distinct_labels(tests)) {
-        let sections = extras::sections(t);
-        if sections.is_empty() {
-            continue;
-        }
-        let _ = write!(o, "\n## Diagnosis: {}\n\n", cell(&label));
-        for line in extras::diagnosis_lines(t) {
-            let _ = writeln!(o, "> {}\n", cell(&line));
-        }
-        for section in sections {
-            for (caption, table) in &section.tables {
-                let caption = if caption.is_empty() { &section.name } else { caption };
-                let _ = writeln!(o, "**{}**\n", cell(caption));
-                push_table(o, table);
-                o.push('\n');
-            }
-        }
-    }
+    section(o, "What limited each stream", &findings::diagnosis(tests));
+    section(o, "Compared with", &findings::references(tests));
+    section(o, "Emulated path", &findings::emu(tests));
 }
 
 /// A GitHub table; columns of numbers right-aligned.

@@ -16,7 +16,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(head: &[&str]) -> Table {
+    pub(crate) fn new(head: &[&str]) -> Table {
         Table { head: head.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
     }
 
@@ -173,12 +173,55 @@ pub fn streams(tests: &[&TestResult]) -> Table {
     t
 }
 
+/// One row per direction of every UDP stream test: the target and achieved rates, the
+/// datagram accounting and jitter.
+pub fn udp(tests: &[&TestResult]) -> Table {
+    let mut t = Table::new(&[
+        "test",
+        "direction",
+        "datagram",
+        "target",
+        "sent at",
+        "received",
+        "lost",
+        "loss",
+        "out of order",
+        "dups",
+        "overrun drops",
+        "jitter",
+    ]);
+    let labels = distinct_labels(tests);
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test == TestKind::UdpStream) {
+        if r.summary.udp.is_empty() {
+            t.rows.push(failed_row(r, label, 12));
+        }
+        for d in &r.summary.udp {
+            t.rows.push(vec![
+                label.clone(),
+                d.direction.clone(),
+                format!("{} B", d.datagram_len),
+                if d.target_bps == 0 { "unlimited".into() } else { rate(d.target_bps as f64) },
+                rate(d.sender_bps),
+                rate(d.receiver_bps),
+                count(d.lost),
+                format!("{:.3}%", d.loss_pct),
+                count(d.out_of_order),
+                count(d.duplicates),
+                count(d.socket_drops),
+                micros(d.jitter_ms * 1000.0),
+            ]);
+        }
+    }
+    t
+}
+
 /// One row per rr / crr test.
 pub fn rr(tests: &[&TestResult]) -> Table {
     let mut t =
         Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test != TestKind::TcpStream) {
+    let is_rr = |k: TestKind| matches!(k, TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr);
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| is_rr(r.spec.test)) {
         let Some(s) = &r.summary.rr else {
             t.rows.push(failed_row(r, label, 8));
             continue;

@@ -109,12 +109,28 @@ pub struct ShowArgs {
     pub id: String,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// The run as one JSON document.
-    #[arg(short = 'J', long, conflicts_with = "csv")]
+    /// The run as one JSON document (same as --format json).
+    #[arg(short = 'J', long, conflicts_with_all = ["csv", "format"])]
     pub json: bool,
-    /// The run's tests as CSV.
-    #[arg(long)]
+    /// The run's tests as CSV (same as --format csv).
+    #[arg(long, conflicts_with = "format")]
     pub csv: bool,
+    /// Output format: markdown gives tables to paste into an issue.
+    #[arg(short = 'f', long, value_enum)]
+    pub format: Option<ShowFormat>,
+}
+
+/// Formats of `show`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Tables for a terminal.
+    Text,
+    /// One JSON document.
+    Json,
+    /// One row per test (and sweep point).
+    Csv,
+    /// Markdown tables, for issues and pull requests.
+    Markdown,
 }
 
 /// Formats of `export`.
@@ -126,6 +142,8 @@ pub enum ExportFormat {
     IntervalsCsv,
     /// A JSON array of run documents.
     Json,
+    /// Markdown tables, for issues and pull requests.
+    Markdown,
 }
 
 /// `tcplab export`.

@@ -9,7 +9,7 @@ use report::{csv, grid, json, text};
 use results::RunRecord;
 use store::{RunFilter, RunSummary, Store};
 
-use crate::args::archive::{ExportFormat, RunFilterArgs};
+use crate::args::archive::{ExportFormat, RunFilterArgs, ShowFormat};
 use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
 use crate::output::{emit, now_unix_ms};
 use crate::recorder::open_store;
@@ -116,12 +116,17 @@ pub fn run_id(st: &Store, text: &str) -> Result<i64> {
 pub fn show(a: &ShowArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let run = st.load_run(run_id(&st, &a.id)?)?;
-    if a.json {
-        emit(&json::document(&run));
-    } else if a.csv {
-        emit(csv::tests(std::slice::from_ref(&run)).trim_end());
-    } else {
-        emit(&show_text(&run));
+    let format = match (a.format, a.json, a.csv) {
+        (Some(f), _, _) => f,
+        (None, true, _) => ShowFormat::Json,
+        (None, _, true) => ShowFormat::Csv,
+        (None, false, false) => ShowFormat::Text,
+    };
+    match format {
+        ShowFormat::Json => emit(&json::document(&run)),
+        ShowFormat::Csv => emit(csv::tests(std::slice::from_ref(&run)).trim_end()),
+        ShowFormat::Markdown => emit(report::markdown::document(std::slice::from_ref(&run)).trim_end()),
+        ShowFormat::Text => emit(&show_text(&run)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -176,6 +181,7 @@ pub fn export(a: &ExportArgs) -> Result<ExitCode> {
         ExportFormat::Csv => csv::tests(&runs),
         ExportFormat::IntervalsCsv => csv::intervals(&runs),
         ExportFormat::Json => serde_json::to_string_pretty(&runs).context("encoding JSON")? + "\n",
+        ExportFormat::Markdown => report::markdown::document(&runs),
     };
     match &a.output {
         Some(path) => std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?,

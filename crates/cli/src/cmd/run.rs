@@ -97,6 +97,9 @@ impl Reference {
         if self.link.is_some() {
             return self.link.clone();
         }
+        if r.spec.test != results::TestKind::TcpStream {
+            return None; // the loopback baseline is a TCP stream's; a paced UDP test is not one
+        }
         let goodput = r.summary.goodput_bps();
         if self.loopback && baseline.is_none() && r.status == Status::Completed && goodput > 0.0 {
             *baseline = Some(diagnose::reference::loopback_baseline(&r.label, goodput));

@@ -3,7 +3,6 @@
 use results::{Interval, Role, SideMeasurement, StreamInterval, TestKind, TestResult};
 
 use super::page::Page;
-use crate::extras;
 use crate::param_grid::distinct_labels;
 use crate::plot::{AxisSpec, BarChart, BarSeries, LineChart, Point, RefLine, ScaleKind, Series, TickFormat};
 use crate::tables;
@@ -25,9 +24,9 @@ pub fn rate_unit(max_bps: f64) -> (f64, &'static str) {
 /// Theoretical limits of a test as reference lines, in `unit` (bit/s ÷ `div`).
 pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
     let mut out: Vec<RefLine> = Vec::new();
-    for l in tests.iter().flat_map(|t| extras::limits(t)) {
-        if !out.iter().any(|r| (r.y - l.bps / div).abs() < 1e-9) {
-            out.push(RefLine { y: l.bps / div, label: format!("{}: {}", l.label, rate(l.bps)) });
+    for (label, bps) in tests.iter().filter_map(|t| crate::findings::limit(t)) {
+        if !out.iter().any(|r| (r.y - bps / div).abs() < 1e-9) {
+            out.push(RefLine { y: bps / div, label: format!("{label}: {}", rate(bps)) });
         }
     }
     out
