@@ -68,6 +68,14 @@ fn forward_stream_counts_every_datagram_and_reports_intervals() {
         .map(|iv| u(&iv["streams"][0]["udp"], "received"))
         .sum();
     assert_eq!(received_in_intervals, u(&rows[0], "received"), "the drained tail is in the last interval");
+    for side in ["local", "remote"] {
+        let placement = &t[side]["streams"][0]["placement"];
+        assert!(!placement["cpus_seen"].as_array().unwrap().is_empty(), "{side}: {placement}");
+        assert!(placement["thread_busy_pct"].as_f64().unwrap() > 0.0, "{side}: {placement}");
+    }
+    let kinds: Vec<&str> =
+        t["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+    assert!(!kinds.contains(&"unpinned"), "placement warnings are for request/response: {kinds:?}");
 }
 
 #[test]

@@ -246,7 +246,8 @@ impl Sampler {
     fn sample_placement(&mut self) {
         for (meter, seen) in self.meters.iter().zip(&mut self.cpu_samples) {
             let tid = meter.tid.load(std::sync::atomic::Ordering::Relaxed);
-            if tid == 0 || meter.end(&self.timeline).is_some() {
+            // (a thread that has ended has no /proc entry left, so it is skipped below)
+            if tid == 0 {
                 continue;
             }
             if let Ok(cpu) = netio::sched::thread_last_cpu(tid) {

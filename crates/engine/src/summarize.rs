@@ -116,10 +116,8 @@ fn unpinned_rr(
     remote: Option<&SideMeasurement>,
     same_host: bool,
 ) -> Option<String> {
-    if !same_host
-        || spec.test == TestKind::TcpStream
-        || (spec.cpu_local.is_some() && spec.cpu_remote.is_some())
-    {
+    let request_response = matches!(spec.test, TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr);
+    if !same_host || !request_response || (spec.cpu_local.is_some() && spec.cpu_remote.is_some()) {
         return None;
     }
     let main = |m: &SideMeasurement| m.streams.first().and_then(|s| s.placement.main_cpu());
