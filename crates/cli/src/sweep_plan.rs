@@ -22,6 +22,8 @@ enum Kind {
     Bool,
     /// A name.
     Text,
+    /// Bits per second, decimal suffixes (100M).
+    Rate,
 }
 
 /// Parameters by name: (names, kind). The first name is canonical.
@@ -48,6 +50,7 @@ const PARAMS: &[(&[&str], Kind)] = &[
     (&["nodelay", "N"], Kind::Bool),
     (&["congestion", "C"], Kind::Text),
     (&["direction"], Kind::Text),
+    (&["rate", "b", "rate_bps"], Kind::Rate),
 ];
 
 /// The canonical name and kind of parameter `name`.
@@ -73,6 +76,7 @@ fn value_of(kind: Kind, s: &str) -> Result<ParamValue> {
             _ => bail!("'{s}' is not true or false"),
         }),
         Kind::Text => ParamValue::Text(s.trim().to_string()),
+        Kind::Rate => ParamValue::Int(parse::rate_bps(s).map_err(anyhow::Error::msg)?),
     };
     Ok(v)
 }
@@ -239,6 +243,7 @@ fn set(spec: &mut TestSpec, name: &str, v: &ParamValue) -> Result<()> {
         "nodelay" => spec.nodelay = matches!(v, ParamValue::Bool(true)),
         "congestion" => spec.congestion = Some(v.to_string()),
         "direction" => spec.direction = direction(&v.to_string())?,
+        "rate" => spec.rate_bps = n64()?,
         other => bail!("parameter '{other}' cannot be set"),
     }
     Ok(())

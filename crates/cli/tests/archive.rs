@@ -118,6 +118,30 @@ fn tie_makes_window_follow_the_write_size() {
 }
 
 #[test]
+fn a_udp_sweep_varies_datagram_size_and_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let args = ["sweep", "127.0.0.1", "-p", &port, "--test", "udp", "--vary", "len=64,1400"];
+    let out =
+        tcplab(&db, &[&args[..], &["--vary", "rate=5M,20M", "-t", "0.3", "-i", "0", "--json"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sweep"]["plan"]["metric"], "goodput_bps");
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4);
+    for t in tests {
+        let (len, rate) = (t["spec"]["send_len"].as_u64().unwrap(), t["spec"]["rate_bps"].as_u64().unwrap());
+        assert!([64, 1400].contains(&len) && [5_000_000, 20_000_000].contains(&rate), "{}", t["spec"]);
+        let got = t["summary"]["udp"][0]["receiver_bps"].as_f64().unwrap();
+        assert!(got > 0.0 && got <= rate as f64 * 1.1, "{len} B at {rate}: {got}");
+    }
+    let table = text(&tcplab(&db, &["show", "last"]).stdout);
+    assert!(table.contains("Mbit/s"), "{table}");
+}
+
+#[test]
 fn repeat_until_confident_reports_iterations_and_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

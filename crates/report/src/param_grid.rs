@@ -28,16 +28,19 @@ impl Metric {
 
     /// The metric of one test.
     pub fn of_kind(kind: TestKind) -> Metric {
-        match kind {
-            TestKind::TcpStream => Metric::GoodputBps,
-            _ => Metric::TransPerS,
+        if kind.is_bulk() {
+            Metric::GoodputBps
+        } else {
+            Metric::TransPerS
         }
     }
 
     /// The value of this metric in a result.
     pub fn value(self, r: &TestResult) -> Option<f64> {
         let v = match self {
-            Metric::GoodputBps if !r.summary.directions.is_empty() => r.summary.goodput_bps(),
+            Metric::GoodputBps if !r.summary.directions.is_empty() || !r.summary.udp.is_empty() => {
+                r.summary.goodput_bps()
+            }
             Metric::TransPerS => r.summary.rr.as_ref()?.trans_per_s,
             Metric::GoodputBps => return None,
         };

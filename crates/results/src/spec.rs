@@ -31,6 +31,11 @@ impl TestKind {
         }
     }
 
+    /// Whether the test moves bulk data (its headline is goodput, not transactions/s).
+    pub fn is_bulk(self) -> bool {
+        matches!(self, TestKind::TcpStream | TestKind::UdpStream)
+    }
+
     /// Whether the data flows over UDP.
     pub fn is_udp(self) -> bool {
         matches!(self, TestKind::UdpStream | TestKind::UdpRr)

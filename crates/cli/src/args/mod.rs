@@ -42,26 +42,26 @@ pub enum Command {
     Rr(RrArgs),
     /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
     Crr(CrrArgs),
-    /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
-    Model(model::ModelArgs),
+    /// Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun.
+    Udp(udp::UdpArgs),
+    /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
+    UdpRr(udp::UdpRrArgs),
     /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
     Sweep(SweepArgs),
+    /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
+    Model(model::ModelArgs),
+    /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
+    Emu(EmuArgs),
     /// Recent runs in the archive.
     History(HistoryArgs),
-    /// One stored run in full (table, --json, --csv).
+    /// One stored run in full (table, JSON, CSV or markdown).
     Show(ShowArgs),
-    /// Stored runs as CSV or JSON.
+    /// Stored runs as CSV, JSON or markdown.
     Export(ExportArgs),
     /// Two stored runs side by side: differences, confidence intervals, verdicts.
     Compare(CompareArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
-    /// Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun.
-    Udp(udp::UdpArgs),
-    /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
-    UdpRr(udp::UdpRrArgs),
-    /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
-    Emu(EmuArgs),
 }
 
 /// `tcplab server`.

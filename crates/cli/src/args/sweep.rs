@@ -15,6 +15,8 @@ pub enum SweepTest {
     Rr,
     /// TCP connect/request/response.
     Crr,
+    /// Paced UDP stream (seed 002's throughput against datagram size).
+    Udp,
 }
 
 /// The network path a sweep runs over: the link its throughput is compared with (`--link`)
@@ -41,7 +43,7 @@ pub struct SweepArgs {
     /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
     /// NAME: len, send-len, recv-len, window, sndbuf, rcvbuf, remote-sndbuf, remote-rcvbuf,
     /// request, response, size, mss, bytes, parallel, burst, time, interval, omit, nodelay,
-    /// congestion, direction.
+    /// congestion, direction, rate (udp).
     #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume")]
     pub vary: Vec<String>,
     /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
@@ -54,9 +56,12 @@ pub struct SweepArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: SocketArgs,
-    /// Bytes per write and read (stream).
-    #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
-    pub len: u32,
+    /// Bytes per write and read (stream; default 128K), datagram size (udp; default 1460).
+    #[arg(short = 'l', long = "len", value_parser = parse::size_u32)]
+    pub len: Option<u32>,
+    /// UDP target rate per stream in bit/s, decimal (100M, 1G); 0 = as fast as possible.
+    #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps, default_value = "0")]
+    pub rate: u64,
     /// Server sends (stream).
     #[arg(short = 'R', long, conflicts_with = "bidir")]
     pub reverse: bool,

@@ -98,11 +98,17 @@ fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
         SweepTest::Stream => TestKind::TcpStream,
         SweepTest::Rr => TestKind::TcpRr,
         SweepTest::Crr => TestKind::TcpCrr,
+        SweepTest::Udp => TestKind::UdpStream,
     };
     let mut spec = TestSpec::new(kind);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
-    (spec.send_len, spec.recv_len) = (a.len, a.len);
+    let len = a.len.unwrap_or(if kind.is_udp() { 1460 } else { 128 * 1024 });
+    (spec.send_len, spec.recv_len) = (len, len);
+    if kind.is_udp() {
+        spec.rate_bps = a.rate;
+        spec.nodelay = false;
+    }
     (spec.request_len, spec.response_len) = a.size;
     spec.burst = a.burst;
     spec.direction = match (a.reverse, a.bidir) {
@@ -116,7 +122,7 @@ fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
 
 fn new_job(a: &SweepArgs, started: u64) -> Result<(Job, Recorder)> {
     let base = base_spec(a)?;
-    let metric = if base.test == TestKind::TcpStream { "goodput_bps" } else { "trans_per_s" };
+    let metric = if base.test.is_bulk() { "goodput_bps" } else { "trans_per_s" };
     let mut plan = plan(&base, &a.vary, &a.tie, metric)?;
     plan.confidence = repeat::target(&a.confidence)?;
     let port = a.port.unwrap_or(9180);

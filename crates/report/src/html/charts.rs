@@ -83,9 +83,10 @@ fn series_of(
 /// The timelines of one test.
 pub fn timeline(p: &mut Page, t: &TestResult) {
     p.open_row();
-    match t.spec.test {
-        TestKind::TcpStream => stream_timeline(p, t),
-        _ => rr_timeline(p, t),
+    if t.spec.test.is_bulk() {
+        stream_timeline(p, t);
+    } else {
+        rr_timeline(p, t);
     }
     p.close_row();
 }
@@ -219,7 +220,7 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
 fn cost_plots(p: &mut Page, tests: &[&TestResult]) {
     p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", tests, &|c| Some(c.util_pct)));
     let (streams, rr): (Vec<&TestResult>, Vec<&TestResult>) =
-        tests.iter().partition(|t| t.spec.test == TestKind::TcpStream);
+        tests.iter().partition(|t| t.spec.test.is_bulk());
     if !streams.is_empty() {
         let sd = |c: &results::CpuCost| Some(c.service_demand_us);
         p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &sd));
