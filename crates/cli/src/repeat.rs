@@ -80,19 +80,8 @@ fn ended_early(target: &ConfidenceTarget, runs: Vec<TestResult>, bad: TestResult
 /// `combine` of a non-empty list never returns `None`; this keeps the code panic-free.
 fn unreachable_empty(spec: &TestSpec) -> TestResult {
     TestResult {
-        label: engine::registry::label(spec),
-        spec: spec.clone(),
-        server: String::new(),
-        started_unix_ms: 0,
         status: Status::Failed,
         error: Some(results::TestError { code: "internal".into(), message: "no iterations ran".into() }),
-        local: Default::default(),
-        remote: None,
-        summary: Default::default(),
-        warnings: Vec::new(),
-        repetition: None,
-        reference: None,
-        diagnosis: Vec::new(),
-        emu: None,
+        ..TestResult::new(engine::registry::label(spec), spec.clone(), String::new(), 0)
     }
 }

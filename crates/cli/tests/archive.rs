@@ -301,22 +301,7 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
         .map(|v| {
             let mut summary = Summary::default();
             summary.directions.push(DirectionSummary { receiver_bps: *v, ..DirectionSummary::default() });
-            TestResult {
-                label: "stream".into(),
-                spec: TestSpec::new(TestKind::TcpStream),
-                server: "h:1".into(),
-                started_unix_ms: 1,
-                status: Status::Completed,
-                error: None,
-                local: SideMeasurement::default(),
-                remote: None,
-                summary,
-                warnings: Vec::new(),
-                repetition: None,
-                reference: None,
-                diagnosis: Vec::new(),
-                emu: None,
-            }
+            TestResult { summary, ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 1) }
         })
         .collect();
     let target = ConfidenceTarget {

@@ -185,7 +185,7 @@ fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::{DirectionSummary, ProcessCpu, SocketReport, Status, Summary, TestKind, TestSpec, Warning};
+    use results::{DirectionSummary, ProcessCpu, SocketReport, Summary, TestKind, TestSpec, Warning};
 
     fn side(role: Role, calls: u64, process_s: f64, rcvbuf: u32) -> SideMeasurement {
         let socket =
@@ -217,20 +217,11 @@ mod tests {
         let direction =
             DirectionSummary { direction: "client→server".into(), receiver_bps: 8e6, ..Default::default() };
         TestResult {
-            label: "stream".into(),
-            spec: TestSpec::new(TestKind::TcpStream),
-            server: "h:1".into(),
-            started_unix_ms: 0,
-            status: Status::Completed,
-            error: None,
             local,
             remote: Some(remote),
             summary: Summary { directions: vec![direction], ..Default::default() },
             warnings,
-            repetition: None,
-            reference: None,
-            diagnosis: Vec::new(),
-            emu: None,
+            ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 0)
         }
     }
 

@@ -89,22 +89,12 @@ pub fn run_test(
 ) -> (TestResult, Option<HostInfo>) {
     let started_unix_ms =
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let mut out = TestResult {
-        label: registry::label(spec),
-        spec: spec.clone(),
-        server: format!("{}:{}", opts.host, opts.port),
+    let mut out = TestResult::new(
+        registry::label(spec),
+        spec.clone(),
+        format!("{}:{}", opts.host, opts.port),
         started_unix_ms,
-        status: Status::Completed,
-        error: None,
-        local: SideMeasurement::default(),
-        remote: None,
-        summary: Default::default(),
-        warnings: Vec::new(),
-        reference: None,
-        diagnosis: Vec::new(),
-        emu: None,
-        repetition: None,
-    };
+    );
     let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
     let give_up = Instant::now() + opts.busy_wait;
     let mut outcome = session.run(&mut out);

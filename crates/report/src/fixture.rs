@@ -3,8 +3,8 @@
 
 use results::{
     Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, HostInfo, Interval, LatencySummary, ParamSetting,
-    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, Status, StreamInterval,
-    StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
+    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, StreamInterval, StreamStats,
+    Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
 };
 
 pub fn host(name: &str) -> HostInfo {
@@ -84,20 +84,10 @@ fn result(
     summary: Summary,
 ) -> TestResult {
     TestResult {
-        label: label.into(),
-        spec,
-        server: "127.0.0.1:9180".into(),
-        started_unix_ms: 1_795_306_713_000,
-        status: Status::Completed,
-        error: None,
         local,
         remote: Some(remote),
         summary,
-        warnings: Vec::new(),
-        repetition: None,
-        reference: None,
-        diagnosis: Vec::new(),
-        emu: None,
+        ..TestResult::new(label, spec, "127.0.0.1:9180", 1_795_306_713_000)
     }
 }
 

@@ -386,18 +386,7 @@ mod tests {
             ..Default::default()
         };
         let r = TestResult {
-            label: "stream".into(),
-            spec: TestSpec::new(TestKind::TcpStream),
-            server: "h:1".into(),
-            started_unix_ms: 0,
-            status: Status::Completed,
-            error: None,
-            local: Default::default(),
-            remote: None,
             summary: results::Summary { directions: vec![direction], ..Default::default() },
-            warnings: Vec::new(),
-            repetition: None,
-            emu: None,
             reference: Some(Reference {
                 kind: ReferenceKind::Link,
                 description: "ethernet:1g".into(),
@@ -408,6 +397,7 @@ mod tests {
                 primary: finding(Cause::Link, "at the link"),
                 contributing: vec![finding(Cause::SenderCpu, "busy")],
             }],
+            ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 0)
         };
         let text = test_summary(&r);
         for needle in [

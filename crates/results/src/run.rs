@@ -71,6 +71,34 @@ pub struct TestResult {
     pub emu: Option<EmuReport>,
 }
 
+impl TestResult {
+    /// A result of `spec` that has not measured anything yet: completed, no error, empty
+    /// measurements and summary. Engines fill it in; tests override the fields they need.
+    pub fn new(
+        label: impl Into<String>,
+        spec: TestSpec,
+        server: impl Into<String>,
+        started_unix_ms: u64,
+    ) -> Self {
+        TestResult {
+            label: label.into(),
+            spec,
+            server: server.into(),
+            started_unix_ms,
+            status: Status::Completed,
+            error: None,
+            local: SideMeasurement::default(),
+            remote: None,
+            summary: Summary::default(),
+            warnings: Vec::new(),
+            repetition: None,
+            reference: None,
+            diagnosis: Vec::new(),
+            emu: None,
+        }
+    }
+}
+
 /// A run: one command's tests, with both hosts described.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {

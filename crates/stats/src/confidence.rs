@@ -188,20 +188,9 @@ mod tests {
             ..Default::default()
         });
         TestResult {
-            label: "stream".into(),
-            spec: TestSpec::new(TestKind::TcpStream),
-            server: String::new(),
-            started_unix_ms: 0,
             status: results::Status::Completed,
-            error: None,
-            local: Default::default(),
-            remote: None,
             summary,
-            warnings: Vec::new(),
-            repetition: None,
-            reference: None,
-            diagnosis: Vec::new(),
-            emu: None,
+            ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), String::new(), 0)
         }
     }
 

@@ -4,7 +4,7 @@
 
 use results::{
     Axis, DirectionSummary, Estimate, HostInfo, Interval, ParamSetting, ParamValue, RunRecord,
-    SideMeasurement, Status, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning,
+    SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning,
     WarningKind,
 };
 use rusqlite::{params, Connection};
@@ -18,24 +18,13 @@ fn result(bps: f64) -> TestResult {
         streams: vec![StreamInterval { index: 0, bytes: 1000, ..StreamInterval::default() }],
     };
     let mut r = TestResult {
-        label: "stream".into(),
-        spec: TestSpec::new(TestKind::TcpStream),
-        server: "127.0.0.1:9".into(),
-        started_unix_ms: 5,
-        status: Status::Completed,
-        error: None,
         local: SideMeasurement {
             measured_s: 1.0,
             intervals: vec![iv.clone(), iv],
             ..SideMeasurement::default()
         },
-        remote: None,
-        summary: Default::default(),
         warnings: vec![Warning { kind: WarningKind::SameHost, message: "m".into(), advice: "a".into() }],
-        repetition: None,
-        reference: None,
-        diagnosis: Vec::new(),
-        emu: None,
+        ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:9", 5)
     };
     r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
     r
