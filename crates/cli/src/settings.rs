@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use engine::client::{ClientOptions, Family};
 use results::{Direction, TestKind, TestSpec};
 
-use crate::args::{ClientArgs, CrrArgs, RrArgs, SocketArgs, StreamArgs, TimingArgs};
+use crate::args::{BufferArgs, ClientArgs, CrrArgs, RrArgs, SocketArgs, StreamArgs, TimingArgs};
 
 /// Connect and handshake deadline.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -36,15 +36,20 @@ pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.parallel = t.parallel;
 }
 
+/// Socket buffer and pinning flags into `spec` (every test type).
+pub(crate) fn apply_buffers(spec: &mut TestSpec, b: &BufferArgs) {
+    spec.sndbuf = b.sndbuf.or(b.window);
+    spec.rcvbuf = b.rcvbuf.or(b.window);
+    spec.remote_sndbuf = b.remote_sndbuf.or(b.window);
+    spec.remote_rcvbuf = b.remote_rcvbuf.or(b.window);
+    (spec.cpu_local, spec.cpu_remote) = b.affinity.unwrap_or_default();
+}
+
 pub(crate) fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
-    spec.sndbuf = s.sndbuf.or(s.window);
-    spec.rcvbuf = s.rcvbuf.or(s.window);
-    spec.remote_sndbuf = s.remote_sndbuf.or(s.window);
-    spec.remote_rcvbuf = s.remote_rcvbuf.or(s.window);
+    apply_buffers(spec, &s.buffers);
     spec.nodelay |= s.nodelay;
     spec.mss = s.mss;
     spec.congestion = s.congestion.clone();
-    (spec.cpu_local, spec.cpu_remote) = s.affinity.unwrap_or_default();
 }
 
 /// The spec of `tcplab stream`.

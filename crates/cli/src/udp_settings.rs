@@ -4,13 +4,10 @@ use anyhow::Result;
 use results::{Direction, TestKind, TestSpec};
 
 use crate::args::udp::{UdpArgs, UdpRrArgs, UdpSocketArgs};
-use crate::settings::{apply_timing, check};
+use crate::settings::{apply_buffers, apply_timing, check};
 
 fn apply_socket(spec: &mut TestSpec, s: &UdpSocketArgs) {
-    spec.sndbuf = s.sndbuf.or(s.window);
-    spec.rcvbuf = s.rcvbuf.or(s.window);
-    spec.remote_sndbuf = s.remote_sndbuf.or(s.window);
-    spec.remote_rcvbuf = s.remote_rcvbuf.or(s.window);
+    apply_buffers(spec, &s.buffers);
     spec.no_checksum = s.no_checksum;
     spec.no_offload = s.no_offload;
 }

@@ -145,24 +145,34 @@ pub struct TimingArgs {
     pub parallel: u32,
 }
 
-/// Socket options of every test.
+/// Socket buffers of every test, TCP and UDP.
 #[derive(Debug, Args, Clone)]
-pub struct SocketArgs {
+pub struct BufferArgs {
     /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K.
     #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
     pub window: Option<u32>,
     /// Client SO_SNDBUF.
     #[arg(long, value_parser = parse::size_u32)]
     pub sndbuf: Option<u32>,
-    /// Client SO_RCVBUF.
+    /// Client SO_RCVBUF (the receiver with -R).
     #[arg(long, value_parser = parse::size_u32)]
     pub rcvbuf: Option<u32>,
     /// Server SO_SNDBUF.
     #[arg(long, value_parser = parse::size_u32)]
     pub remote_sndbuf: Option<u32>,
-    /// Server SO_RCVBUF.
+    /// Server SO_RCVBUF (the receiver by default).
     #[arg(long, value_parser = parse::size_u32)]
     pub remote_rcvbuf: Option<u32>,
+    /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
+    #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
+    pub affinity: Option<(Option<u32>, Option<u32>)>,
+}
+
+/// Socket options of every TCP test.
+#[derive(Debug, Args, Clone)]
+pub struct SocketArgs {
+    #[command(flatten)]
+    pub buffers: BufferArgs,
     /// TCP_NODELAY (disable Nagle) on every data socket.
     #[arg(short = 'N', long)]
     pub nodelay: bool,
@@ -172,9 +182,6 @@ pub struct SocketArgs {
     /// Congestion control on both ends (e.g. cubic, bbr, reno).
     #[arg(short = 'C', long = "congestion")]
     pub congestion: Option<String>,
-    /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
-    #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
-    pub affinity: Option<(Option<u32>, Option<u32>)>,
 }
 
 /// `tcplab stream`.

@@ -5,24 +5,11 @@ use clap::Args;
 use super::{ClientArgs, TimingArgs};
 use crate::parse;
 
-/// Socket buffers of UDP tests (TCP-only options such as -N/-M/-C do not apply).
+/// Socket options of UDP tests (TCP-only options such as -N/-M/-C do not apply).
 #[derive(Debug, Args, Clone)]
 pub struct UdpSocketArgs {
-    /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 4M.
-    #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
-    pub window: Option<u32>,
-    /// Client SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
-    pub sndbuf: Option<u32>,
-    /// Client SO_RCVBUF (the receiver with -R).
-    #[arg(long, value_parser = parse::size_u32)]
-    pub rcvbuf: Option<u32>,
-    /// Server SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
-    pub remote_sndbuf: Option<u32>,
-    /// Server SO_RCVBUF (the receiver by default).
-    #[arg(long, value_parser = parse::size_u32)]
-    pub remote_rcvbuf: Option<u32>,
+    #[command(flatten)]
+    pub buffers: super::BufferArgs,
     /// Send without UDP checksums (SO_NO_CHECK, seed 002's checksum experiment). IPv4 only:
     /// IPv6 requires the checksum. Turns UDP GSO off.
     #[arg(long)]
