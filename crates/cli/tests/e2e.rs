@@ -209,13 +209,17 @@ fn a_busy_server_says_so() {
     let mut long = command()
         .args(["stream", "127.0.0.1", "-p", &port, "-t", "4", "--json-stream"])
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // The first test holds the slot once its start event is out (however loaded the machine).
     let mut events = BufReader::new(long.stdout.take().unwrap());
     let mut first = String::new();
     events.read_line(&mut first).unwrap();
-    assert!(first.contains(r#""event":"start""#), "the first client did not start: {first}");
+    if !first.contains(r#""event":"start""#) {
+        let out = long.wait_with_output().unwrap();
+        panic!("the first client did not start: {first} {}", stderr(&out));
+    }
     std::thread::spawn(move || std::io::copy(&mut events, &mut std::io::sink()));
     let out = client("stream", &srv, &["-t", "1"]);
     let _ = long.wait();

@@ -105,7 +105,7 @@ impl Store {
         let open_err = |source| Error::Open { path: path.to_path_buf(), source };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(open_err)?;
+        wal_mode(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
         schema::migrate(&mut conn)?;
@@ -120,6 +120,23 @@ impl Store {
     /// The schema version of the open file.
     pub fn schema_version(&self) -> Result<i64> {
         schema::version(&self.conn)
+    }
+}
+
+/// Switches to WAL. The switch needs an exclusive lock and SQLite answers SQLITE_BUSY at once,
+/// without its busy handler, while another process holds the file (several tcplab commands
+/// opening a new archive together): retry for as long as the busy timeout.
+fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
+    let give_up = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && std::time::Instant::now() < give_up =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
     }
 }
 

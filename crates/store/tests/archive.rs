@@ -230,22 +230,26 @@ fn two_writers_share_a_file() {
 
 #[test]
 fn processes_opening_a_new_file_at_once_migrate_it_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("new.db");
-    let threads: Vec<_> = (0..8)
-        .map(|_| {
-            let p = path.clone();
-            std::thread::spawn(move || {
-                let mut st = Store::open(&p).unwrap();
-                let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
-                st.add_test(id, &result(1.0)).unwrap();
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let start = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (p, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let mut st = Store::open(&p).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
+                    st.add_test(id, &result(1.0)).unwrap();
+                })
             })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let st = Store::open(&path).unwrap();
+        assert_eq!(st.schema_version().unwrap(), schema::latest());
+        assert_eq!(st.list_runs(&RunFilter::default()).unwrap().len(), 16);
     }
-    let st = Store::open(&path).unwrap();
-    assert_eq!(st.schema_version().unwrap(), schema::latest());
-    assert_eq!(st.list_runs(&RunFilter::default()).unwrap().len(), 8);
 }
