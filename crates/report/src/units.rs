@@ -56,6 +56,24 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// `YYYY-MM-DD hh:mm:ss` (UTC) of milliseconds since the Unix epoch.
+pub fn utc_datetime(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil conversion.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
 /// Three significant digits (at least the integer part).
 pub fn sig3(v: f64) -> String {
     if v >= 100.0 {
@@ -70,6 +88,13 @@ pub fn sig3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_datetime(0), "1970-01-01 00:00:00");
+        assert_eq!(utc_datetime(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(utc_datetime(1_795_307_465_000), "2026-11-22 00:31:05");
+    }
 
     #[test]
     fn scaling() {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use report::units::utc_datetime;
 use report::{csv, grid, json, text};
 use results::RunRecord;
 use store::{RunFilter, RunSummary, Store};
@@ -68,7 +69,7 @@ fn summary_line(r: &RunSummary) -> String {
     format!(
         "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  {}",
         r.id,
-        utc(r.started_unix_ms),
+        utc_datetime(r.started_unix_ms),
         r.kind,
         r.status,
         tests,
@@ -84,24 +85,6 @@ fn summary_json(r: &RunSummary) -> serde_json::Value {
         "server": r.server, "tests": r.tests, "points_total": r.points_total, "first_label": r.first_label,
         "goodput_bps": r.goodput_bps, "trans_per_s": r.trans_per_s, "command_line": r.command_line,
     })
-}
-
-/// `2026-11-22 00:31:05` from milliseconds since the epoch (proleptic Gregorian, UTC).
-pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// A run id from the command line: a number or `last`.
@@ -135,7 +118,7 @@ fn show_text(run: &RunRecord) -> String {
     let mut o = format!(
         "run {} · {} UTC · tcplab {} · {}\n",
         run.id.unwrap_or(0),
-        utc(run.started_unix_ms),
+        utc_datetime(run.started_unix_ms),
         run.tool_version,
         run.command_line.join(" ")
     );
@@ -188,16 +171,4 @@ pub fn export(a: &ExportArgs) -> Result<ExitCode> {
         None => emit(body.trim_end()),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
-        assert_eq!(utc(1_795_307_465_000), "2026-11-22 00:31:05");
-    }
 }
