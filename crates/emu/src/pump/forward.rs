@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use netio::Tun;
 
 use super::capture::Captures;
+use super::early_wake::EarlyWake;
 use super::shared::{Shared, Stats};
 use super::Role;
 use crate::link::{Fate, Link};
@@ -27,6 +28,10 @@ const READ_BATCH: usize = 64;
 const REALTIME_PRIORITY: i32 = 10;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
+
+/// A release is spun to only when it is at least this many wake-up margins away, which bounds
+/// the spinning to a small share of the thread's time however dense the traffic.
+const SPIN_SPACING: u32 = 8;
 
 /// The pump's clock: nanoseconds since the emulator started, plus the wall-clock epoch for
 /// capture timestamps.
@@ -92,6 +97,7 @@ impl Forwarder {
         }
         let mut scratch = vec![0u8; READ_BUFFER_BYTES];
         let mut stats = Stats::default();
+        let mut early = EarlyWake::default();
         while !self.shared.stop.load(Ordering::Relaxed) {
             let read = self.read_batch(&mut scratch, &mut stats);
             self.write_due(&mut stats);
@@ -100,19 +106,41 @@ impl Forwarder {
             if read == READ_BATCH {
                 continue;
             }
-            if let Err(e) = self.input.wait_readable(Some(self.sleep_time())) {
+            if let Err(e) = self.wait(&mut early) {
                 self.shared.fail(format!("waiting on {}: {e}", self.input.name()));
                 return;
             }
         }
     }
 
-    /// How long to sleep: until the next release, at most [`MAX_SLEEP`].
-    fn sleep_time(&self) -> Duration {
-        match self.link.next_event_time() {
-            Some(due) => due.saturating_since(self.clock.now()).min(MAX_SLEEP),
-            None => MAX_SLEEP,
+    /// Waits for input or the next release. A release far enough ahead (sparse traffic, where
+    /// a late wake-up shows directly in round-trip times) is slept to shortly before (the
+    /// learned wake-up margin) and spun to; dense releases are just slept to, so a busy link
+    /// never keeps a real-time thread spinning.
+    fn wait(&self, early: &mut EarlyWake) -> std::io::Result<()> {
+        let due_in = self.link.next_event_time().map(|due| due.saturating_since(self.clock.now()));
+        let sleep = due_in.unwrap_or(MAX_SLEEP).min(MAX_SLEEP);
+        let margin = early.margin();
+        let spin = due_in.is_some_and(|d| d <= MAX_SLEEP + margin && d >= SPIN_SPACING * margin);
+        let asked = if spin { early.sleep_for(due_in.unwrap_or(sleep)) } else { sleep };
+        let slept_from = Instant::now();
+        if !asked.is_zero() {
+            if self.input.wait_readable(Some(asked))? {
+                return Ok(());
+            }
+            early.observe(asked, slept_from.elapsed());
         }
+        if !spin {
+            return Ok(());
+        }
+        let due = slept_from + due_in.unwrap_or(sleep);
+        while Instant::now() < due {
+            if self.input.wait_readable(Some(Duration::ZERO))? {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+        Ok(())
     }
 
     /// Reads up to [`READ_BATCH`] packets and offers them to the link; returns how many.

@@ -16,6 +16,7 @@
 
 pub mod capture;
 pub mod cgroup;
+pub mod early_wake;
 pub mod forward;
 pub mod report;
 pub mod setup;
