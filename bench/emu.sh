@@ -82,9 +82,9 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 cat >"$WORK/section.md" <<MD
 ## Link emulator: iperf3 and ping through \`tcplab emu\` (bench/emu.sh)
 
-Measured $(date -u +%Y-%m-%d) on $(nproc) vCPUs shared with other work (load average $LOAD
-at the end), so the numbers are lower bounds for a quiet machine. Emulator and both endpoints
-share the same CPUs. Goodput is the receiver's; the omitted seconds (slow start) are left out.
+Measured $(date -u +%Y-%m-%d) on $(nproc) vCPUs (load average $LOAD at the end; one run of
+each, so single-run noise applies). Emulator and both endpoints share the same CPUs.
+Goodput is the receiver's; the omitted seconds (slow start) are left out.
 
 | path | tool | measured | goal | vs goal |
 |---|---|---|---|---|
@@ -103,11 +103,14 @@ busy, while bbr's periodic queue draining (ProbeRTT) costs it a few percent ther
 85 ms each way and a 100-packet drop-tail queue; its pump runs with TUN offload (64 KB
 super-packets, charged and queued per segment) and SCHED_FIFO threads. The 100-packet queue
 is 1.2 ms at 1 Gbit/s, so loss-based cubic pays for every slow-start overshoot with a long
-recovery at 170 ms RTT; bbr keeps the queue short. Under heavier load from other work the
-endpoints, not the link, set the pace: earlier runs on the same machine gave 125–127 Mbit/s
-on \`atm-oc3-clip\` with the emulator's counters showing no drops (the link idled), and
-53–355 Mbit/s for cubic on \`transatlantic\`; the emulator's release lateness (in its
-counters) stayed at tens of µs on average throughout.
+recovery at 170 ms RTT; bbr keeps the queue short. A single bbr stream over
+\`transatlantic\` varies from run to run on this machine: across today's runs tcplab measured
+596–847 Mbit/s and iperf3 658–875 Mbit/s, with the link model idle part of the time (the two
+endpoints and the emulator share two vCPUs). Under heavier load from other work the
+endpoints, not the link, set the pace: runs at load 6–8 gave 125–127 Mbit/s on
+\`atm-oc3-clip\` with the emulator's counters showing no drops, and 53–355 Mbit/s for cubic
+on \`transatlantic\`. The pump threads learn their wake-up latency and spin the last part of
+the way to sparse releases, so the release lateness of a ping is tens of µs, not hundreds.
 MD
 python3 "$ROOT/bench/section.py" emu "$ROOT/BENCHMARKS.md" <"$WORK/section.md"
 cat "$WORK/section.md"
