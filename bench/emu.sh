@@ -105,7 +105,7 @@ super-packets, charged and queued per segment) and SCHED_FIFO threads. The 100-p
 is 1.2 ms at 1 Gbit/s, so loss-based cubic pays for every slow-start overshoot with a long
 recovery at 170 ms RTT; bbr keeps the queue short. A single bbr stream over
 \`transatlantic\` varies from run to run on this machine: across today's runs tcplab measured
-596–847 Mbit/s and iperf3 658–875 Mbit/s, with the link model idle part of the time (the two
+596–847 Mbit/s and iperf3 658–875 Mbit/s (the two
 endpoints and the emulator share two vCPUs). Under heavier load from other work the
 endpoints, not the link, set the pace: runs at load 6–8 gave 125–127 Mbit/s on
 \`atm-oc3-clip\` with the emulator's counters showing no drops, and 53–355 Mbit/s for cubic
