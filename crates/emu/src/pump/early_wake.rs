@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 /// The largest margin learned: beyond it the host is too noisy to spin through.
-const MAX_MARGIN: Duration = Duration::from_millis(1);
+pub const MAX_MARGIN: Duration = Duration::from_millis(1);
 
 /// The learned wake-up margin.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
