@@ -9,7 +9,6 @@
 #![forbid(unsafe_code)]
 
 pub mod facts;
-mod human;
 pub mod reference;
 pub mod rules;
 

@@ -8,8 +8,8 @@ use model::loss::{mathis_bps, LossPath, MathisConstant};
 use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
-use crate::human::{micros, pct, rate, size};
 use crate::MIN_CONTRIBUTING_WEIGHT;
+use model::human::{micros, rate, size};
 
 /// A rule: facts in, a finding out when it applies.
 pub type Rule = fn(&Facts) -> Option<Finding>;
@@ -329,6 +329,11 @@ pub fn nothing_found(f: &Facts) -> Finding {
         ),
         advice: "run longer (-t), or with --link to compare with the link's limit".into(),
     }
+}
+
+/// `93%`.
+fn pct(frac: f64) -> String {
+    format!("{:.0}%", frac * 100.0)
 }
 
 fn asked(requested: Option<u64>) -> String {

@@ -23,6 +23,7 @@ pub mod cubic;
 pub mod error;
 pub mod ethernet;
 pub mod goodput;
+pub mod human;
 pub mod link;
 pub mod loss;
 pub mod overhead;

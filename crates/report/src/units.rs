@@ -1,5 +1,8 @@
 //! Auto-scaled units as iperf3 users know them: transfer in binary multiples
-//! (KBytes = 1024), rates in decimal bits (Mbit/s = 10⁶), times in µs/ms/s.
+//! (KBytes = 1024), rates in decimal bits (Mbit/s = 10⁶), times in µs/ms/s. Rates, times and
+//! significant digits are `model::human`'s, shared with the diagnosis.
+
+pub use model::human::{micros, rate, sig3};
 
 /// `1.25 GBytes`.
 pub fn bytes(n: u64) -> String {
@@ -14,32 +17,6 @@ pub fn bytes(n: u64) -> String {
         format!("{n} Bytes")
     } else {
         format!("{} {}", sig3(v), UNITS[i])
-    }
-}
-
-/// `19.8 Gbit/s`.
-pub fn rate(bps: f64) -> String {
-    const UNITS: [&str; 5] = ["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"];
-    let mut v = if bps.is_finite() { bps.max(0.0) } else { 0.0 };
-    let mut i = 0;
-    while v >= 1000.0 && i + 1 < UNITS.len() {
-        v /= 1000.0;
-        i += 1;
-    }
-    format!("{} {}", sig3(v), UNITS[i])
-}
-
-/// `45.2 µs`, `1.20 ms`, `2.50 s`.
-pub fn micros(us: f64) -> String {
-    if !us.is_finite() || us <= 0.0 {
-        return "0 µs".into();
-    }
-    if us < 1000.0 {
-        format!("{} µs", sig3(us))
-    } else if us < 1.0e6 {
-        format!("{} ms", sig3(us / 1000.0))
-    } else {
-        format!("{} s", sig3(us / 1.0e6))
     }
 }
 
@@ -72,17 +49,6 @@ pub fn utc_datetime(ms: u64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Three significant digits (at least the integer part).
-pub fn sig3(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 #[cfg(test)]
