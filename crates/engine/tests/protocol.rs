@@ -1,7 +1,8 @@
 //! The server against hostile or broken peers, byte by byte: every rejection is a structured
+//! error, every wait is bounded, and the server serves the next client afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
-//! error, every wait is bounded, and the server serves the next client afterwards.
+mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -11,7 +12,8 @@ use engine::client::{ClientOptions, Quiet};
 use engine::server::ServerHandle;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
-use wire::{ErrorCode, Hello, Message, HELLO_LEN};
+use support::{connect, hello, read_message};
+use wire::{ErrorCode, Hello, Message};
 
 fn server(cfg: ServerConfig) -> ServerHandle {
     let cfg = ServerConfig {
@@ -20,32 +22,6 @@ fn server(cfg: ServerConfig) -> ServerHandle {
         ..cfg
     };
     Server::bind(cfg).unwrap().spawn().unwrap()
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s
-}
-
-/// Sends a control hello and reads the server's.
-fn hello(addr: SocketAddr, version: u16) -> TcpStream {
-    let mut s = connect(addr);
-    let mut h = Hello::control([1; 32]);
-    h.version = version;
-    s.write_all(&h.encode()).unwrap();
-    let mut buf = [0u8; HELLO_LEN];
-    s.read_exact(&mut buf).unwrap();
-    assert!(matches!(Hello::decode(&buf).unwrap().kind, wire::HelloKind::Server { .. }));
-    s
-}
-
-fn read_message(s: &mut TcpStream) -> Message {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).unwrap();
-    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-    s.read_exact(&mut body).unwrap();
-    Message::decode(&body).unwrap()
 }
 
 fn expect_error(s: &mut TcpStream, code: ErrorCode) -> wire::Rejection {

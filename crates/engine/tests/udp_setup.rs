@@ -3,22 +3,17 @@
 //! server times the test out with a structured error and serves the next client.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
-use std::io::{Read, Write};
+mod support;
+
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
 use engine::client::{ClientOptions, Quiet};
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
-use wire::{ErrorCode, Hello, Message, Token, HELLO_LEN};
-
-fn read_message(s: &mut TcpStream) -> Message {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).unwrap();
-    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-    s.read_exact(&mut body).unwrap();
-    Message::decode(&body).unwrap()
-}
+use support::{hello, read_message};
+use wire::{ErrorCode, Hello, Message, Token};
 
 fn udp_spec() -> TestSpec {
     TestSpec {
@@ -32,11 +27,7 @@ fn udp_spec() -> TestSpec {
 
 /// Control connection up to `accepted`; returns it with the token and the UDP ports.
 fn accepted(addr: SocketAddr, spec: TestSpec) -> (TcpStream, Token, Vec<u16>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(&Hello::control([1; 32]).encode()).unwrap();
-    let mut buf = [0u8; HELLO_LEN];
-    s.read_exact(&mut buf).unwrap();
+    let mut s = hello(addr, wire::PROTOCOL_VERSION);
     s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
     match read_message(&mut s) {
         Message::Accepted(a) => {

@@ -1,0 +1,37 @@
+//! What the protocol tests share: a raw control connection that has exchanged hellos, and
+//! reading one framed control message from it.
+#![allow(dead_code, reason = "each test file uses the part it needs")]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use wire::{Hello, Message, HELLO_LEN};
+
+/// A TCP connection to `addr` whose reads give up after 10 s.
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("read timeout");
+    s
+}
+
+/// A control connection that sent a hello of protocol `version` and read the server's.
+pub fn hello(addr: SocketAddr, version: u16) -> TcpStream {
+    let mut s = connect(addr);
+    let mut h = Hello::control([1; 32]);
+    h.version = version;
+    s.write_all(&h.encode()).expect("send hello");
+    let mut buf = [0u8; HELLO_LEN];
+    s.read_exact(&mut buf).expect("read hello");
+    assert!(matches!(Hello::decode(&buf).expect("a hello").kind, wire::HelloKind::Server { .. }));
+    s
+}
+
+/// One length-prefixed control message.
+pub fn read_message(s: &mut TcpStream) -> Message {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).expect("frame length");
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).expect("frame body");
+    Message::decode(&body).expect("a control message")
+}
