@@ -124,6 +124,8 @@ fn flag_of(field: &str) -> &'static str {
         "parallel" => "-P/--parallel",
         "send_len" => "-l/--len",
         "no_checksum" => "--no-checksum",
+        "rate_bps" => "-b/--rate",
+        "no_offload" => "--no-offload",
         "recv_len" => "--recv-len",
         "request_len" | "response_len" => "-r/--size",
         "burst" => "--burst",

@@ -71,8 +71,24 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     }
     if spec.test.is_udp() {
         check_udp(spec)?;
+    } else {
+        check_not_udp(spec)?;
     }
     Ok(())
+}
+
+/// UDP-only settings on a TCP test are a mistake (a sweep over `rate` of a TCP stream would
+/// otherwise measure the same thing at every point).
+fn check_not_udp(spec: &TestSpec) -> Result<(), Rejection> {
+    let set = [
+        ("rate_bps", spec.rate_bps != 0),
+        ("no_checksum", spec.no_checksum),
+        ("no_offload", spec.no_offload),
+    ];
+    match set.into_iter().find(|(_, on)| *on) {
+        Some((field, _)) => Err(Rejection::field(field, format!("{field} applies to UDP tests only"))),
+        None => Ok(()),
+    }
 }
 
 /// Datagram sizes: room for the header, at most one IPv4 datagram's payload.
@@ -144,6 +160,19 @@ mod tests {
 
     fn field_of(spec: &TestSpec) -> Option<String> {
         validate(spec, &Limits::default()).err().and_then(|r| r.field)
+    }
+
+    #[test]
+    fn udp_settings_are_refused_on_tcp_tests() {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.rate_bps = 1_000_000;
+        assert_eq!(field_of(&s).as_deref(), Some("rate_bps"));
+        s.rate_bps = 0;
+        s.no_offload = true;
+        assert_eq!(field_of(&s).as_deref(), Some("no_offload"));
+        let mut u = TestSpec::new(TestKind::UdpStream);
+        (u.send_len, u.recv_len, u.rate_bps, u.no_offload) = (1400, 1400, 1_000_000, true);
+        assert!(ok(&u));
     }
 
     #[test]
