@@ -109,8 +109,7 @@ pub fn run_side(
         let work = job.work.0;
         handles.push(std::thread::spawn(move || start_worker(work, pin, &ctx)));
     }
-    let mut sampler = Sampler::new(spec, timeline, meters, sockets, cpu_at_start);
-    sampler.pinned = pin;
+    let mut sampler = Sampler::new(spec, pin, timeline, meters, sockets, cpu_at_start);
     sampler.run(&handles, on_interval);
     let outcomes: Vec<WorkerOutcome> = handles.into_iter().map(join_worker).collect();
     sampler.finish(outcomes)
@@ -155,8 +154,6 @@ struct Sampler {
     last_tick: Instant,
     intervals: Vec<Interval>,
     pinned: Option<u32>,
-    /// Per stream: the worker thread's CPU time ÷ lifetime, %.
-    busy: Vec<Option<f64>>,
     /// Per stream: samples per CPU seen, indexed by CPU number.
     cpu_samples: Vec<Vec<u32>>,
     /// UDP test: datagram counts per stream at the last interval.
@@ -166,6 +163,7 @@ struct Sampler {
 impl Sampler {
     fn new(
         spec: &TestSpec,
+        pinned: Option<u32>,
         timeline: Timeline,
         meters: Vec<Arc<StreamMeter>>,
         sockets: Vec<Probe>,
@@ -182,8 +180,7 @@ impl Sampler {
             cpu_start,
             last_tick: timeline.start,
             intervals: Vec::new(),
-            pinned: None,
-            busy: Vec::new(),
+            pinned,
             cpu_samples: vec![Vec::new(); n],
             udp: spec.test.is_udp().then(|| vec![UdpCounts::default(); n]),
         }
@@ -262,13 +259,13 @@ impl Sampler {
         }
     }
 
-    fn placement(&self, i: usize) -> Placement {
+    fn placement(&self, i: usize, thread_busy_pct: Option<f64>) -> Placement {
         let mut cpus_seen: Vec<CpuSeen> = (self.cpu_samples[i].iter().enumerate())
             .filter(|(_, &n)| n > 0)
             .map(|(cpu, &samples)| CpuSeen { cpu: cpu as u32, samples })
             .collect();
         cpus_seen.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.cpu.cmp(&b.cpu)));
-        Placement { pinned_cpu: self.pinned, cpus_seen, thread_busy_pct: self.busy.get(i).copied().flatten() }
+        Placement { pinned_cpu: self.pinned, cpus_seen, thread_busy_pct }
     }
 
     fn end_instant(&self) -> Instant {
@@ -342,15 +339,16 @@ impl Sampler {
         let baseline = self.baseline.take().unwrap_or_else(|| finals.clone());
         let mut latency: Option<LatencyHistogram> = None;
         let mut errors = Vec::new();
-        self.busy = outcomes.iter().map(|o| o.busy_pct).collect();
+        let busy: Vec<Option<f64>> = outcomes.iter().map(|o| o.busy_pct).collect();
         for o in outcomes {
             errors.extend(o.error);
             if let Some(h) = o.latency {
                 latency.get_or_insert_with(LatencyHistogram::new).merge(&h);
             }
         }
-        let streams =
-            (0..self.meters.len()).map(|i| self.stream_stats(i, &finals[i], &baseline[i])).collect();
+        let streams = (0..self.meters.len())
+            .map(|i| self.stream_stats(i, &finals[i], &baseline[i], busy.get(i).copied().flatten()))
+            .collect();
         let measurement = SideMeasurement {
             measured_s: end.saturating_duration_since(self.timeline.measure_from).as_secs_f64(),
             streams,
@@ -361,7 +359,7 @@ impl Sampler {
         SideRun { measurement, errors }
     }
 
-    fn stream_stats(&mut self, i: usize, fin: &Counts, base: &Counts) -> StreamStats {
+    fn stream_stats(&mut self, i: usize, fin: &Counts, base: &Counts, busy: Option<f64>) -> StreamStats {
         let (index, role, sock) = &self.sockets[i];
         let measured = fin.since(base);
         let tcp = sock.as_ref().and_then(|(s, _)| netio::tcpinfo::read(s).ok()).map(|info| {
@@ -383,7 +381,7 @@ impl Sampler {
                 .or_else(|| self.meters[i].with_udp(|u| u.socket.clone()))
                 .unwrap_or_default(),
             tcp,
-            placement: self.placement(i),
+            placement: self.placement(i, busy),
             udp: self.udp.is_some().then(|| self.meters[i].with_udp(|u| u.counts())),
         }
     }
