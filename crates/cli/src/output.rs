@@ -91,7 +91,7 @@ impl Observer for Live {
                     limit(spec)
                 ));
                 if spec.interval_ms > 0 {
-                    emit(&text::interval_header(spec));
+                    emit(&text::interval_header(engine::registry::of(spec.test).shape()));
                 }
             }
             Format::JsonStream => emit(&ndjson::start(label, server, spec)),
@@ -102,7 +102,9 @@ impl Observer for Live {
     fn on_interval(&mut self, spec: &TestSpec, interval: &Interval) {
         match self.format {
             Format::Text if self.show_intervals => {
-                text::interval_lines(spec, interval).iter().for_each(|l| emit(l))
+                text::interval_lines(engine::registry::of(spec.test).shape(), interval)
+                    .iter()
+                    .for_each(|l| emit(l))
             }
             Format::JsonStream => emit(&ndjson::interval(&self.label, interval)),
             _ => {}

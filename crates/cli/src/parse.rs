@@ -175,6 +175,13 @@ pub fn iterations(s: &str) -> Result<(u32, u32), String> {
     Ok((num(a)?, num(b)?))
 }
 
+/// A test type by command or id (`udp`, `udp-stream`), as the registry names them.
+pub fn test_kind(s: &str) -> Result<results::TestKind, String> {
+    engine::registry::by_name(s.trim())
+        .map(|t| t.kind())
+        .ok_or_else(|| format!("unknown test type '{s}' (known: {})", engine::registry::names().join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,7 @@ pub(crate) fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
 
 /// The spec of `tcplab stream`.
 pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
-    let mut spec = TestSpec::new(TestKind::TcpStream);
+    let mut spec = engine::registry::defaults(TestKind::TcpStream);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     spec.send_len = a.len;
@@ -81,7 +81,7 @@ pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
 
 /// The spec of `tcplab rr`.
 pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
-    let mut spec = TestSpec::new(TestKind::TcpRr);
+    let mut spec = engine::registry::defaults(TestKind::TcpRr);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
@@ -92,7 +92,7 @@ pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
 
 /// The spec of `tcplab crr`.
 pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
-    let mut spec = TestSpec::new(TestKind::TcpCrr);
+    let mut spec = engine::registry::defaults(TestKind::TcpCrr);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
@@ -144,7 +144,8 @@ fn flag_of(field: &str) -> &'static str {
 pub fn link_reference(l: &crate::args::link::LinkArgs, test: TestKind) -> Result<Option<results::Reference>> {
     let Some(spec) = &l.link else { return Ok(None) };
     let link = crate::cmd::model::link(spec)?;
-    let default = if test.is_udp() { "ipv4:udp" } else { "ipv4:tcp:ts" };
+    let udp = engine::registry::of(test).transport() == engine::registry::Transport::Udp;
+    let default = if udp { "ipv4:udp" } else { "ipv4:tcp:ts" };
     let stack = crate::cmd::model::stack(l.stack.as_deref().unwrap_or(default), "--link-stack")?;
     let reference =
         diagnose::link_reference(&link, &stack).map_err(|e| anyhow::anyhow!("--link {spec}: {e}"))?;
@@ -155,16 +156,16 @@ pub fn link_reference(l: &crate::args::link::LinkArgs, test: TestKind) -> Result
 pub fn suite(time_ms: u64) -> Vec<TestSpec> {
     let mut out = Vec::new();
     for direction in [Direction::Forward, Direction::Reverse] {
-        let mut s = TestSpec::new(TestKind::TcpStream);
+        let mut s = engine::registry::defaults(TestKind::TcpStream);
         s.direction = direction;
         out.push(s);
     }
     for (req, resp) in [(1, 1), (64, 64), (100, 200), (128, 8192)] {
-        let mut s = TestSpec::new(TestKind::TcpRr);
+        let mut s = engine::registry::defaults(TestKind::TcpRr);
         (s.request_len, s.response_len) = (req, resp);
         out.push(s);
     }
-    out.push(TestSpec::new(TestKind::TcpCrr));
+    out.push(engine::registry::defaults(TestKind::TcpCrr));
     out.push(crate::udp_settings::suite_udp(time_ms));
     for s in &mut out {
         s.duration_ms = time_ms;

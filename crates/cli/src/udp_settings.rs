@@ -14,7 +14,7 @@ fn apply_socket(spec: &mut TestSpec, s: &UdpSocketArgs) {
 
 /// The spec of `tcplab udp`.
 pub fn udp_spec(a: &UdpArgs) -> Result<TestSpec> {
-    let mut spec = TestSpec::new(TestKind::UdpStream);
+    let mut spec = engine::registry::defaults(TestKind::UdpStream);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.send_len, spec.recv_len) = (a.len, a.len);
@@ -35,7 +35,7 @@ pub fn udp_spec(a: &UdpArgs) -> Result<TestSpec> {
 
 /// The spec of `tcplab udp-rr`.
 pub fn udp_rr_spec(a: &UdpRrArgs) -> Result<TestSpec> {
-    let mut spec = TestSpec::new(TestKind::UdpRr);
+    let mut spec = engine::registry::defaults(TestKind::UdpRr);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
@@ -45,7 +45,7 @@ pub fn udp_rr_spec(a: &UdpRrArgs) -> Result<TestSpec> {
 
 /// The UDP test of `tcplab run`'s suite: a modest paced stream.
 pub fn suite_udp(time_ms: u64) -> TestSpec {
-    let mut s = TestSpec::new(TestKind::UdpStream);
+    let mut s = engine::registry::defaults(TestKind::UdpStream);
     s.send_len = 1400;
     s.recv_len = 1400;
     s.rate_bps = 100_000_000;

@@ -199,7 +199,7 @@ fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
     assert!(text(&out.stderr).contains("unknown sweep parameter"), "{}", text(&out.stderr));
     let out = tcplab(&dir.path().join("r.db"), &["sweep", "127.0.0.1", "--vary", "rate=1M,2M"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("UDP tests only"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("does not apply to tcp-stream tests"), "{}", text(&out.stderr));
     let out = tcplab(&dir.path().join("r.db"), &["show", "42"]);
     assert_eq!((out.status.code(), text(&out.stderr).trim()), (Some(2), "error: no run 42 in the archive"));
 }
@@ -302,7 +302,11 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
     let runs: Vec<TestResult> = values
         .iter()
         .map(|v| {
-            let mut summary = Summary::default();
+            let mut summary = Summary {
+                headline: Some(Headline::measured(Metric::Goodput, *v)),
+                shape: Some(Shape::TcpBulk),
+                ..Summary::default()
+            };
             summary.directions.push(DirectionSummary { receiver_bps: *v, ..DirectionSummary::default() });
             TestResult { summary, ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 1) }
         })
@@ -337,6 +341,7 @@ fn stats_combine(target: &results::ConfidenceTarget, runs: Vec<results::TestResu
     let mean = values.iter().sum::<f64>() / values.len() as f64;
     let mut out = runs.last().unwrap().clone();
     out.summary.directions[0].receiver_bps = mean;
+    out.summary.headline = Some(results::Headline::measured(results::Metric::Goodput, mean));
     let est = results::Estimate { metric: "goodput_bps".into(), mean, values, ..Default::default() };
     out.repetition = Some(results::Repetition {
         target: target.clone(),

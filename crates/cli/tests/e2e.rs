@@ -327,7 +327,10 @@ fn run_without_host_runs_the_whole_suite() {
     let text = tcplab(&["run", "-t", "0.3"]);
     assert!(text.status.success());
     let table = String::from_utf8(text.stdout).unwrap();
-    assert!(table.contains("rr 128/8192") && table.contains("tr/s") && table.contains("conn/s"), "{table}");
+    assert!(
+        table.contains("rr 128/8192") && table.contains("trans/s") && table.contains("conn/s"),
+        "{table}"
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ pub mod facts;
 pub mod reference;
 pub mod rules;
 
-use results::{Cause, Diagnosis, Finding, Reference, Status, TestKind, TestResult};
+use results::{Cause, Diagnosis, Finding, Reference, Shape, Status, TestResult};
 
 pub use facts::Facts;
 pub use reference::link_reference;
@@ -23,15 +23,20 @@ pub const MIN_CONTRIBUTING_WEIGHT: f64 = 0.3;
 /// Sets `reference`, each direction's share of it and the diagnosis of every direction of a
 /// stream result. Other tests are left as they are (they have no throughput to explain).
 pub fn annotate(result: &mut TestResult, reference: Option<Reference>) {
-    if result.spec.test == TestKind::UdpStream {
-        if let Some(r) = reference.as_ref().filter(|r| r.limit_bps > 0.0) {
-            result.summary.udp.iter_mut().for_each(|d| d.of_reference = Some(d.receiver_bps / r.limit_bps));
+    match result.summary.shape {
+        Some(Shape::UdpBulk) => {
+            if let Some(r) = reference.as_ref().filter(|r| r.limit_bps > 0.0) {
+                result
+                    .summary
+                    .udp
+                    .iter_mut()
+                    .for_each(|d| d.of_reference = Some(d.receiver_bps / r.limit_bps));
+            }
+            result.reference = reference;
+            return;
         }
-        result.reference = reference;
-        return;
-    }
-    if result.spec.test != TestKind::TcpStream {
-        return;
+        Some(Shape::TcpBulk) => {}
+        Some(Shape::Transactions) | None => return,
     }
     if let Some(r) = &reference {
         for d in &mut result.summary.directions {
@@ -39,7 +44,7 @@ pub fn annotate(result: &mut TestResult, reference: Option<Reference>) {
         }
     }
     result.reference = reference;
-    result.diagnosis = if result.status == Status::Failed && result.summary.goodput_bps() <= 0.0 {
+    result.diagnosis = if result.status == Status::Failed && result.summary.headline_value().is_none() {
         Vec::new()
     } else {
         (0..result.summary.directions.len())

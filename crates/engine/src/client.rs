@@ -7,17 +7,18 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netio::DataSocketOpts;
-use results::{HostInfo, Interval, SideMeasurement, Status, TestError, TestKind, TestResult, TestSpec};
+use results::{HostInfo, Interval, SideMeasurement, Status, TestError, TestResult, TestSpec};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use wire::{Hello, Message, Token};
 
 use crate::control::Control;
 use crate::meter::Timeline;
+use crate::registry::{self, Data, Transport};
 use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::stop::StopFlag;
-use crate::summarize::{summarize, warnings, WarnContext};
-use crate::udp_flow::{self, Buffers, UdpFlow};
-use crate::{crr, registry, rr, stream, udp, udp_rr, Error};
+use crate::summarize::{warnings, WarnContext};
+use crate::udp_flow::{self, Buffers};
+use crate::Error;
 
 /// How long the server may take to send its results after the client's side is done.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
@@ -112,7 +113,7 @@ pub fn run_test(
     if stop.is_set() && out.status == Status::Completed {
         out.status = Status::Interrupted;
     }
-    out.summary = summarize(spec, &out.local, out.remote.as_ref());
+    out.summary = registry::summarize(spec, &out.local, out.remote.as_ref());
     let local_host = netio::host::host_info();
     let cx = WarnContext { same_host: session.same_host, local_host: &local_host };
     if out.status == Status::Completed {
@@ -139,26 +140,27 @@ impl Session<'_> {
         out.server = addr.to_string();
         let mut ctrl = self.connect_control(addr)?;
         let (token, udp_ports) = self.handshake(&mut ctrl)?;
-        let data = if self.spec.test.is_udp() {
-            let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
-            let flows = udp_flow::client_flows(self.spec, addr.ip(), &udp_ports, self.opts.bind, bufs)?;
-            udp_flow::announce(&mut ctrl, &flows, token, self.opts.timeout)?;
-            Data::Udp(flows)
-        } else {
-            let sockets = self.open_data(addr, token)?;
-            match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
-                Message::Ready {} => {}
-                Message::Error(r) => return Err(Error::Rejected(r)),
-                other => {
-                    return Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) })
+        let ty = registry::of(self.spec.test);
+        let data = match ty.transport() {
+            Transport::Udp => {
+                let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
+                let flows = udp_flow::client_flows(self.spec, addr.ip(), &udp_ports, self.opts.bind, bufs)?;
+                udp_flow::announce(&mut ctrl, &flows, token, self.opts.timeout)?;
+                Data::Udp(flows)
+            }
+            tcp => {
+                let sockets = self.open_data(addr, token, ty.data_connections(self.spec))?;
+                await_ready(&mut ctrl, self.opts.timeout)?;
+                match tcp {
+                    Transport::TcpPerTransaction => Data::Connect { server: addr, token },
+                    _ => Data::Tcp(sockets),
                 }
             }
-            Data::Tcp(sockets)
         };
         if self.stop.is_set() {
             return Err(Error::Interrupted);
         }
-        let jobs = self.jobs(data, addr, token)?;
+        let jobs = ty.jobs(self.spec, End::Client, data)?;
         ctrl.send(&Message::Start {})?;
         self.measure(&mut ctrl, jobs, out)
     }
@@ -207,7 +209,7 @@ impl Session<'_> {
         }
     }
 
-    fn open_data(&self, addr: SocketAddr, token: Token) -> Result<Vec<DataSocket>, Error> {
+    fn open_data(&self, addr: SocketAddr, token: Token, count: u32) -> Result<Vec<DataSocket>, Error> {
         let opts = DataSocketOpts {
             sndbuf: self.spec.sndbuf,
             rcvbuf: self.spec.rcvbuf,
@@ -216,7 +218,7 @@ impl Session<'_> {
             congestion: self.spec.congestion.clone(),
         };
         let mut out = Vec::new();
-        for index in 0..self.spec.data_connections() {
+        for index in 0..count {
             let sock = self.socket(addr, &opts)?;
             sock.connect_timeout(&SockAddr::from(addr), self.opts.timeout)
                 .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
@@ -227,25 +229,6 @@ impl Session<'_> {
             out.push(DataSocket { index, stream, report });
         }
         Ok(out)
-    }
-
-    fn jobs(&self, data: Data, addr: SocketAddr, token: Token) -> Result<Vec<Job>, Error> {
-        let io = |source| Error::Io { what: "preparing the streams", source };
-        let sockets = match data {
-            Data::Udp(flows) if self.spec.test == TestKind::UdpRr => {
-                return Ok(udp_rr::jobs(self.spec, End::Client, flows))
-            }
-            Data::Udp(flows) => return Ok(udp::jobs(self.spec, End::Client, flows)),
-            Data::Tcp(sockets) => sockets,
-        };
-        match self.spec.test {
-            TestKind::TcpStream => stream::jobs(self.spec, End::Client, sockets).map_err(io),
-            TestKind::TcpRr => rr::jobs(self.spec, End::Client, sockets).map_err(io),
-            TestKind::TcpCrr => Ok(crr::client_jobs(self.spec, addr, token)),
-            TestKind::UdpStream | TestKind::UdpRr => {
-                Err(Error::Protocol { detail: "UDP test without UDP flows".into() })
-            }
-        }
     }
 
     fn measure(&mut self, ctrl: &mut Control, jobs: Vec<Job>, out: &mut TestResult) -> Result<(), Error> {
@@ -271,7 +254,9 @@ impl Session<'_> {
         if let Some(e) = watch.failure {
             return Err(e);
         }
-        if self.spec.test == TestKind::TcpCrr || self.spec.test.is_udp() || self.stop.is_set() {
+        // Only connected TCP streams tell the server that the client's side ended (EOF).
+        let transport = registry::of(self.spec.test).transport();
+        if transport != Transport::TcpConnections || self.stop.is_set() {
             let _ = ctrl.send(&Message::Stop { reason: "client done".into() });
         }
         out.remote = match watch.remote {
@@ -301,7 +286,7 @@ impl Session<'_> {
             Ok(None) => {}
             Ok(Some(Message::Results { side })) => {
                 w.remote = Some(*side);
-                if self.spec.test.is_udp() {
+                if registry::of(self.spec.test).transport() == Transport::Udp {
                     // The server's senders are done: receivers here drain and finish.
                     signals.stop.set();
                 }
@@ -325,16 +310,18 @@ impl Session<'_> {
     }
 }
 
-/// The data flows of a test.
-enum Data {
-    Tcp(Vec<DataSocket>),
-    Udp(Vec<UdpFlow>),
-}
-
 struct Watch {
     remote: Option<SideMeasurement>,
     failure: Option<Error>,
     stop_sent: bool,
+}
+
+fn await_ready(ctrl: &mut Control, timeout: Duration) -> Result<(), Error> {
+    match ctrl.recv_by(Instant::now() + timeout)? {
+        Message::Ready {} => Ok(()),
+        Message::Error(r) => Err(Error::Rejected(r)),
+        other => Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) }),
+    }
 }
 
 fn wait_results(ctrl: &mut Control) -> Result<SideMeasurement, Error> {

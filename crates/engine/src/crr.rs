@@ -10,14 +10,17 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use results::{Role, TestSpec};
+use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
-use wire::{Hello, Token};
+use wire::{Hello, Rejection, Token};
 
+use crate::limits::only;
 use crate::meter::WorkerCtx;
+use crate::registry::{self, Data, TestType, Transport};
 use crate::rr::{failure, read_full, Ended};
-use crate::side::{Job, WorkDebug, WorkerOutcome};
+use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, CALL_SLICE};
+use crate::Error;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -127,4 +130,89 @@ fn answer(sock: &mut TcpStream, request: &mut [u8], response: &[u8], ctx: &Worke
     ctx.meter.add(request.len() + response.len());
     let _ = sock.shutdown(Shutdown::Both);
     Ok(())
+}
+
+/// The `tcp-crr` test type.
+#[derive(Debug)]
+pub struct TcpCrrTest;
+
+impl TestType for TcpCrrTest {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpCrr
+    }
+
+    fn command(&self) -> &'static str {
+        "crr"
+    }
+
+    fn netperf_name(&self) -> &'static str {
+        "TCP_CRR"
+    }
+
+    fn about(&self) -> &'static str {
+        "TCP connect/request/response: connections/s and latency"
+    }
+
+    fn transport(&self) -> Transport {
+        Transport::TcpPerTransaction
+    }
+
+    fn headline(&self) -> Metric {
+        Metric::ConnectionRate
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Transactions
+    }
+
+    fn defaults(&self) -> TestSpec {
+        TestSpec { nodelay: true, ..TestSpec::new(TestKind::TcpCrr) }
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        format!("crr {}/{}", spec.request_len, spec.response_len)
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[])
+    }
+
+    fn data_connections(&self, _spec: &TestSpec) -> u32 {
+        0
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        match (end, data) {
+            (End::Client, Data::Connect { server, token }) => Ok(client_jobs(spec, server, token)),
+            (End::Server, Data::Accept(rx)) => Ok(server_jobs(spec, rx)),
+            (_, other) => Err(registry::unexpected(self, &other)),
+        }
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        crate::summarize::transactions(spec, local, remote, self.headline(), 1)
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "request_len",
+            "response_len",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "mss",
+            "nodelay",
+            "congestion",
+            "parallel",
+            "duration_ms",
+            "interval_ms",
+            "omit_ms",
+        ]
+    }
 }

@@ -2,7 +2,7 @@
 //! before anything is allocated (security-notes.md S3, S7). The client runs the same checks
 //! first, so a bad flag value fails before any connection is made.
 
-use results::{TestKind, TestSpec};
+use results::TestSpec;
 use wire::Rejection;
 
 /// Server-side caps.
@@ -61,55 +61,77 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     if let Some(cc) = &spec.congestion {
         check_congestion_name(cc)?;
     }
-    if spec.busy_poll && spec.test != TestKind::TcpRr {
-        return Err(Rejection::field("busy_poll", "busy polling applies to rr tests only"));
-    }
     for (field, cpu) in [("cpu_local", spec.cpu_local), ("cpu_remote", spec.cpu_remote)] {
         if let Some(cpu) = cpu {
             check_range(field, cpu.into(), 0, 4095)?;
         }
     }
-    if spec.test.is_udp() {
-        check_udp(spec)?;
-    } else {
-        check_not_udp(spec)?;
-    }
-    Ok(())
+    crate::registry::of(spec.test).check(spec)
 }
 
-/// UDP-only settings on a TCP test are a mistake (a sweep over `rate` of a TCP stream would
-/// otherwise measure the same thing at every point).
-fn check_not_udp(spec: &TestSpec) -> Result<(), Rejection> {
-    let set = [
-        ("rate_bps", spec.rate_bps != 0),
-        ("no_checksum", spec.no_checksum),
-        ("no_offload", spec.no_offload),
-    ];
-    match set.into_iter().find(|(_, on)| *on) {
-        Some((field, _)) => Err(Rejection::field(field, format!("{field} applies to UDP tests only"))),
+/// Settings that only some test types take; each type's check names the ones it takes and
+/// [`only`] refuses the others when set, so a sweep over a setting a test ignores is an error
+/// instead of the same measurement at every point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optional {
+    /// `bytes_limit` (`-n`, `-k`).
+    BytesLimit,
+    /// `busy_poll`.
+    BusyPoll,
+    /// `rate_bps` (`-b`).
+    Rate,
+    /// `no_checksum`.
+    NoChecksum,
+    /// `no_offload`.
+    NoOffload,
+}
+
+impl Optional {
+    const ALL: [Optional; 5] =
+        [Optional::BytesLimit, Optional::BusyPoll, Optional::Rate, Optional::NoChecksum, Optional::NoOffload];
+
+    fn field(self) -> &'static str {
+        match self {
+            Optional::BytesLimit => "bytes_limit",
+            Optional::BusyPoll => "busy_poll",
+            Optional::Rate => "rate_bps",
+            Optional::NoChecksum => "no_checksum",
+            Optional::NoOffload => "no_offload",
+        }
+    }
+
+    fn is_set(self, spec: &TestSpec) -> bool {
+        match self {
+            Optional::BytesLimit => spec.bytes_limit.is_some(),
+            Optional::BusyPoll => spec.busy_poll,
+            Optional::Rate => spec.rate_bps != 0,
+            Optional::NoChecksum => spec.no_checksum,
+            Optional::NoOffload => spec.no_offload,
+        }
+    }
+}
+
+/// Refuses every optional setting of `spec` that is set but not in `takes`, naming the
+/// test type (`tcp-rr`) that does not take it.
+pub fn only(spec: &TestSpec, takes: &[Optional]) -> Result<(), Rejection> {
+    match Optional::ALL.into_iter().find(|o| !takes.contains(o) && o.is_set(spec)) {
+        Some(o) => Err(Rejection::field(
+            o.field(),
+            format!("{} does not apply to {} tests", o.field(), spec.test.id()),
+        )),
         None => Ok(()),
     }
 }
 
-/// Datagram sizes: room for the header, at most one IPv4 datagram's payload.
-fn check_udp(spec: &TestSpec) -> Result<(), Rejection> {
-    let (min, max) = (wire::udp::HEADER_LEN as u64, wire::udp::MAX_DATAGRAM as u64);
-    match spec.test {
-        TestKind::UdpRr => {
-            check_range("request_len", spec.request_len.into(), min, max)?;
-            check_range("response_len", spec.response_len.into(), min, max)
-        }
-        _ => check_range("send_len", spec.send_len.into(), min, max),
-    }
+/// Datagram payloads: room for tcplab's header, at most one IPv4 datagram's payload.
+pub fn check_datagram(field: &str, len: u32) -> Result<(), Rejection> {
+    check_range(field, len.into(), wire::udp::HEADER_LEN as u64, wire::udp::MAX_DATAGRAM as u64)
 }
 
 fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     match (spec.duration_ms, spec.bytes_limit) {
         (0, None) => return Err(Rejection::field("duration_ms", "a test needs a time or a byte limit")),
         (_, Some(0)) => return Err(Rejection::field("bytes_limit", "byte limit must be at least 1")),
-        (_, Some(_)) if !matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream) => {
-            return Err(Rejection::field("bytes_limit", "byte limits apply to stream tests only"));
-        }
         _ => {}
     }
     check_range("duration_ms", spec.duration_ms, 0, limits.max_duration_ms)?;
@@ -134,7 +156,8 @@ pub fn check_pin(field: &str, cpu: Option<u32>) -> Result<(), Rejection> {
     Err(Rejection::field(field, format!("CPU {cpu} is not available here (allowed: {})", list.join(","))))
 }
 
-fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {
+/// Refuses `v` outside `min..=max`, naming `field`.
+pub fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {
     if v < min || v > max {
         return Err(Rejection::field(field, format!("{field} must be between {min} and {max}, got {v}")));
     }
@@ -153,6 +176,11 @@ fn check_congestion_name(cc: &str) -> Result<(), Rejection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::TestKind;
+
+    fn spec(kind: TestKind) -> TestSpec {
+        crate::registry::defaults(kind)
+    }
 
     fn ok(spec: &TestSpec) -> bool {
         validate(spec, &Limits::default()).is_ok()
@@ -164,21 +192,21 @@ mod tests {
 
     #[test]
     fn udp_settings_are_refused_on_tcp_tests() {
-        let mut s = TestSpec::new(TestKind::TcpStream);
+        let mut s = spec(TestKind::TcpStream);
         s.rate_bps = 1_000_000;
         assert_eq!(field_of(&s).as_deref(), Some("rate_bps"));
         s.rate_bps = 0;
         s.no_offload = true;
         assert_eq!(field_of(&s).as_deref(), Some("no_offload"));
-        let mut u = TestSpec::new(TestKind::UdpStream);
+        let mut u = spec(TestKind::UdpStream);
         (u.send_len, u.recv_len, u.rate_bps, u.no_offload) = (1400, 1400, 1_000_000, true);
         assert!(ok(&u));
     }
 
     #[test]
     fn defaults_are_valid() {
-        for k in [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr] {
-            assert!(ok(&TestSpec::new(k)));
+        for k in TestKind::ALL {
+            assert!(ok(&spec(k)), "{}", k.id());
         }
     }
 
@@ -186,7 +214,7 @@ mod tests {
 
     #[test]
     fn each_bad_field_is_named() {
-        let base = TestSpec::new(TestKind::TcpStream);
+        let base = spec(TestKind::TcpStream);
         let cases: Vec<(Mutation, &str)> = vec![
             (Box::new(|s| s.parallel = 0), "parallel"),
             (Box::new(|s| s.parallel = 129), "parallel"),
@@ -211,14 +239,15 @@ mod tests {
 
     #[test]
     fn udp_datagram_sizes_are_bounded() {
-        let mut s = TestSpec::new(TestKind::UdpStream);
+        let mut s = spec(TestKind::UdpStream);
         s.send_len = 15;
         assert_eq!(field_of(&s).as_deref(), Some("send_len"));
         s.send_len = 65_508;
         assert_eq!(field_of(&s).as_deref(), Some("send_len"));
         s.send_len = 64;
         assert!(ok(&s));
-        let mut r = TestSpec::new(TestKind::UdpRr);
+        let mut r = spec(TestKind::UdpRr);
+        r.request_len = 1;
         assert_eq!(field_of(&r).as_deref(), Some("request_len"), "1-byte requests cannot carry a sequence");
         (r.request_len, r.response_len) = (64, 70_000);
         assert_eq!(field_of(&r).as_deref(), Some("response_len"));
@@ -226,7 +255,7 @@ mod tests {
 
     #[test]
     fn byte_limited_stream_needs_no_duration_but_rr_cannot_be_byte_limited() {
-        let mut s = TestSpec::new(TestKind::TcpStream);
+        let mut s = spec(TestKind::TcpStream);
         s.duration_ms = 0;
         s.bytes_limit = Some(1 << 20);
         assert!(ok(&s));

@@ -1,74 +1,146 @@
-//! Every test type, in one table: id, netperf name, what it measures. The CLI's help, the
-//! server's dispatch and reports read this table; a new test type adds one row here and one
-//! file beside this one.
+//! Every test type, in one table. A test type is one module implementing [`TestType`] plus one
+//! line in [`of`]: its settings and their checks, the client's and server's jobs, its
+//! summary and headline metric, its label and the parameters a sweep may vary. The server's
+//! dispatch, the client, the CLI's help and names, sweeps, confidence judging, the archive and
+//! the reports all derive from this table; nothing else branches on a test's kind.
 
-use results::{Direction, TestKind, TestSpec};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
 
-/// Description of a test type.
-#[derive(Debug, Clone, Copy)]
-pub struct TestType {
-    /// The test kind.
-    pub kind: TestKind,
-    /// netperf's name for the same test.
-    pub netperf_name: &'static str,
-    /// One line on what it measures.
-    pub about: &'static str,
+use results::{Metric, Shape, SideMeasurement, Summary, TestKind, TestSpec};
+use wire::{Rejection, Token};
+
+use crate::side::{DataSocket, End, Job};
+use crate::udp_flow::UdpFlow;
+use crate::Error;
+
+/// How a test's data travels; the client and server set its connections up by this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// TCP connections opened before the start ([`TestType::data_connections`] of them).
+    TcpConnections,
+    /// A TCP connection per transaction, opened during the test.
+    TcpPerTransaction,
+    /// UDP flows, one per stream and direction.
+    Udp,
 }
 
-/// All test types.
-pub const TESTS: &[TestType] = &[
-    TestType {
-        kind: TestKind::TcpStream,
-        netperf_name: "TCP_STREAM",
-        about: "TCP bulk transfer: throughput, retransmits, RTT, CPU cost",
+/// What a side's jobs run on, as its [`Transport`] set it up.
+#[derive(Debug)]
+pub enum Data {
+    /// Connected TCP data sockets, in stream order.
+    Tcp(Vec<DataSocket>),
+    /// Connected UDP flows, in stream order.
+    Udp(Vec<UdpFlow>),
+    /// Client of a per-transaction test: connect to `server`, presenting `token`.
+    Connect {
+        /// The server's data address.
+        server: SocketAddr,
+        /// The test's token.
+        token: Token,
     },
-    TestType {
-        kind: TestKind::TcpRr,
-        netperf_name: "TCP_RR",
-        about: "TCP request/response on one connection: transactions/s and latency",
-    },
-    TestType {
-        kind: TestKind::TcpCrr,
-        netperf_name: "TCP_CRR",
-        about: "TCP connect/request/response: connections/s and latency",
-    },
-    TestType {
-        kind: TestKind::UdpStream,
-        netperf_name: "UDP_STREAM",
-        about: "paced UDP datagrams: achieved rate, loss, reordering, duplicates, jitter, receiver overrun",
-    },
-    TestType {
-        kind: TestKind::UdpRr,
-        netperf_name: "UDP_RR",
-        about: "UDP request/response: transactions/s, latency, lost requests",
-    },
-];
+    /// Server of a per-transaction test: the connections as they arrive.
+    Accept(Receiver<TcpStream>),
+}
 
-/// Looks a test type up by kind.
-pub fn find(kind: TestKind) -> Option<&'static TestType> {
-    TESTS.iter().find(|t| t.kind == kind)
+/// One test type. Implementations are unit structs, one per module, registered in [`of`].
+pub trait TestType: Sync + std::fmt::Debug {
+    /// The stable id's kind.
+    fn kind(&self) -> TestKind;
+    /// The subcommand that runs it (`stream`, `udp-rr`), also accepted wherever a test type
+    /// is named (`history --test`, `sweep --test`).
+    fn command(&self) -> &'static str;
+    /// netperf's name for the same test.
+    fn netperf_name(&self) -> &'static str;
+    /// One line on what it measures (the subcommand's help).
+    fn about(&self) -> &'static str;
+    /// How its data travels.
+    fn transport(&self) -> Transport;
+    /// The number it is judged by.
+    fn headline(&self) -> Metric;
+    /// How its summary and intervals are laid out.
+    fn shape(&self) -> Shape;
+    /// Its default settings (iperf3's and netperf's where they have the test).
+    fn defaults(&self) -> TestSpec {
+        TestSpec::new(self.kind())
+    }
+    /// A short label for tables: `stream reverse`, `rr 64/64`.
+    fn label(&self, spec: &TestSpec) -> String;
+    /// Checks what only this type knows: which settings apply and their ranges. Called by
+    /// [`crate::limits::validate`] after the checks every test shares.
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection>;
+    /// Data connections (or flows) the client opens before the start.
+    fn data_connections(&self, spec: &TestSpec) -> u32 {
+        spec.parallel
+    }
+    /// The jobs of one side.
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error>;
+    /// Both ends' measurements summed up, with the headline set.
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary;
+    /// The settings (spec field names) a sweep may vary for this type.
+    fn sweep_params(&self) -> &'static [&'static str];
+}
+
+/// The test type of `kind`: the registry's one line per type. The match is exhaustive, so a
+/// new kind does not build until it has its test type.
+pub fn of(kind: TestKind) -> &'static dyn TestType {
+    match kind {
+        TestKind::TcpStream => &crate::stream::TcpStreamTest,
+        TestKind::TcpRr => &crate::rr::TcpRrTest,
+        TestKind::TcpCrr => &crate::crr::TcpCrrTest,
+        TestKind::UdpStream => &crate::udp::UdpStreamTest,
+        TestKind::UdpRr => &crate::udp_rr::UdpRrTest,
+    }
+}
+
+/// Every test type, in [`TestKind::ALL`]'s order.
+pub fn all() -> impl Iterator<Item = &'static dyn TestType> {
+    TestKind::ALL.into_iter().map(of)
+}
+
+/// The test type named `name`: its id (`udp-stream`) or its command (`udp`).
+pub fn by_name(name: &str) -> Option<&'static dyn TestType> {
+    all().find(|t| t.kind().id() == name || t.command() == name)
+}
+
+/// Every name [`by_name`] accepts, commands first.
+pub fn names() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = all().map(|t| t.command()).collect();
+    out.extend(all().map(|t| t.kind().id()).filter(|id| !out.contains(id)).collect::<Vec<_>>());
+    out
+}
+
+/// The error for jobs asked of `t` on data its transport does not set up (a mix-up in the
+/// client or server, not peer input).
+pub(crate) fn unexpected(t: &dyn TestType, data: &Data) -> Error {
+    let what = match data {
+        Data::Tcp(_) => "TCP connections",
+        Data::Udp(_) => "UDP flows",
+        Data::Connect { .. } => "a connect address",
+        Data::Accept(_) => "accepted connections",
+    };
+    Error::Protocol { detail: format!("{} test set up with {what}", t.kind().id()) }
 }
 
 /// A short label for tables: `stream`, `stream reverse`, `rr 64/64`, `crr 1/1`.
 pub fn label(spec: &TestSpec) -> String {
-    match spec.test {
-        TestKind::TcpStream => match spec.direction {
-            Direction::Forward => "stream".into(),
-            Direction::Reverse => "stream reverse".into(),
-            Direction::Bidir => "stream bidir".into(),
-        },
-        TestKind::TcpRr => format!("rr {}/{}", spec.request_len, spec.response_len),
-        TestKind::TcpCrr => format!("crr {}/{}", spec.request_len, spec.response_len),
-        TestKind::UdpStream => {
-            let dir = match spec.direction {
-                Direction::Forward => "",
-                Direction::Reverse => " reverse",
-                Direction::Bidir => " bidir",
-            };
-            format!("udp {}{dir}", spec.send_len)
-        }
-        TestKind::UdpRr => format!("udp-rr {}/{}", spec.request_len, spec.response_len),
-    }
+    of(spec.test).label(spec)
+}
+
+/// A spec with the defaults of `kind`'s test type.
+pub fn defaults(kind: TestKind) -> TestSpec {
+    of(kind).defaults()
+}
+
+/// Both ends' measurements of `spec` summed up.
+pub fn summarize(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
+    let t = of(spec.test);
+    Summary { shape: Some(t.shape()), ..t.summarize(spec, local, remote) }
 }
 
 #[cfg(test)]
@@ -76,15 +148,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_every_kind_is_listed() {
-        let mut ids: Vec<_> = TESTS.iter().map(|t| t.kind.id()).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), TESTS.len());
-        for k in
-            [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr]
-        {
-            assert!(find(k).is_some_and(|t| !t.about.is_empty()));
+    fn every_kind_is_registered_with_docs() {
+        for kind in TestKind::ALL {
+            let t = of(kind);
+            assert_eq!(t.kind(), kind);
+            assert!(!t.about().is_empty() && !t.netperf_name().is_empty(), "{}", kind.id());
+            assert_eq!(t.defaults().test, kind);
+            assert!(!t.label(&t.defaults()).is_empty());
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_resolve() {
+        for name in names() {
+            let owners = all().filter(|t| t.kind().id() == name || t.command() == name).count();
+            assert_eq!(owners, 1, "'{name}' names {owners} test types");
+        }
+        assert_eq!(by_name("udp").map(|t| t.kind()), Some(TestKind::UdpStream));
+        assert_eq!(by_name("udp-stream").map(|t| t.kind()), Some(TestKind::UdpStream));
+        assert_eq!(by_name("stream").map(|t| t.kind()), Some(TestKind::TcpStream));
+        assert!(by_name("tcp-udp").is_none());
+    }
+
+    #[test]
+    fn defaults_pass_their_own_checks() {
+        for t in all() {
+            let spec = t.defaults();
+            crate::limits::validate(&spec, &crate::limits::Limits::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", t.kind().id()));
+        }
+    }
+
+    #[test]
+    fn an_empty_measurement_has_an_unknown_headline_of_the_declared_metric() {
+        for t in all() {
+            let s = t.summarize(&t.defaults(), &SideMeasurement::default(), None);
+            let h = s.headline.unwrap_or_else(|| panic!("{} sets no headline", t.kind().id()));
+            assert_eq!(h.metric, t.headline());
+            assert_eq!(h.value, None, "{}: nothing measured must not read as 0", t.kind().id());
         }
     }
 }

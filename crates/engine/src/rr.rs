@@ -9,13 +9,17 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use results::{Role, TestSpec};
+use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
+use wire::Rejection;
 
 use crate::control::is_timeout;
+use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
+use crate::registry::{self, Data, TestType, Transport};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, sock_name, CALL_SLICE};
+use crate::Error;
 
 /// Builds one job per flow.
 pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Result<Vec<Job>> {
@@ -166,5 +170,87 @@ pub(crate) fn failure(result: Result<(), Ended>) -> Option<String> {
     match result {
         Err(Ended::Failed(e)) => Some(e),
         _ => None,
+    }
+}
+
+/// The `tcp-rr` test type.
+#[derive(Debug)]
+pub struct TcpRrTest;
+
+impl TestType for TcpRrTest {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpRr
+    }
+
+    fn command(&self) -> &'static str {
+        "rr"
+    }
+
+    fn netperf_name(&self) -> &'static str {
+        "TCP_RR"
+    }
+
+    fn about(&self) -> &'static str {
+        "TCP request/response on one connection: transactions/s and latency"
+    }
+
+    fn transport(&self) -> Transport {
+        Transport::TcpConnections
+    }
+
+    fn headline(&self) -> Metric {
+        Metric::TransactionRate
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Transactions
+    }
+
+    fn defaults(&self) -> TestSpec {
+        TestSpec { nodelay: true, ..TestSpec::new(TestKind::TcpRr) }
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        format!("rr {}/{}", spec.request_len, spec.response_len)
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[Optional::BusyPoll])
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        match data {
+            Data::Tcp(sockets) => jobs(spec, end, sockets).map_err(crate::stream::prepare_error),
+            other => Err(registry::unexpected(self, &other)),
+        }
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "request_len",
+            "response_len",
+            "burst",
+            "busy_poll",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "mss",
+            "nodelay",
+            "congestion",
+            "parallel",
+            "duration_ms",
+            "interval_ms",
+            "omit_ms",
+        ]
     }
 }

@@ -182,7 +182,8 @@ impl Sampler {
             intervals: Vec::new(),
             pinned,
             cpu_samples: vec![Vec::new(); n],
-            udp: spec.test.is_udp().then(|| vec![UdpCounts::default(); n]),
+            udp: (crate::registry::of(spec.test).transport() == crate::registry::Transport::Udp)
+                .then(|| vec![UdpCounts::default(); n]),
         }
     }
 

@@ -7,11 +7,15 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
-use results::{Direction, Role, TestSpec};
+use results::{Direction, Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
+use wire::Rejection;
 
 use crate::control::is_timeout;
+use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
+use crate::registry::{self, Data, TestType, Transport};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
+use crate::Error;
 
 /// How long a blocked call waits before re-checking stop, deadline and watchdog.
 pub(crate) const CALL_SLICE: Duration = Duration::from_millis(200);
@@ -123,6 +127,105 @@ pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
 
 pub(crate) fn sock_name(sock: &TcpStream) -> String {
     sock.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+/// The `tcp-stream` test type.
+#[derive(Debug)]
+pub struct TcpStreamTest;
+
+impl TestType for TcpStreamTest {
+    fn kind(&self) -> TestKind {
+        TestKind::TcpStream
+    }
+
+    fn command(&self) -> &'static str {
+        "stream"
+    }
+
+    fn netperf_name(&self) -> &'static str {
+        "TCP_STREAM"
+    }
+
+    fn about(&self) -> &'static str {
+        "TCP bulk transfer: throughput, retransmits, RTT, CPU cost"
+    }
+
+    fn transport(&self) -> Transport {
+        Transport::TcpConnections
+    }
+
+    fn headline(&self) -> Metric {
+        Metric::Goodput
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::TcpBulk
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        format!("stream{}", direction_suffix(spec.direction))
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[Optional::BytesLimit])
+    }
+
+    fn data_connections(&self, spec: &TestSpec) -> u32 {
+        match spec.direction {
+            Direction::Bidir => spec.parallel.saturating_mul(2),
+            Direction::Forward | Direction::Reverse => spec.parallel,
+        }
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        match data {
+            Data::Tcp(sockets) => jobs(spec, end, sockets).map_err(prepare_error),
+            other => Err(registry::unexpected(self, &other)),
+        }
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        crate::summarize::tcp_bulk(spec, local, remote)
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "send_len",
+            "recv_len",
+            "bytes_limit",
+            "direction",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "mss",
+            "nodelay",
+            "congestion",
+            "parallel",
+            "duration_ms",
+            "interval_ms",
+            "omit_ms",
+        ]
+    }
+}
+
+/// ` reverse`, ` bidir` or nothing, for labels.
+pub fn direction_suffix(d: Direction) -> &'static str {
+    match d {
+        Direction::Forward => "",
+        Direction::Reverse => " reverse",
+        Direction::Bidir => " bidir",
+    }
+}
+
+/// An I/O error while building the jobs.
+pub(crate) fn prepare_error(source: std::io::Error) -> Error {
+    Error::Io { what: "preparing the streams", source }
 }
 
 #[cfg(test)]

@@ -1,41 +1,63 @@
-//! From both ends' measurements to the headline [`Summary`] and the [`Warning`]s.
+//! From both ends' measurements to a [`Summary`] with its headline, and the [`Warning`]s: the
+//! shared parts that each test type's `summarize` (registry) is built from.
 
 use results::{
-    DirectionSummary, HostInfo, Role, RrSummary, SideMeasurement, StreamStats, Summary, TestKind, TestSpec,
-    Warning, WarningKind,
+    DirectionSummary, Headline, HostInfo, Metric, Role, RrSummary, SideMeasurement, StreamStats, Summary,
+    TestSpec, Warning, WarningKind,
 };
 
-/// Builds the summary of a test.
-pub fn summarize(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
+/// The summary of a TCP bulk test (`directions`), headline goodput.
+pub fn tcp_bulk(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
     let mut s = Summary::default();
-    match spec.test {
-        TestKind::TcpStream => {
-            if spec.client_sends() {
-                s.directions.push(direction("client→server", local, remote));
-            }
-            if spec.server_sends() {
-                if let Some(r) = remote {
-                    s.directions.push(direction("server→client", r, Some(local)));
-                }
-            }
-            let goodput = s.goodput_bps();
-            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
-            s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
-        }
-        TestKind::UdpStream => {
-            s.udp = crate::udp_summary::directions(spec, local, remote);
-            let goodput = s.goodput_bps();
-            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
-            s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
-        }
-        TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr => {
-            let rr = rr_summary(spec, local);
-            s.local_cost = local.cpu.as_ref().map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
-            s.remote_cost =
-                remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
-            s.rr = Some(rr);
-        }
+    if spec.client_sends() {
+        s.directions.push(direction("client→server", local, remote));
     }
+    if let (true, Some(r)) = (spec.server_sends(), remote) {
+        s.directions.push(direction("server→client", r, Some(local)));
+    }
+    let receivers = [(spec.client_sends(), remote), (spec.server_sends(), Some(local))];
+    with_goodput(s, receivers, local, remote)
+}
+
+/// Sets the bulk headline and the CPU cost per byte. The goodput is known only when every
+/// receiving end of the test measured a window (a missing server report is not 0 bit/s).
+pub fn with_goodput(
+    mut s: Summary,
+    receivers: [(bool, Option<&SideMeasurement>); 2],
+    local: &SideMeasurement,
+    remote: Option<&SideMeasurement>,
+) -> Summary {
+    let known = receivers.iter().all(|(used, m)| !used || m.is_some_and(|m| m.measured_s > 0.0));
+    let goodput = s.goodput_bps();
+    s.headline = Some(match known {
+        true => Headline::measured(Metric::Goodput, goodput),
+        false => Headline::unknown(Metric::Goodput),
+    });
+    s.local_cost = local.cpu.as_ref().map(|c| stats::cost::stream_cost(c, goodput));
+    s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::stream_cost(c, goodput));
+    s
+}
+
+/// The summary of a request/response test (`rr`, measured at the client), headline
+/// `metric`. `in_flight` is the number of transactions each flow keeps outstanding.
+pub fn transactions(
+    spec: &TestSpec,
+    local: &SideMeasurement,
+    remote: Option<&SideMeasurement>,
+    metric: Metric,
+    in_flight: u32,
+) -> Summary {
+    let rr = rr_summary(spec, local, in_flight);
+    let mut s = Summary {
+        headline: Some(match local.measured_s > 0.0 {
+            true => Headline::measured(metric, rr.trans_per_s),
+            false => Headline::unknown(metric),
+        }),
+        ..Summary::default()
+    };
+    s.local_cost = local.cpu.as_ref().map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
+    s.remote_cost = remote.and_then(|r| r.cpu.as_ref()).map(|c| stats::cost::rr_cost(c, rr.trans_per_s));
+    s.rr = Some(rr);
     s
 }
 
@@ -85,18 +107,21 @@ fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasure
     }
 }
 
-fn rr_summary(spec: &TestSpec, local: &SideMeasurement) -> RrSummary {
+fn rr_summary(spec: &TestSpec, local: &SideMeasurement, in_flight: u32) -> RrSummary {
     let transactions: u64 = local.streams.iter().map(|s| s.transactions).sum();
     let tps = if local.measured_s > 0.0 { transactions as f64 / local.measured_s } else { 0.0 };
-    let in_flight = f64::from(spec.parallel)
-        * f64::from(if matches!(spec.test, TestKind::TcpRr | TestKind::UdpRr) { spec.burst } else { 1 });
+    let in_flight = f64::from(spec.parallel) * f64::from(in_flight);
     RrSummary {
         flows: spec.parallel,
         transactions,
         trans_per_s: tps,
         rtt_from_rate_us: if tps > 0.0 { 1e6 * in_flight / tps } else { 0.0 },
         latency: local.latency.clone().unwrap_or_default(),
-        lost: local.streams.iter().filter_map(|s| s.udp.as_ref()).map(|u| u.timeouts).sum(),
+        lost: local
+            .streams
+            .iter()
+            .any(|s| s.udp.is_some())
+            .then(|| local.streams.iter().filter_map(|s| s.udp.as_ref()).map(|u| u.timeouts).sum()),
     }
 }
 
@@ -112,12 +137,12 @@ pub struct WarnContext<'a> {
 /// For rr and crr on one host without pinning: where the two ends ran, in words.
 fn unpinned_rr(
     spec: &TestSpec,
+    summary: &Summary,
     local: &SideMeasurement,
     remote: Option<&SideMeasurement>,
     same_host: bool,
 ) -> Option<String> {
-    let request_response = matches!(spec.test, TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr);
-    if !same_host || !request_response || (spec.cpu_local.is_some() && spec.cpu_remote.is_some()) {
+    if !same_host || summary.rr.is_none() || (spec.cpu_local.is_some() && spec.cpu_remote.is_some()) {
         return None;
     }
     let main = |m: &SideMeasurement| m.streams.first().and_then(|s| s.placement.main_cpu());
@@ -176,7 +201,7 @@ pub fn warnings(
             "do not read loopback retransmits as packet loss",
         );
     }
-    if let Some(message) = unpinned_rr(spec, local, remote, cx.same_host) {
+    if let Some(message) = unpinned_rr(spec, summary, local, remote, cx.same_host) {
         push(
             WarningKind::Unpinned,
             message,
@@ -200,10 +225,8 @@ pub fn warnings(
             "run longer (-t) for tail percentiles",
         );
     }
-    if matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
-        && local.measured_s < 1.0
-        && spec.duration_ms > 0
-    {
+    let bulk = summary.headline.is_some_and(|h| h.metric == Metric::Goodput);
+    if bulk && local.measured_s < 1.0 && spec.duration_ms > 0 {
         push(
             WarningKind::TooFewSamples,
             format!("measured window only {:.2} s", local.measured_s),

@@ -13,15 +13,18 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use netio::udp::{RecvBatch, MAX_GSO_BYTES, MAX_GSO_SEGMENTS};
-use results::{Role, TestSpec};
+use results::{Metric, Role, SideMeasurement, Summary, TestKind, TestSpec};
 use wire::udp::{Header, HEADER_LEN};
-use wire::Datagram;
+use wire::{Datagram, Rejection};
 
+use crate::limits::{check_datagram, only, Optional};
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
+use crate::registry::{self, Data, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, role};
 use crate::udp_flow::UdpFlow;
+use crate::Error;
 
 /// End markers sent after the last datagram (each may be lost; one suffices).
 pub const END_MARKERS: u32 = 8;
@@ -314,4 +317,92 @@ fn account_batch(batch: &RecvBatch, arrival_ns: u64, ctx: &WorkerCtx, announced:
         }
     });
     bytes
+}
+
+/// The `udp-stream` test type.
+#[derive(Debug)]
+pub struct UdpStreamTest;
+
+impl TestType for UdpStreamTest {
+    fn kind(&self) -> TestKind {
+        TestKind::UdpStream
+    }
+
+    fn command(&self) -> &'static str {
+        "udp"
+    }
+
+    fn netperf_name(&self) -> &'static str {
+        "UDP_STREAM"
+    }
+
+    fn about(&self) -> &'static str {
+        "paced UDP datagrams: achieved rate, loss, reordering, duplicates, jitter, receiver overrun"
+    }
+
+    fn transport(&self) -> Transport {
+        Transport::Udp
+    }
+
+    fn headline(&self) -> Metric {
+        Metric::Goodput
+    }
+
+    fn shape(&self) -> results::Shape {
+        results::Shape::UdpBulk
+    }
+
+    fn defaults(&self) -> TestSpec {
+        let base = TestSpec::new(TestKind::UdpStream);
+        TestSpec { send_len: 1460, recv_len: 1460, rate_bps: 1_000_000, ..base }
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        format!("udp {}{}", spec.send_len, crate::stream::direction_suffix(spec.direction))
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[Optional::BytesLimit, Optional::Rate, Optional::NoChecksum, Optional::NoOffload])?;
+        check_datagram("send_len", spec.send_len)
+    }
+
+    fn data_connections(&self, spec: &TestSpec) -> u32 {
+        crate::stream::TcpStreamTest.data_connections(spec)
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        match data {
+            Data::Udp(flows) => Ok(jobs(spec, end, flows)),
+            other => Err(registry::unexpected(self, &other)),
+        }
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        crate::udp_summary::udp_bulk(spec, local, remote)
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "send_len",
+            "rate_bps",
+            "burst",
+            "bytes_limit",
+            "direction",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "no_checksum",
+            "no_offload",
+            "parallel",
+            "duration_ms",
+            "interval_ms",
+            "omit_ms",
+        ]
+    }
 }

@@ -86,7 +86,7 @@ pub fn apply(sock: &UdpSocket, spec: &TestSpec, bufs: Buffers) -> Result<SocketR
 
 /// Server: one unconnected socket per flow on `local`, ephemeral ports.
 pub fn bind_server(spec: &TestSpec, local: IpAddr) -> Result<Vec<UdpSocket>, Error> {
-    (0..spec.data_connections())
+    (0..crate::registry::of(spec.test).data_connections(spec))
         .map(|_| UdpSocket::bind(SocketAddr::new(local, 0)).map_err(io_err("binding a UDP socket")))
         .collect()
 }
@@ -190,9 +190,12 @@ pub fn client_flows(
     bind: Option<IpAddr>,
     bufs: Buffers,
 ) -> Result<Vec<UdpFlow>, Error> {
-    if ports.len() != spec.data_connections() as usize {
-        let detail =
-            format!("server offered {} UDP ports for {} flows", ports.len(), spec.data_connections());
+    if ports.len() != crate::registry::of(spec.test).data_connections(spec) as usize {
+        let detail = format!(
+            "server offered {} UDP ports for {} flows",
+            ports.len(),
+            crate::registry::of(spec.test).data_connections(spec)
+        );
         return Err(Error::Protocol { detail });
     }
     let any: IpAddr = if server.is_ipv6() { "::".parse().unwrap_or(server) } else { [0, 0, 0, 0].into() };

@@ -9,15 +9,18 @@ use std::net::UdpSocket;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use results::{Role, TestSpec};
+use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
 use wire::udp::{Header, HEADER_LEN};
-use wire::Datagram;
+use wire::{Datagram, Rejection};
 
+use crate::limits::{check_datagram, only, Optional};
 use crate::meter::WorkerCtx;
+use crate::registry::{self, Data, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::payload;
 use crate::udp_flow::UdpFlow;
+use crate::Error;
 
 /// Timeout before the first response has been timed.
 const FIRST_TIMEOUT: Duration = Duration::from_millis(200);
@@ -227,4 +230,86 @@ fn server_loop(flow: UdpFlow, req: usize, resp: usize, ctx: &WorkerCtx) -> Worke
     }
     ctx.meter.finish(&ctx.timeline, last);
     WorkerOutcome::default()
+}
+
+/// The `udp-rr` test type.
+#[derive(Debug)]
+pub struct UdpRrTest;
+
+impl TestType for UdpRrTest {
+    fn kind(&self) -> TestKind {
+        TestKind::UdpRr
+    }
+
+    fn command(&self) -> &'static str {
+        "udp-rr"
+    }
+
+    fn netperf_name(&self) -> &'static str {
+        "UDP_RR"
+    }
+
+    fn about(&self) -> &'static str {
+        "UDP request/response: transactions/s, latency, lost requests"
+    }
+
+    fn transport(&self) -> Transport {
+        Transport::Udp
+    }
+
+    fn headline(&self) -> Metric {
+        Metric::TransactionRate
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Transactions
+    }
+
+    fn defaults(&self) -> TestSpec {
+        TestSpec { request_len: 64, response_len: 64, ..TestSpec::new(TestKind::UdpRr) }
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        format!("udp-rr {}/{}", spec.request_len, spec.response_len)
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[Optional::NoChecksum, Optional::NoOffload])?;
+        check_datagram("request_len", spec.request_len)?;
+        check_datagram("response_len", spec.response_len)
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        match data {
+            Data::Udp(flows) => Ok(jobs(spec, end, flows)),
+            other => Err(registry::unexpected(self, &other)),
+        }
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "request_len",
+            "response_len",
+            "burst",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "no_checksum",
+            "no_offload",
+            "parallel",
+            "duration_ms",
+            "interval_ms",
+            "omit_ms",
+        ]
+    }
 }

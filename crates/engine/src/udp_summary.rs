@@ -2,7 +2,16 @@
 //! account (`lost = sent − (received − duplicates)`, exact), rates over the measured window, and
 //! warnings that say plainly where datagrams were lost.
 
-use results::{Role, SideMeasurement, StreamStats, TestSpec, UdpCounts, UdpSummary, Warning, WarningKind};
+use results::{
+    Role, SideMeasurement, StreamStats, Summary, TestSpec, UdpCounts, UdpSummary, Warning, WarningKind,
+};
+
+/// The summary of a UDP stream test (`udp`), headline goodput.
+pub fn udp_bulk(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
+    let s = Summary { udp: directions(spec, local, remote), ..Summary::default() };
+    let receivers = [(spec.client_sends(), remote), (spec.server_sends(), Some(local))];
+    crate::summarize::with_goodput(s, receivers, local, remote)
+}
 
 /// One entry per direction that carried data.
 pub fn directions(

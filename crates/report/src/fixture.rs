@@ -2,9 +2,10 @@
 //! latency distributions, and a sweep with repetition.
 
 use results::{
-    Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, HostInfo, Interval, LatencySummary, ParamSetting,
-    ParamValue, Role, RrSummary, RunRecord, SideMeasurement, SocketReport, StreamInterval, StreamStats,
-    Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning, WarningKind,
+    Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, Headline, HostInfo, Interval, LatencySummary,
+    Metric, ParamSetting, ParamValue, Role, RrSummary, RunRecord, Shape, SideMeasurement, SocketReport,
+    StreamInterval, StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
+    Warning, WarningKind,
 };
 
 pub fn host(name: &str) -> HostInfo {
@@ -115,6 +116,8 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         latency: None,
     };
     let summary = Summary {
+        headline: Some(Headline::measured(Metric::Goodput, gbps * 1e9)),
+        shape: Some(Shape::TcpBulk),
         directions: vec![DirectionSummary {
             direction: "client→server".into(),
             streams: 1,
@@ -180,6 +183,8 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
     };
     let remote = SideMeasurement { measured_s: 3.0, cpu: Some(cpu(70.0)), ..SideMeasurement::default() };
     let summary = Summary {
+        headline: Some(Headline::measured(Metric::TransactionRate, tps)),
+        shape: Some(Shape::Transactions),
         directions: Vec::new(),
         rr: Some(RrSummary {
             flows: 1,
@@ -187,7 +192,7 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
             trans_per_s: tps,
             rtt_from_rate_us: 1e6 / tps,
             latency: lat,
-            lost: 0,
+            lost: None,
         }),
         local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
         remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),

@@ -65,10 +65,10 @@ pub fn table(run: &RunRecord) -> String {
 }
 
 fn scale_of(metric: &str) -> (f64, &'static str) {
-    match metric {
-        "goodput_bps" => (1e-6, "Mbit/s"),
-        "trans_per_s" => (1.0, "transactions/s"),
-        _ => (1.0, ""),
+    match results::Metric::from_id(metric) {
+        Some(m) if m.is_bit_rate() => (1e-6, "Mbit/s"),
+        Some(m) => (1.0, m.unit()),
+        None => (1.0, "(unknown metric)"),
     }
 }
 

@@ -5,47 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use results::{ParamValue, RunRecord, TestKind, TestResult, TestSpec};
+use results::{Direction, Metric, ParamValue, RunRecord, TestResult, TestSpec};
 
-/// What a grid's values measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Goodput, bit/s.
-    GoodputBps,
-    /// Transactions (or connections) per second.
-    TransPerS,
-}
-
-impl Metric {
-    /// From a sweep plan's metric id.
-    pub fn from_id(id: &str) -> Metric {
-        if id == "trans_per_s" {
-            Metric::TransPerS
-        } else {
-            Metric::GoodputBps
-        }
-    }
-
-    /// The metric of one test.
-    pub fn of_kind(kind: TestKind) -> Metric {
-        if kind.is_bulk() {
-            Metric::GoodputBps
-        } else {
-            Metric::TransPerS
-        }
-    }
-
-    /// The value of this metric in a result.
-    pub fn value(self, r: &TestResult) -> Option<f64> {
-        let v = match self {
-            Metric::GoodputBps if !r.summary.directions.is_empty() || !r.summary.udp.is_empty() => {
-                r.summary.goodput_bps()
-            }
-            Metric::TransPerS => r.summary.rr.as_ref()?.trans_per_s,
-            Metric::GoodputBps => return None,
-        };
-        v.is_finite().then_some(v)
-    }
+/// The value of `metric` in a result: its headline, when that is `metric` and was measured.
+pub fn value(metric: Metric, r: &TestResult) -> Option<f64> {
+    let h = r.summary.headline.filter(|h| h.metric == metric)?;
+    h.value.filter(|v| v.is_finite())
 }
 
 /// One value an axis takes: its label and, when numeric, its number.
@@ -141,7 +106,8 @@ impl Grid {
             })
             .collect();
         let title = format!("{} sweep", spec_title(&sweep.plan.base));
-        Some(Grid { title, metric: Metric::from_id(&sweep.plan.metric), axes, points })
+        let metric = Metric::from_id(&sweep.plan.metric)?;
+        Some(Grid { title, metric, axes, points })
     }
 
     /// The grids of `runs`: each sweep's, then those found among the other runs' tests.
@@ -165,14 +131,12 @@ impl Grid {
     }
 }
 
-/// `tcp-stream forward`, `tcp-rr`.
+/// `tcp-stream`, `tcp-stream reverse`, `tcp-rr`.
 fn spec_title(s: &TestSpec) -> String {
-    match s.test {
-        TestKind::TcpStream => {
-            let dir = serde_json::to_value(s.direction).ok().and_then(|v| v.as_str().map(String::from));
-            format!("{} {}", s.test.id(), dir.unwrap_or_default())
-        }
-        k => k.id().to_string(),
+    match s.direction {
+        Direction::Forward => s.test.id().to_string(),
+        Direction::Reverse => format!("{} reverse", s.test.id()),
+        Direction::Bidir => format!("{} bidir", s.test.id()),
     }
 }
 
@@ -271,7 +235,7 @@ pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
 
 fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
     let first = tests.first()?;
-    let metric = Metric::of_kind(first.spec.test);
+    let metric = first.summary.headline?.metric;
     let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
     let mut axes = varying(&table);
     if axes.is_empty() {
@@ -290,7 +254,7 @@ fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
         .collect();
     let mut cells: BTreeMap<Vec<usize>, Vec<f64>> = BTreeMap::new();
     for (row, t) in table.iter().zip(tests) {
-        let Some(v) = metric.value(t) else { continue };
+        let Some(v) = value(metric, t) else { continue };
         let coords: Option<Vec<usize>> = axes
             .iter()
             .zip(&grid_axes)

@@ -1,9 +1,9 @@
 //! Format-neutral tables (a header and rows of text) shared by the HTML and markdown
 //! reports, so both show the same numbers with the same units.
 
-use results::{HostInfo, RunRecord, Status, TestKind, TestResult};
+use results::{HostInfo, Metric, RunRecord, Shape, Status, TestResult};
 
-use crate::param_grid::{distinct_labels, Grid, Metric};
+use crate::param_grid::{distinct_labels, Grid};
 use crate::units::{bytes, count, micros, rate, sig3};
 
 /// A header and rows of cells.
@@ -133,7 +133,7 @@ pub fn streams(tests: &[&TestResult]) -> Table {
         "writes/MB",
     ]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test == TestKind::TcpStream) {
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::TcpBulk)) {
         if r.summary.directions.is_empty() {
             t.rows.push(failed_row(r, label, 10));
         }
@@ -178,7 +178,7 @@ pub fn udp(tests: &[&TestResult]) -> Table {
         "jitter",
     ]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.spec.test == TestKind::UdpStream) {
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::UdpBulk)) {
         if r.summary.udp.is_empty() {
             t.rows.push(failed_row(r, label, 12));
         }
@@ -207,19 +207,19 @@ pub fn rr(tests: &[&TestResult]) -> Table {
     let mut t =
         Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
     let labels = distinct_labels(tests);
-    let is_rr = |k: TestKind| matches!(k, TestKind::TcpRr | TestKind::TcpCrr | TestKind::UdpRr);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| is_rr(r.spec.test)) {
+    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::Transactions))
+    {
         let Some(s) = &r.summary.rr else {
             t.rows.push(failed_row(r, label, 8));
             continue;
         };
-        let unit = if r.spec.test == TestKind::TcpCrr { "conn/s" } else { "trans/s" };
+        let metric = r.summary.headline.map(|h| h.metric).unwrap_or(Metric::TransactionRate);
         t.rows.push(vec![
             label.clone(),
             format!("{}/{} B", r.spec.request_len, r.spec.response_len),
             s.flows.to_string(),
             count(s.transactions),
-            format!("{} {unit}", sig3(s.trans_per_s)) + &ci(r, "trans_per_s", sig3),
+            crate::units::metric(metric, s.trans_per_s) + &ci(r, metric.id(), sig3),
             micros(s.rtt_from_rate_us),
             micros(s.latency.mean_us),
             micros(s.latency.p99_us),
@@ -325,10 +325,7 @@ pub fn grid(g: &Grid) -> Table {
             .collect();
         parts.join(", ")
     };
-    let metric = match g.metric {
-        Metric::GoodputBps => "goodput",
-        Metric::TransPerS => "rate",
-    };
+    let metric = g.metric.name();
     let rows = grid_cells(g, x, &others)
         .into_iter()
         .map(|(k, cells)| {
@@ -363,10 +360,7 @@ fn grid_cells(g: &Grid, x: usize, others: &[usize]) -> Vec<(Vec<usize>, Vec<Stri
 
 /// A metric value with its unit and, when repeated, ± the CI half-width.
 pub fn metric_text(m: Metric, v: f64, hw: Option<f64>) -> String {
-    let f = |x: f64| match m {
-        Metric::GoodputBps => rate(x),
-        Metric::TransPerS => format!("{}/s", sig3(x)),
-    };
+    let f = |x: f64| crate::units::metric(m, x);
     match hw {
         Some(h) => format!("{} ± {}", f(v), f(h)),
         None => f(v),

@@ -5,36 +5,41 @@ use std::fmt::Write;
 
 use results::{
     CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Reference, ReferenceKind, RrSummary,
-    Status, TestKind, TestResult, TestSpec,
+    Shape, Status, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, micros, rate, sig3};
 
-/// Header above interval lines.
-pub fn interval_header(spec: &TestSpec) -> String {
-    match spec.test {
-        TestKind::UdpStream => crate::udp::interval_header(),
-        TestKind::TcpStream => format!(
+/// Header above interval lines of a test of `shape`.
+pub fn interval_header(shape: Shape) -> String {
+    match shape {
+        Shape::UdpBulk => crate::udp::interval_header(),
+        Shape::TcpBulk => format!(
             "{:<6}{:<15}{:>14}{:>16}{:>7}{:>12}{:>11}",
             "[ ID]", "Interval", "Transfer", "Bitrate", "Retr", "Cwnd", "RTT"
         ),
-        _ => format!("{:<6}{:<15}{:>14}{:>14}", "[ ID]", "Interval", "Transactions", "Trans/s"),
+        Shape::Transactions => {
+            format!("{:<6}{:<15}{:>14}{:>14}", "[ ID]", "Interval", "Transactions", "Trans/s")
+        }
     }
 }
 
-/// Lines for one interval: one per stream, plus `[SUM]` when there are several.
-pub fn interval_lines(spec: &TestSpec, iv: &Interval) -> Vec<String> {
-    if spec.test == TestKind::UdpStream {
-        return crate::udp::interval_lines(iv);
-    }
+/// Lines for one interval of a test of `shape`: one per stream, plus `[SUM]` when there are
+/// several.
+pub fn interval_lines(shape: Shape, iv: &Interval) -> Vec<String> {
+    let bulk = match shape {
+        Shape::UdpBulk => return crate::udp::interval_lines(iv),
+        Shape::TcpBulk => true,
+        Shape::Transactions => false,
+    };
     let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
     let secs = iv.len_s().max(1e-9);
     let omitted = if iv.omitted { "  (omitted)" } else { "" };
     let mut lines: Vec<String> = iv
         .streams
         .iter()
-        .map(|s| match spec.test {
-            TestKind::TcpStream => format!(
+        .map(|s| match bulk {
+            true => format!(
                 "[{:>3}] {:<15}{:>14}{:>16}{:>7}{:>12}{:>11}{omitted}",
                 s.index + 1,
                 span,
@@ -44,7 +49,7 @@ pub fn interval_lines(spec: &TestSpec, iv: &Interval) -> Vec<String> {
                 if s.cwnd_bytes > 0 { bytes(s.cwnd_bytes) } else { "-".into() },
                 if s.rtt_us > 0 { micros(f64::from(s.rtt_us)) } else { "-".into() },
             ),
-            _ => format!(
+            false => format!(
                 "[{:>3}] {:<15}{:>14}{:>14}{omitted}",
                 s.index + 1,
                 span,
@@ -55,15 +60,15 @@ pub fn interval_lines(spec: &TestSpec, iv: &Interval) -> Vec<String> {
         .collect();
     if iv.streams.len() > 1 {
         let (b, t) = (iv.bytes(), iv.transactions());
-        lines.push(match spec.test {
-            TestKind::TcpStream => format!(
+        lines.push(match bulk {
+            true => format!(
                 "[SUM] {:<15}{:>14}{:>16}{:>7}{omitted}",
                 span,
                 bytes(b),
                 rate(b as f64 * 8.0 / secs),
                 iv.streams.iter().map(|s| s.retransmits).sum::<u64>()
             ),
-            _ => format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)),
+            false => format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)),
         });
     }
     lines
@@ -76,7 +81,7 @@ pub fn test_summary(r: &TestResult) -> String {
     for d in &r.summary.directions {
         direction_block(&mut o, d, r.reference.as_ref());
     }
-    if let (TestKind::UdpStream, true, Some(m)) = (r.spec.test, r.spec.client_sends(), &r.remote) {
+    if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
         crate::udp::remote_receiver_intervals(&mut o, m);
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
@@ -216,12 +221,9 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
         micros(l.max_us),
         count(l.count)
     );
-    if spec.test == TestKind::UdpRr {
-        let _ = writeln!(
-            o,
-            "    {} requests lost (no response within the timeout; each retried)",
-            count(rr.lost)
-        );
+    if let Some(lost) = rr.lost {
+        let _ =
+            writeln!(o, "    {} requests lost (no response within the timeout; each retried)", count(lost));
     }
 }
 
@@ -349,19 +351,19 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
     if !r.summary.udp.is_empty() {
         return (crate::udp::headline(&r.summary.udp), "-".into(), "-".into(), "-".into());
     }
+    let value = crate::units::headline(r.summary.headline);
+    if r.summary.headline_value().is_none() {
+        return (value, "-".into(), "-".into(), "-".into());
+    }
     if let Some(rr) = &r.summary.rr {
-        let unit = if r.spec.test == TestKind::TcpCrr { "conn/s" } else { "tr/s" };
-        return (
-            format!("{} {unit}", sig3(rr.trans_per_s)),
-            micros(rr.rtt_from_rate_us),
-            micros(rr.latency.p50_us),
-            micros(rr.latency.p99_us),
-        );
+        let l = &rr.latency;
+        let known = |v: f64| if l.count > 0 { micros(v) } else { "-".into() };
+        return (value, micros(rr.rtt_from_rate_us), known(l.p50_us), known(l.p99_us));
     }
     let share: Vec<f64> = r.summary.directions.iter().filter_map(|d| d.of_reference).collect();
     let result = match share.as_slice() {
-        [one] => format!("{} {:.0}%", rate(r.summary.goodput_bps()), one * 100.0),
-        _ => rate(r.summary.goodput_bps()),
+        [one] => format!("{value} {:.0}%", one * 100.0),
+        _ => value,
     };
     (result, "-".into(), "-".into(), "-".into())
 }
@@ -369,7 +371,7 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::{Cause, TestSpec};
+    use results::{Cause, TestKind, TestSpec};
 
     #[test]
     fn summary_shows_share_of_reference_and_diagnosis() {
@@ -386,7 +388,11 @@ mod tests {
             ..Default::default()
         };
         let r = TestResult {
-            summary: results::Summary { directions: vec![direction], ..Default::default() },
+            summary: results::Summary {
+                headline: Some(results::Headline::measured(results::Metric::Goodput, 9e8)),
+                directions: vec![direction],
+                ..Default::default()
+            },
             reference: Some(Reference {
                 kind: ReferenceKind::Link,
                 description: "ethernet:1g".into(),

@@ -51,6 +51,25 @@ pub fn utc_datetime(ms: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// A value of `metric` in its unit: `941 Mbit/s`, `12.3k trans/s`.
+pub fn metric(m: results::Metric, v: f64) -> String {
+    match m.is_bit_rate() {
+        true => rate(v),
+        false => format!("{} {}", sig3(v), m.unit()),
+    }
+}
+
+/// A test's headline for tables: the value in its unit, `–` when it was not measured.
+pub fn headline(h: Option<results::Headline>) -> String {
+    match h.and_then(|h| Some((h.metric, h.value?))) {
+        Some((m, v)) => metric(m, v),
+        None => UNKNOWN.to_string(),
+    }
+}
+
+/// What tables show for a figure that was not measured (never a made-up 0).
+pub const UNKNOWN: &str = "–";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 pub mod cpu;
 pub mod diagnosis;
 pub mod emu;
+pub mod headline;
 pub mod host;
 pub mod repeat;
 pub mod run;
@@ -20,6 +21,7 @@ pub mod warning;
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use emu::{EmuDirection, EmuReport, EmuTally};
+pub use headline::{Better, Headline, Metric};
 pub use host::HostInfo;
 pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};
@@ -28,7 +30,7 @@ pub use side::{
     StreamStats, TcpInfoSummary,
 };
 pub use spec::{Direction, TestKind, TestSpec};
-pub use summary::{CpuCost, DirectionSummary, RrSummary, Summary};
+pub use summary::{CpuCost, DirectionSummary, RrSummary, Shape, Summary};
 pub use sweep::{Axis, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint};
 pub use udp::{UdpCounts, UdpSummary};
 pub use warning::{Warning, WarningKind};

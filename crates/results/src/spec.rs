@@ -31,14 +31,13 @@ impl TestKind {
         }
     }
 
-    /// Whether the test moves bulk data (its headline is goodput, not transactions/s).
-    pub fn is_bulk(self) -> bool {
-        matches!(self, TestKind::TcpStream | TestKind::UdpStream)
-    }
+    /// Every kind, in the order the registry lists them.
+    pub const ALL: [TestKind; 5] =
+        [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr];
 
-    /// Whether the data flows over UDP.
-    pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    /// The kind whose id is `id`.
+    pub fn from_id(id: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|k| k.id() == id)
     }
 }
 
@@ -117,7 +116,8 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
-    /// A spec with iperf3-like defaults for `test`: 10 s, one stream, 128 KiB writes.
+    /// A spec with iperf3-like defaults for `test`: 10 s, one stream, 128 KiB writes. The
+    /// test type's own defaults (engine's registry) start from this.
     pub fn new(test: TestKind) -> TestSpec {
         TestSpec {
             test,
@@ -130,7 +130,7 @@ impl TestSpec {
             request_len: 1,
             response_len: 1,
             burst: 1,
-            nodelay: matches!(test, TestKind::TcpRr | TestKind::TcpCrr),
+            nodelay: false,
             mss: None,
             congestion: None,
             sndbuf: None,
@@ -156,15 +156,5 @@ impl TestSpec {
     /// Whether the server sends bulk data in this test.
     pub fn server_sends(&self) -> bool {
         matches!(self.direction, Direction::Reverse | Direction::Bidir)
-    }
-
-    /// Data connections the test opens (stream: per direction × parallel; rr: parallel;
-    /// crr: none up front, it connects per transaction).
-    pub fn data_connections(&self) -> u32 {
-        match (self.test, self.direction) {
-            (TestKind::TcpCrr, _) => 0,
-            (TestKind::TcpStream | TestKind::UdpStream, Direction::Bidir) => self.parallel.saturating_mul(2),
-            _ => self.parallel,
-        }
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::headline::Headline;
 use crate::side::LatencySummary;
 use crate::udp::UdpSummary;
 
@@ -54,9 +55,10 @@ pub struct RrSummary {
     pub rtt_from_rate_us: f64,
     /// Measured latency distribution.
     pub latency: LatencySummary,
-    /// UDP request/response: requests that timed out (lost request or response), retried.
+    /// UDP request/response: requests that timed out (lost request or response), retried;
+    /// `None` where requests cannot be lost (TCP).
     #[serde(default)]
-    pub lost: u64,
+    pub lost: Option<u64>,
 }
 
 /// CPU cost at one end, derived from its utilisation and the test's throughput.
@@ -74,9 +76,31 @@ pub struct CpuCost {
     pub figure_of_merit: Option<f64>,
 }
 
-/// The headline numbers of a test.
+/// Which parts of a [`Summary`] and of its intervals a test type fills. Live interval lines
+/// are laid out by shape (known from the registry before any result exists); finished results
+/// are rendered from what their summary holds. Never by test kind, so a new test type of an
+/// existing shape needs no renderer change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// TCP bulk data: `directions`, intervals with bytes, retransmits, cwnd and RTT.
+    TcpBulk,
+    /// UDP datagrams: `udp`, intervals with datagram accounting.
+    UdpBulk,
+    /// Request/response: `rr`, intervals with transactions.
+    Transactions,
+}
+
+/// The numbers of a test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// The number the test type is judged by (set by the test type's summary; `None` only in
+    /// records written before headlines existed and not read through the archive).
+    #[serde(default)]
+    pub headline: Option<Headline>,
+    /// How the summary is laid out (set with the headline; `None` in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
     /// Stream tests: one entry per direction.
     pub directions: Vec<DirectionSummary>,
     /// rr / crr tests.
@@ -91,7 +115,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Goodput over all directions, bit/s.
+    /// The headline's value, when measured.
+    pub fn headline_value(&self) -> Option<f64> {
+        self.headline.and_then(|h| h.value)
+    }
+
+    /// Goodput over all directions, bit/s (bytes the receiving applications read; for test
+    /// types whose headline is goodput, the headline is this).
     pub fn goodput_bps(&self) -> f64 {
         self.directions.iter().map(|d| d.receiver_bps).sum::<f64>()
             + self.udp.iter().map(|d| d.receiver_bps).sum::<f64>()

@@ -106,6 +106,6 @@ mod tests {
     fn udp_kinds_have_stable_ids() {
         assert_eq!(TestKind::UdpStream.id(), "udp-stream");
         assert_eq!(serde_json::to_string(&TestKind::UdpRr).unwrap(), "\"udp-rr\"");
-        assert!(TestKind::UdpRr.is_udp() && !TestKind::TcpRr.is_udp());
+        assert_eq!(TestKind::from_id("udp-rr"), Some(TestKind::UdpRr));
     }
 }

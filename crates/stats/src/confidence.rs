@@ -5,7 +5,7 @@
 //! confidence interval m ± t(level, n−1)·s/√n; netperf stops when the full width
 //! 2·t·s/√n is at most `width` % of m for every judged metric (and n ≥ min), or at max.
 
-use results::{ConfidenceTarget, Estimate, Repetition, Summary, TestKind, TestResult, Warning, WarningKind};
+use results::{ConfidenceTarget, Estimate, Headline, Repetition, Summary, TestResult, Warning, WarningKind};
 
 use crate::student;
 
@@ -53,12 +53,12 @@ pub fn another(target: &ConfidenceTarget, n: u32, estimates: &[Estimate]) -> boo
     n < target.min_iterations || (n < target.max_iterations && !estimates.iter().all(|e| e.met))
 }
 
-/// The judged metrics of one iteration: `(id, value)`, the result first, then local and
-/// remote CPU utilisation where measured (unless `result_only`).
+/// The judged metrics of one iteration: `(id, value)`, the test's headline first (when
+/// measured), then local and remote CPU utilisation where measured (unless `result_only`).
 pub fn metrics_of(r: &TestResult, result_only: bool) -> Vec<(&'static str, f64)> {
-    let mut out = match (r.spec.test, &r.summary.rr) {
-        (TestKind::TcpStream, _) | (_, None) => vec![("goodput_bps", r.summary.goodput_bps())],
-        (_, Some(rr)) => vec![("trans_per_s", rr.trans_per_s)],
+    let mut out: Vec<(&'static str, f64)> = match r.summary.headline {
+        Some(h) => h.value.map(|v| (h.metric.id(), v)).into_iter().collect(),
+        None => Vec::new(),
     };
     if !result_only {
         if let Some(c) = &r.summary.local_cost {
@@ -145,6 +145,18 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
         d.receiver_bytes = mean(&|r| dir(r).map(|d| d.receiver_bytes as f64)) as u64;
         d.retransmits = mean(&|r| dir(r).map(|d| d.retransmits as f64)).round() as u64;
     }
+    for (i, d) in s.udp.iter_mut().enumerate() {
+        let dir = |r: &TestResult| r.summary.udp.get(i).cloned();
+        d.sender_bps = mean(&|r| dir(r).map(|d| d.sender_bps));
+        d.receiver_bps = mean(&|r| dir(r).map(|d| d.receiver_bps));
+        d.sender_pps = mean(&|r| dir(r).map(|d| d.sender_pps));
+        d.receiver_pps = mean(&|r| dir(r).map(|d| d.receiver_pps));
+        d.loss_pct = mean(&|r| dir(r).map(|d| d.loss_pct));
+    }
+    s.headline = first.summary.headline.map(|h| {
+        let values: Option<Vec<f64>> = runs.iter().map(|r| r.summary.headline_value()).collect();
+        Headline { metric: h.metric, value: values.map(|v| v.iter().sum::<f64>() / n) }
+    });
     if let Some(rr) = s.rr.as_mut() {
         rr.trans_per_s = mean(&|r| r.summary.rr.as_ref().map(|x| x.trans_per_s));
         rr.transactions = mean(&|r| r.summary.rr.as_ref().map(|x| x.transactions as f64)) as u64;
@@ -168,7 +180,7 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use results::{DirectionSummary, TestSpec};
+    use results::{DirectionSummary, TestKind, TestSpec};
 
     fn target(width_pct: f64, min: u32, max: u32) -> ConfidenceTarget {
         ConfidenceTarget {
@@ -181,7 +193,10 @@ mod tests {
     }
 
     fn run(bps: f64) -> TestResult {
-        let mut summary = Summary::default();
+        let mut summary = Summary {
+            headline: Some(Headline::measured(results::Metric::Goodput, bps)),
+            ..Summary::default()
+        };
         summary.directions.push(DirectionSummary {
             receiver_bps: bps,
             sender_bps: bps,

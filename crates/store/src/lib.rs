@@ -9,6 +9,7 @@
 //! [`Store::load_sweep`], [`Store::finished_points`].
 #![forbid(unsafe_code)]
 
+mod legacy;
 mod read;
 pub mod schema;
 mod write;

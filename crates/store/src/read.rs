@@ -1,6 +1,9 @@
 //! Reads: run lists for `history`, whole runs for `show`/`export`/`compare`/reports, sweeps.
 
-use results::{Estimate, ParamSetting, RunRecord, Sweep, SweepPlan, SweepPoint, TestResult};
+use results::headline::METRICS;
+use results::{
+    Estimate, Headline, Metric, ParamSetting, RunRecord, Sweep, SweepPlan, SweepPoint, TestResult,
+};
 use rusqlite::{params, OptionalExtension, Row};
 
 use crate::{sql, Error, Result, Store};
@@ -41,10 +44,9 @@ pub struct RunSummary {
     pub points_total: Option<u32>,
     /// Label of the first test.
     pub first_label: Option<String>,
-    /// Best goodput over the run's tests, bit/s.
-    pub goodput_bps: Option<f64>,
-    /// Best transaction rate over the run's tests.
-    pub trans_per_s: Option<f64>,
+    /// The best headline over the run's tests: of the first metric (in `results::METRICS`
+    /// order) that any test measured; `None` when no test measured one.
+    pub best: Option<Headline>,
     /// Command line.
     pub command_line: Vec<String>,
 }
@@ -54,8 +56,9 @@ SELECT r.id, r.kind, r.status, r.started_unix_ms, r.server, r.command_line,
        (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id),
        (SELECT points_total FROM sweeps s WHERE s.run_id = r.id),
        (SELECT label FROM tests t WHERE t.run_id = r.id ORDER BY seq LIMIT 1),
-       (SELECT MAX(goodput_bps) FROM tests t WHERE t.run_id = r.id),
-       (SELECT MAX(trans_per_s) FROM tests t WHERE t.run_id = r.id)
+       (SELECT group_concat(m || '=' || v) FROM
+           (SELECT headline_metric AS m, MAX(headline_value) AS v FROM tests t
+            WHERE t.run_id = r.id AND headline_value IS NOT NULL GROUP BY headline_metric))
 FROM runs r
 WHERE (?1 IS NULL OR r.kind = ?1)
   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM tests t WHERE t.run_id = r.id AND t.test = ?2))
@@ -77,9 +80,20 @@ fn summary_of(row: &Row) -> rusqlite::Result<RunSummary> {
         tests: row.get::<_, i64>(6)?.max(0) as u32,
         points_total: row.get::<_, Option<i64>>(7)?.map(|n| n.max(0) as u32),
         first_label: row.get(8)?,
-        goodput_bps: row.get(9)?,
-        trans_per_s: row.get(10)?,
+        best: best_of(row.get::<_, Option<String>>(9)?.as_deref().unwrap_or("")),
     })
+}
+
+/// The best headline from `metric=value` pairs, by the order of `results::METRICS`.
+fn best_of(pairs: &str) -> Option<Headline> {
+    let found: Vec<(Metric, f64)> = pairs
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .filter_map(|(m, v)| Some((Metric::from_id(m)?, v.parse().ok()?)))
+        .collect();
+    METRICS
+        .into_iter()
+        .find_map(|m| found.iter().find(|(f, _)| *f == m).map(|(_, v)| Headline::measured(m, *v)))
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &'static str, run: i64, text: &str) -> Result<T> {

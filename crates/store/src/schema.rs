@@ -6,6 +6,10 @@
 //! 2. `sweeps` (plan as JSON) and `sweep_points` (one row per finished point, unique per run).
 //! 3. `samples` (per-interval bytes/transactions per side) and `warnings` as plain rows for
 //!    SQL users, back-filled from the stored results; an index on run start time.
+//! 4. Typed headlines: `tests.headline_metric` (`goodput_bps`, `trans_per_s`, `conn_per_s`)
+//!    and `tests.headline_value` (NULL = not measured), back-filled for every stored test, UDP
+//!    streams included (whose `goodput_bps` column was NULL before), and written into each
+//!    stored result's summary.
 
 use rusqlite::{params, Connection, Transaction};
 
@@ -79,8 +83,13 @@ CREATE TABLE warnings (
 );
 CREATE INDEX runs_started ON runs (started_unix_ms);";
 
+const V4: &str = "
+ALTER TABLE tests ADD COLUMN headline_metric TEXT;
+ALTER TABLE tests ADD COLUMN headline_value REAL;";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
-pub const MIGRATIONS: &[(&str, Option<Step>)] = &[(V1, None), (V2, None), (V3, Some(backfill_rows))];
+pub const MIGRATIONS: &[(&str, Option<Step>)] =
+    &[(V1, None), (V2, None), (V3, Some(backfill_rows)), (V4, Some(crate::legacy::backfill_headlines))];
 
 /// The newest schema version.
 pub fn latest() -> i64 {

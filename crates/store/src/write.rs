@@ -178,12 +178,27 @@ fn insert_test(tx: &Transaction, run: i64, seq: i64, r: &TestResult) -> Result<i
     let text = json("result", run, r)?;
     let status =
         serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-    let goodput = (!r.summary.directions.is_empty()).then(|| r.summary.goodput_bps());
-    let rate = r.summary.rr.as_ref().map(|rr| rr.trans_per_s);
+    let metric = r.summary.headline.map(|h| h.metric.id());
+    let value = r.summary.headline_value();
+    let (goodput, rate) = metric.map(|m| crate::legacy::split(m, value)).unwrap_or_default();
     tx.execute(
-        "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec, result)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![run, seq, r.label, r.spec.test.id(), status, r.started_unix_ms as i64, goodput, rate, spec, text],
+        "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec, result,
+             headline_metric, headline_value)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            run,
+            seq,
+            r.label,
+            r.spec.test.id(),
+            status,
+            r.started_unix_ms as i64,
+            goodput,
+            rate,
+            spec,
+            text,
+            metric,
+            value
+        ],
     )
     .map_err(sql("writing a test"))?;
     let id = tx.last_insert_rowid();

@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 use results::{
-    Axis, DirectionSummary, Estimate, HostInfo, Interval, ParamSetting, ParamValue, RunRecord,
-    SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec, Warning,
-    WarningKind,
+    Axis, DirectionSummary, Estimate, Headline, HostInfo, Interval, Metric, ParamSetting, ParamValue,
+    RunRecord, Shape, SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
+    UdpSummary, Warning, WarningKind,
 };
 use rusqlite::{params, Connection};
 use store::{schema, RunFilter, RunKind, RunStatus, Store};
@@ -27,6 +27,8 @@ fn result(bps: f64) -> TestResult {
         ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:9", 5)
     };
     r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
+    r.summary.headline = Some(Headline::measured(Metric::Goodput, bps));
+    r.summary.shape = Some(Shape::TcpBulk);
     r
 }
 
@@ -92,7 +94,8 @@ fn run_round_trips_with_hosts_tests_and_rows() {
     assert_eq!(back.command_line, record().command_line);
     let list = st.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(list.len(), 1);
-    assert_eq!((list[0].tests, list[0].goodput_bps, list[0].status.as_str()), (2, Some(2e9), "complete"));
+    let best = Some(Headline::measured(Metric::Goodput, 2e9));
+    assert_eq!((list[0].tests, list[0].best, list[0].status.as_str()), (2, best, "complete"));
     let conn = Connection::open(st.path()).unwrap();
     let samples: i64 = conn.query_row("SELECT COUNT(*) FROM samples", [], |r| r.get(0)).unwrap();
     let warnings: i64 = conn.query_row("SELECT COUNT(*) FROM warnings", [], |r| r.get(0)).unwrap();
@@ -196,7 +199,8 @@ fn upgrades_from_every_earlier_version() {
             let conn = Connection::open(&path).unwrap();
             let samples: i64 =
                 conn.query_row("SELECT COUNT(*) FROM samples WHERE test_id = 7", [], |r| r.get(0)).unwrap();
-            assert_eq!(samples, 2, "back-filled from {version}");
+            // Schema 3 and later write sample rows with the test; earlier ones get them back-filled.
+            assert_eq!(samples, if version < 3 { 2 } else { 0 }, "back-filled from {version}");
         }
         // Still writable after the upgrade.
         let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
@@ -252,4 +256,45 @@ fn processes_opening_a_new_file_at_once_migrate_it_once() {
         assert_eq!(st.schema_version().unwrap(), schema::latest());
         assert_eq!(st.list_runs(&RunFilter::default()).unwrap().len(), 16);
     }
+}
+
+/// Schema 3 stored UDP streams with a NULL goodput column and no headline (the bug the
+/// headline migration fixes): after the upgrade they have one, in the columns and the result.
+#[test]
+fn udp_streams_stored_before_headlines_get_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    {
+        let mut conn = Connection::open(&path).unwrap();
+        schema::migrate_to(&mut conn, 3).unwrap();
+        fill_old(&conn, 3);
+        let mut r = serde_json::to_value(result(0.0)).unwrap();
+        r["spec"]["test"] = "udp-stream".into();
+        r["label"] = "udp 1400".into();
+        r["summary"]["directions"] = serde_json::json!([]);
+        let udp = UdpSummary { receiver_bps: 9.5e7, ..UdpSummary::default() };
+        r["summary"]["udp"] = serde_json::json!([udp]);
+        r["summary"].as_object_mut().unwrap().remove("headline");
+        r["summary"].as_object_mut().unwrap().remove("shape");
+        conn.execute(
+            "INSERT INTO tests (id, run_id, seq, label, test, status, started_unix_ms, goodput_bps, spec, result)
+             VALUES (8, 1, 3, 'udp 1400', 'udp-stream', 'completed', 6, NULL, ?1, ?2)",
+            params![r["spec"].to_string(), r.to_string()],
+        )
+        .unwrap();
+    }
+    let st = Store::open(&path).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let row: (String, f64, f64) = conn
+        .query_row("SELECT headline_metric, headline_value, goodput_bps FROM tests WHERE id = 8", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(row, ("goodput_bps".to_string(), 9.5e7, 9.5e7));
+    let run = st.load_run(1).unwrap();
+    let udp = run.tests.iter().find(|t| t.label == "udp 1400").unwrap();
+    assert_eq!(udp.summary.headline, Some(Headline::measured(Metric::Goodput, 9.5e7)));
+    assert_eq!(udp.summary.shape, Some(Shape::UdpBulk));
+    let filter = RunFilter { test: Some("udp-stream".into()), ..RunFilter::default() };
+    assert_eq!(st.list_runs(&filter).unwrap().len(), 1);
 }

@@ -73,9 +73,9 @@ pub struct RunFilterArgs {
     /// Only runs of this kind.
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-    /// Only runs with a test of this type (stream, rr, crr or an id like tcp-stream).
-    #[arg(long)]
-    pub test: Option<String>,
+    /// Only runs with a test of this type, by command or id (stream, udp, udp-rr, tcp-stream …).
+    #[arg(long, value_parser = crate::parse::test_kind)]
+    pub test: Option<results::TestKind>,
     /// Only runs against a server whose host:port contains this.
     #[arg(long)]
     pub server: Option<String>,

@@ -1,23 +1,10 @@
 //! `tcplab sweep`: one test type run over a grid of parameter values.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::args::archive::{ConfidenceArgs, StoreArgs};
 use crate::args::{OutputArgs, SocketArgs, TimingArgs};
 use crate::parse;
-
-/// Test types a sweep can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SweepTest {
-    /// TCP bulk transfer.
-    Stream,
-    /// TCP request/response.
-    Rr,
-    /// TCP connect/request/response.
-    Crr,
-    /// Paced UDP stream (seed 002's throughput against datagram size).
-    Udp,
-}
 
 /// The network path a sweep runs over: the link its throughput is compared with (`--link`)
 /// and the emulated path every point runs across (`--path`).
@@ -37,9 +24,9 @@ pub struct SweepArgs {
     /// Server control port (default 9180; with --resume, the stored one).
     #[arg(short, long)]
     pub port: Option<u16>,
-    /// Test type.
-    #[arg(long, value_enum, default_value_t = SweepTest::Stream)]
-    pub test: SweepTest,
+    /// Test type: any registered one, by command or id (stream, rr, crr, udp, udp-rr, tcp-stream …).
+    #[arg(long, value_parser = parse::test_kind, default_value = "stream")]
+    pub test: results::TestKind,
     /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
     /// NAME: len, send-len, recv-len, window, sndbuf, rcvbuf, remote-sndbuf, remote-rcvbuf,
     /// request, response, size, mss, bytes, parallel, burst, time, interval, omit, nodelay,
@@ -59,18 +46,18 @@ pub struct SweepArgs {
     /// Bytes per write and read (stream; default 128K), datagram size (udp; default 1460).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32)]
     pub len: Option<u32>,
-    /// UDP target rate per stream in bit/s, decimal (100M, 1G); 0 = as fast as possible.
-    #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps, default_value = "0")]
-    pub rate: u64,
+    /// UDP target rate per stream in bit/s, decimal (100M, 1G); 0 = as fast as possible (default: the test type's, 1M for udp as `tcplab udp`).
+    #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps)]
+    pub rate: Option<u64>,
     /// Server sends (stream).
     #[arg(short = 'R', long, conflicts_with = "bidir")]
     pub reverse: bool,
     /// Both directions at once (stream).
     #[arg(long)]
     pub bidir: bool,
-    /// Request and response sizes, REQ,RESP (rr, crr).
-    #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
-    pub size: (u32, u32),
+    /// Request and response sizes, REQ,RESP (rr, crr, udp-rr; default: the test type's).
+    #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes)]
+    pub size: Option<(u32, u32)>,
     /// Transactions in flight per flow (rr).
     #[arg(long, default_value_t = 1)]
     pub burst: u32,

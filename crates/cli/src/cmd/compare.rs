@@ -78,7 +78,10 @@ fn compare_test(label: &str, a: &TestResult, b: &TestResult, level: f64) -> Vec<
         .filter_map(|(metric, _)| {
             let (xa, xb) = (samples(a, metric)?, samples(b, metric)?);
             let d = stats::compare::difference(&xa, &xb, level)?;
-            let higher_better = !metric.ends_with("_pct");
+            // Headline metrics say which way is better; the CPU utilisations judged beside
+            // them are better lower.
+            let higher_better =
+                results::Metric::from_id(metric).is_some_and(|m| m.better() == results::Better::Higher);
             let verdict = match (d.significant(), d.diff > 0.0, higher_better) {
                 (false, _, _) if d.half_width.is_none() => "unknown (one value each: repeat with -I)",
                 (false, _, _) => "no significant difference",
@@ -106,21 +109,18 @@ fn samples(r: &TestResult, metric: &str) -> Option<Vec<f64>> {
     if let Some(e) = r.repetition.as_ref().and_then(|rep| rep.estimate(metric)) {
         return Some(e.values.clone());
     }
-    let per_interval: Vec<f64> = match metric {
-        "goodput_bps" | "trans_per_s" => r
+    let per_interval: Vec<f64> = match results::Metric::from_id(metric) {
+        Some(m) => r
             .local
             .intervals
             .iter()
             .filter(|iv| !iv.omitted && iv.len_s() > 0.0)
-            .map(|iv| {
-                if metric == "goodput_bps" {
-                    iv.bytes() as f64 * 8.0 / iv.len_s()
-                } else {
-                    iv.transactions() as f64 / iv.len_s()
-                }
+            .map(|iv| match m.is_bit_rate() {
+                true => iv.bytes() as f64 * 8.0 / iv.len_s(),
+                false => iv.transactions() as f64 / iv.len_s(),
             })
             .collect(),
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     if per_interval.len() >= 2 {
         return Some(per_interval);

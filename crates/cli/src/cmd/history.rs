@@ -16,13 +16,7 @@ use crate::output::{emit, now_unix_ms};
 use crate::recorder::open_store;
 
 fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
-    let test = f.test.as_ref().map(|t| {
-        if t.starts_with("tcp-") || t.starts_with("udp-") {
-            t.clone()
-        } else {
-            format!("tcp-{t}")
-        }
-    });
+    let test = f.test.map(|k| k.id().to_string());
     RunFilter {
         kind: f.kind.and_then(|k| k.to_possible_value()).map(|v| v.get_name().to_string()),
         test,
@@ -60,11 +54,7 @@ fn summary_line(r: &RunSummary) -> String {
         Some(n) => format!("{}/{n}", r.tests),
         None => r.tests.to_string(),
     };
-    let best = match (r.goodput_bps, r.trans_per_s) {
-        (Some(b), _) => report::units::rate(b),
-        (None, Some(t)) => format!("{} tr/s", report::units::sig3(t)),
-        _ => "-".into(),
-    };
+    let best = report::units::headline(r.best);
     let cmd = r.command_line.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
     format!(
         "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  {}",
@@ -83,7 +73,7 @@ fn summary_json(r: &RunSummary) -> serde_json::Value {
     serde_json::json!({
         "id": r.id, "kind": r.kind, "status": r.status, "started_unix_ms": r.started_unix_ms,
         "server": r.server, "tests": r.tests, "points_total": r.points_total, "first_label": r.first_label,
-        "goodput_bps": r.goodput_bps, "trans_per_s": r.trans_per_s, "command_line": r.command_line,
+        "best": r.best, "command_line": r.command_line,
     })
 }
 

@@ -97,7 +97,7 @@ impl Reference {
         if self.link.is_some() {
             return self.link.clone();
         }
-        if r.spec.test != results::TestKind::TcpStream {
+        if r.summary.shape != Some(results::Shape::TcpBulk) {
             return None; // the loopback baseline is a TCP stream's; a paced UDP test is not one
         }
         let goodput = r.summary.goodput_bps();

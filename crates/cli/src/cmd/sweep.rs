@@ -14,11 +14,10 @@ use engine::{Server, ServerConfig, StopFlag};
 use indicatif::{ProgressBar, ProgressStyle};
 use report::{grid, json, Format};
 use results::{
-    Estimate, HostInfo, RunRecord, Status, SweepPlan, SweepPoint, TestError, TestKind, TestResult, TestSpec,
+    Estimate, HostInfo, RunRecord, Status, SweepPlan, SweepPoint, TestError, TestResult, TestSpec,
 };
 use store::{RunKind, RunStatus};
 
-use crate::args::sweep::SweepTest;
 use crate::args::SweepArgs;
 use crate::cmd::emulated::{self, Session};
 use crate::output::{emit, format_of, now_unix_ms, record, Live};
@@ -94,22 +93,18 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
 }
 
 fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
-    let kind = match a.test {
-        SweepTest::Stream => TestKind::TcpStream,
-        SweepTest::Rr => TestKind::TcpRr,
-        SweepTest::Crr => TestKind::TcpCrr,
-        SweepTest::Udp => TestKind::UdpStream,
-    };
-    let mut spec = TestSpec::new(kind);
+    let mut spec = engine::registry::defaults(a.test);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
-    let len = a.len.unwrap_or(if kind.is_udp() { 1460 } else { 128 * 1024 });
-    (spec.send_len, spec.recv_len) = (len, len);
-    if kind.is_udp() {
-        spec.rate_bps = a.rate;
-        spec.nodelay = false;
+    if let Some(len) = a.len {
+        (spec.send_len, spec.recv_len) = (len, len);
     }
-    (spec.request_len, spec.response_len) = a.size;
+    if let Some(rate) = a.rate {
+        spec.rate_bps = rate;
+    }
+    if let Some(size) = a.size {
+        (spec.request_len, spec.response_len) = size;
+    }
     spec.burst = a.burst;
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => results::Direction::Reverse,
@@ -122,7 +117,7 @@ fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
 
 fn new_job(a: &SweepArgs, started: u64) -> Result<(Job, Recorder)> {
     let base = base_spec(a)?;
-    let metric = if base.test.is_bulk() { "goodput_bps" } else { "trans_per_s" };
+    let metric = engine::registry::of(base.test).headline().id();
     let mut plan = plan(&base, &a.vary, &a.tie, metric)?;
     plan.confidence = repeat::target(&a.confidence)?;
     let port = a.port.unwrap_or(9180);

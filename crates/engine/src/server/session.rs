@@ -6,16 +6,17 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
-use results::{SideMeasurement, TestKind, TestSpec};
+use results::{SideMeasurement, TestSpec};
 use wire::{ctrl::Accepted, ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
 
 use super::routes::DataConn;
 use super::{Admission, Shared};
 use crate::control::Control;
 use crate::meter::Timeline;
+use crate::registry::{self, Data, Transport};
 use crate::side::{run_side, DataSocket, End, Job, Signals};
-use crate::udp_flow::{self, Buffers, UdpFlow};
-use crate::{crr, rr, stream, udp, udp_rr, Error};
+use crate::udp_flow::{self, Buffers};
+use crate::Error;
 
 /// How long the client has to close after the results before the session ends anyway.
 const LINGER: Duration = Duration::from_secs(2);
@@ -80,22 +81,28 @@ fn run(
     crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
     let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
     let (_route, rx) = shared.routes.register(token, peer.ip());
-    let udp_socks = if spec.test.is_udp() { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
+    let ty = registry::of(spec.test);
+    let udp = ty.transport() == Transport::Udp;
+    let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
     let udp_ports = udp_flow::ports(&udp_socks)?;
     ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone(), udp_ports }))?;
-    let prepared = if spec.test.is_udp() {
-        let deadline = Instant::now() + timeout;
-        let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
-        Prepared::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs)?)
-    } else {
-        prepare(&spec, &rx, timeout)?
+    let data = match ty.transport() {
+        Transport::Udp => {
+            let deadline = Instant::now() + timeout;
+            let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
+            Data::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs)?)
+        }
+        Transport::TcpPerTransaction => Data::Accept(forward(rx)),
+        Transport::TcpConnections => Data::Tcp(collect(&spec, &rx, ty.data_connections(&spec), timeout)?),
     };
     ctrl.send(&Message::Ready {})?;
     match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Start {} => {}
         other => return Err(out_of_state(&other, "start")),
     }
-    let side = measure(ctrl, &spec, PreparedWithRx(prepared, rx), shared)?;
+    let jobs =
+        ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
+    let side = measure(ctrl, &spec, jobs, shared)?;
     ctrl.send(&Message::Results { side: Box::new(side) })?;
     slot.release();
     linger(ctrl);
@@ -139,12 +146,13 @@ fn server_opts(spec: &TestSpec) -> DataSocketOpts {
     }
 }
 
-/// Collects the data connections and builds the workers.
-fn prepare(spec: &TestSpec, rx: &Receiver<DataConn>, timeout: Duration) -> Result<Prepared, Failure> {
-    if spec.test == TestKind::TcpCrr {
-        return Ok(Prepared::Crr);
-    }
-    let want = spec.data_connections();
+/// Collects the `want` data connections of a test, in stream order.
+fn collect(
+    spec: &TestSpec,
+    rx: &Receiver<DataConn>,
+    want: u32,
+    timeout: Duration,
+) -> Result<Vec<DataSocket>, Failure> {
     let deadline = Instant::now() + timeout;
     let opts = server_opts(spec);
     let mut sockets: Vec<Option<DataSocket>> = (0..want).map(|_| None).collect();
@@ -158,43 +166,27 @@ fn prepare(spec: &TestSpec, rx: &Receiver<DataConn>, timeout: Duration) -> Resul
         let report = netio::sockopt::report(&conn.stream, &opts);
         *slot = Some(DataSocket { index: conn.index, stream: conn.stream, report });
     }
-    Ok(Prepared::Sockets(sockets.into_iter().flatten().collect()))
+    Ok(sockets.into_iter().flatten().collect())
+}
+
+/// The connections of a per-transaction test as they arrive, for the whole test.
+fn forward(rx: Receiver<DataConn>) -> Receiver<TcpStream> {
+    let (tx, conns) = std::sync::mpsc::channel();
+    std::thread::spawn(move || rx.iter().try_for_each(|c| tx.send(c.stream)));
+    conns
 }
 
 fn timed_out(what: &'static str) -> Failure {
     Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
 }
 
-enum Prepared {
-    Sockets(Vec<DataSocket>),
-    Crr,
-    Udp(Vec<UdpFlow>),
-}
-
-fn jobs_for(spec: &TestSpec, prepared: Prepared, rx: Receiver<DataConn>) -> Result<Vec<Job>, Failure> {
-    let built = match prepared {
-        Prepared::Crr => {
-            let (tx, conns) = std::sync::mpsc::channel();
-            std::thread::spawn(move || rx.iter().try_for_each(|c| tx.send(c.stream)));
-            Ok(crr::server_jobs(spec, conns))
-        }
-        Prepared::Udp(f) if spec.test == TestKind::UdpRr => Ok(udp_rr::jobs(spec, End::Server, f)),
-        Prepared::Udp(f) => Ok(udp::jobs(spec, End::Server, f)),
-        Prepared::Sockets(s) if spec.test == TestKind::TcpStream => stream::jobs(spec, End::Server, s),
-        Prepared::Sockets(s) => rr::jobs(spec, End::Server, s),
-    };
-    built.map_err(|e| internal(&format!("preparing the streams: {e}")))
-}
-
 /// Runs the server side while watching the control connection.
 fn measure(
     ctrl: &mut Control,
     spec: &TestSpec,
-    prepared: PreparedWithRx,
+    jobs: Vec<Job>,
     shared: &Shared,
 ) -> Result<SideMeasurement, Failure> {
-    let PreparedWithRx(prepared, rx) = prepared;
-    let jobs = jobs_for(spec, prepared, rx)?;
     let signals = Signals::default();
     let timeline = Timeline::new(spec, Instant::now(), shared.cfg.limits.max_duration_ms);
     let (spec2, sig2) = (spec.clone(), signals.clone());
@@ -226,9 +218,6 @@ fn measure(
     }
     Ok(run.measurement)
 }
-
-/// Prepared jobs plus the route's receiver (crr keeps receiving during the test).
-struct PreparedWithRx(Prepared, Receiver<DataConn>);
 
 /// Waits briefly for the client to close, so its last reads are not cut by a reset.
 fn linger(ctrl: &mut Control) {

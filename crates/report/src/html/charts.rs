@@ -1,6 +1,6 @@
 //! Plots of single tests: per-interval timelines, latency CDFs, CPU bars.
 
-use results::{Interval, Role, SideMeasurement, StreamInterval, TestKind, TestResult};
+use results::{Interval, Metric, Role, SideMeasurement, StreamInterval, TestResult};
 
 use super::page::Page;
 use crate::param_grid::distinct_labels;
@@ -83,10 +83,10 @@ fn series_of(
 /// The timelines of one test.
 pub fn timeline(p: &mut Page, t: &TestResult) {
     p.open_row();
-    if t.spec.test.is_bulk() {
-        stream_timeline(p, t);
-    } else {
-        rr_timeline(p, t);
+    match t.summary.headline.map(|h| h.metric) {
+        Some(Metric::Goodput) => stream_timeline(p, t),
+        Some(m @ (Metric::TransactionRate | Metric::ConnectionRate)) => rr_timeline(p, t, m),
+        None => {}
     }
     p.close_row();
 }
@@ -134,11 +134,11 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     }
 }
 
-fn rr_timeline(p: &mut Page, t: &TestResult) {
+fn rr_timeline(p: &mut Page, t: &TestResult, metric: Metric) {
     let tps = |iv: &Interval, s: &[&StreamInterval]| {
         Some(s.iter().map(|x| x.transactions).sum::<u64>() as f64 / iv.len_s().max(1e-9))
     };
-    let unit = if t.spec.test == TestKind::TcpCrr { "connections/s" } else { "transactions/s" };
+    let unit = metric.unit();
     let mut c =
         LineChart::new(&format!("{}: {unit} per interval", t.label), time_axis(), AxisSpec::linear(unit));
     c.series = series_of(t, Role::Request, &tps);
@@ -220,7 +220,7 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
 fn cost_plots(p: &mut Page, tests: &[&TestResult]) {
     p.plot(&cost_bars("CPU utilisation", "utilisation (% of all CPUs)", tests, &|c| Some(c.util_pct)));
     let (streams, rr): (Vec<&TestResult>, Vec<&TestResult>) =
-        tests.iter().partition(|t| t.spec.test.is_bulk());
+        tests.iter().partition(|t| t.summary.headline.is_some_and(|h| h.metric.is_bit_rate()));
     if !streams.is_empty() {
         let sd = |c: &results::CpuCost| Some(c.service_demand_us);
         p.plot(&cost_bars("Service demand, stream tests", "µs of CPU per KB", &streams, &sd));

@@ -6,7 +6,7 @@ use results::{RunRecord, TestResult};
 
 use super::charts::{limit_lines, rate_unit};
 use super::page::Page;
-use crate::param_grid::{Grid, GridAxis, Metric};
+use crate::param_grid::{Grid, GridAxis};
 use crate::plot::{
     AxisSpec, BarChart, BarSeries, Cell, Heatmap, LineChart, Point, ScaleKind, Series, TickFormat,
 };
@@ -50,17 +50,14 @@ pub fn section(p: &mut Page, runs: &[RunRecord]) {
 /// Divisor and unit name for the grid's metric.
 fn unit_of(g: &Grid) -> (f64, &'static str) {
     let max = g.points.iter().map(|p| p.mean + p.half_width.unwrap_or(0.0)).fold(0.0, f64::max);
-    match g.metric {
-        Metric::GoodputBps => rate_unit(max),
-        Metric::TransPerS => (1.0, "transactions/s"),
+    match g.metric.is_bit_rate() {
+        true => rate_unit(max),
+        false => (1.0, g.metric.unit()),
     }
 }
 
 fn metric_name(g: &Grid, unit: &str) -> String {
-    match g.metric {
-        Metric::GoodputBps => format!("goodput ({unit})"),
-        Metric::TransPerS => unit.to_string(),
-    }
+    format!("{} ({unit})", g.metric.name())
 }
 
 fn x_spec(a: &GridAxis) -> AxisSpec {
@@ -121,7 +118,7 @@ fn curves(g: &Grid, x: usize, (div, unit): (f64, &str), tests: &[&TestResult]) -
     order.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
     c.series = order.into_iter().map(|i| c.series[i].clone()).collect();
     c.series.iter_mut().for_each(|s| s.points.sort_by(|a, b| a.x.total_cmp(&b.x)));
-    if g.metric == Metric::GoodputBps {
+    if g.metric.is_bit_rate() {
         c.refs = limit_lines(tests, div);
     }
     c.render()
