@@ -122,8 +122,7 @@ pub fn parse_rate(text: &str) -> Result<BitRate, String> {
     if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err("needs a unit: bit, kbit, mbit or gbit".into());
     }
-    let rate = model::units::BitRate::parse(text)
-        .ok_or_else(|| String::from("expected a rate above zero such as 100mbit, 149.76mbit or 1gbit"))?;
+    let rate = model::units::BitRate::parse(text).map_err(|e| e.to_string())?;
     BitRate::new(rate.0).ok_or_else(|| "a rate must be above zero".into())
 }
 
