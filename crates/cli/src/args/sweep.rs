@@ -59,7 +59,8 @@ pub struct SweepArgs {
     /// Bytes per write and read (stream; default 128K), datagram size (udp; default 1460).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32)]
     pub len: Option<u32>,
-    /// UDP target rate per stream in bit/s, decimal (100M, 1G); 0 = as fast as possible.
+    /// UDP target rate per stream in bit/s; k, M, G are powers of 1000 (100M = 10⁸ bit/s);
+    /// 0 = as fast as possible.
     #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps, default_value = "0")]
     pub rate: u64,
     /// Server sends (stream).
