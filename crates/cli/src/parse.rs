@@ -1,5 +1,7 @@
-//! Value parsers for the command line: sizes with K/M/G suffixes (binary, as iperf3) and
-//! durations in seconds.
+//! Value parsers for the command line. Sizes and rates are read by `model::units`, the one
+//! reader of the tool, so a flag means what a path or link spec means: sizes in powers of
+//! 1024 (`-l 8K` = 8192 bytes = `queue=8K`), rates in powers of 1000 (`-b 1M` = 10⁶ bit/s =
+//! `rate=1mbit`). Durations are in seconds or need a unit.
 
 /// `-A N[,M]`: the client's CPU and optionally the server's; `,M` pins the server only.
 pub fn affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
@@ -19,31 +21,16 @@ pub fn affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
     Ok((local, remote))
 }
 
-/// `128K` → 131072; `1M`, `2G`, `64KiB`, plain bytes. Must fit in a u32.
+/// A size in bytes that fits in a u32: `128K` → 131072, `1M`, `64KiB`, plain bytes.
 pub fn size_u32(s: &str) -> Result<u32, String> {
     let v = size_u64(s)?;
-    u32::try_from(v).map_err(|_| format!("'{s}' is too large (at most 4G)"))
+    u32::try_from(v).map_err(|_| format!("size {s:?} is too large (at most 4294967295 bytes, 4G - 1)"))
 }
 
-/// Like [`size_u32`] but up to u64.
+/// A size in bytes, read by [`model::units::parse_size`]: K, M, G, T (with or without `B` or
+/// `iB`) are powers of 1024, as in every path spec.
 pub fn size_u64(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits);
-    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        other => return Err(format!("unknown size suffix '{other}' in '{s}' (use K, M, G)")),
-    };
-    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (e.g. 128K, 1M)"))?;
-    let v = n * mult as f64;
-    if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok(v.round() as u64)
+    model::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// Seconds (fractions allowed) → milliseconds.
@@ -56,25 +43,10 @@ pub fn seconds_ms(s: &str) -> Result<u64, String> {
     Ok((v * 1000.0).round() as u64)
 }
 
-/// Bit rates, decimal as iperf3's `-b`: `100M` → 10⁸ bit/s, `1.5G`, `64k`, `0` (unlimited).
+/// A bit rate, read by [`model::BitRate::parse`]: k, M, G, T are powers of 1000 as in
+/// iperf3's `-b` (`100M` → 10⁸ bit/s, `1.5G`, `64k`, `100mbit`); `0` (unlimited) allowed.
 pub fn rate_bps(s: &str) -> Result<u64, String> {
-    let t = s.trim().trim_end_matches("bit/s").trim_end_matches("bps");
-    let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits);
-    let mult = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" => 1.0,
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        "t" => 1e12,
-        other => return Err(format!("unknown rate suffix '{other}' in '{s}' (use K, M, G: bit/s)")),
-    };
-    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a bit rate (e.g. 100M, 1G, 0)"))?;
-    let v = n * mult;
-    if !v.is_finite() || !(0.0..=1e15).contains(&v) {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok(v.round() as u64)
+    model::BitRate::parse(s).map(|rate| rate.0).map_err(|e| e.to_string())
 }
 
 /// `REQ,RESP` sizes for rr tests.
@@ -202,8 +174,14 @@ mod tests {
         assert_eq!(rate_bps("1.5g"), Ok(1_500_000_000));
         assert_eq!(rate_bps("0"), Ok(0));
         assert_eq!(rate_bps("64k"), Ok(64_000));
+        assert_eq!(rate_bps("64K"), Ok(64_000));
+        assert_eq!(rate_bps("100mbit"), Ok(100_000_000));
+        assert_eq!(rate_bps("100Mbit/s"), Ok(100_000_000));
         assert!(rate_bps("fast").is_err());
         assert!(rate_bps("10X").is_err());
+        assert!(rate_bps("100Mbps").is_err(), "bps is ambiguous, as in path specs");
+        assert!(rate_bps("1.5").is_err(), "no fractions of a bit/s");
+        assert_eq!(rate_bps("-1M"), Err("invalid rate \"-1M\": negative".into()));
     }
 
     #[test]
@@ -211,13 +189,36 @@ mod tests {
         assert_eq!(size_u32("128K"), Ok(131_072));
         assert_eq!(size_u32("1m"), Ok(1 << 20));
         assert_eq!(size_u32("64KiB"), Ok(65_536));
+        assert_eq!(size_u32("64KB"), Ok(65_536));
         assert_eq!(size_u32("1.5K"), Ok(1536));
         assert_eq!(size_u32("100"), Ok(100));
+        assert_eq!(size_u32("4294967295"), Ok(u32::MAX));
+        assert_eq!(size_u32("4G"), Err("size \"4G\" is too large (at most 4294967295 bytes, 4G - 1)".into()));
         assert!(size_u32("5G").is_err());
         assert!(size_u32("12Q").is_err());
         assert!(size_u32("").is_err());
         assert!(size_u32("-1").is_err());
+        assert_eq!(size_u32("1.3K"), Err("invalid size \"1.3K\": not a whole number of bytes".into()));
         assert_eq!(size_u64("5G"), Ok(5 << 30));
+        assert!(size_u64("nan").is_err());
+        assert!(size_u64("99999999999T").is_err());
+    }
+
+    /// The flags and the path spec read one convention: `-l 8K` and `queue=8K` are the same
+    /// bytes, `-b 1M` and `rate=1mbit` or `rate=1M` the same bit/s.
+    #[test]
+    fn flags_and_path_specs_agree() {
+        use clap::Parser;
+        let argv = ["tcplab", "udp", "-b", "1M", "-l", "8K", "--path", "rate=1mbit,up:rate=1M,queue=8K"];
+        let cli = crate::args::Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{e}"));
+        let crate::args::Command::Udp(udp) = cli.command else { panic!("not udp") };
+        let spec = udp.path.path.as_deref().unwrap_or_default();
+        let path = emu::PathConfig::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+        for link in [&path.up, &path.down] {
+            assert_eq!(link.rate.map(|r| r.bits_per_sec()), Some(udp.rate));
+            assert_eq!(link.queue, emu::QueueLimit::bytes(u64::from(udp.len)));
+        }
+        assert_eq!((udp.rate, udp.len), (1_000_000, 8192));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub const MAX_POINTS: usize = 1_000_000;
 /// How a parameter's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Bytes with K/M/G suffixes.
+    /// Bytes; K/M/G suffixes are powers of 1024 ([`parse::size_u64`]).
     Size,
     /// A plain count.
     Count,
@@ -22,7 +22,7 @@ enum Kind {
     Bool,
     /// A name.
     Text,
-    /// Bits per second, decimal suffixes (100M).
+    /// Bits per second; k/M/G suffixes are powers of 1000, 100M = 10⁸ ([`parse::rate_bps`]).
     Rate,
 }
 
@@ -277,6 +277,13 @@ mod tests {
             vec![4096, 8192, 16384, 24576, 32768, 40960, 52428]
         );
         assert_eq!(ints(&values_of(Kind::Size, "1K..4K").unwrap_or_default()), vec![1024, 2048, 4096]);
+        assert_eq!(ints(&values_of(Kind::Size, "8K,8KB,8KiB").unwrap_or_default()), vec![8192; 3]);
+        assert_eq!(
+            ints(&values_of(Kind::Rate, "1M,1mbit,1000K,500k").unwrap_or_default()),
+            vec![1_000_000, 1_000_000, 1_000_000, 500_000]
+        );
+        assert!(values_of(Kind::Size, "1.3K").is_err());
+        assert!(values_of(Kind::Rate, "1Mbps").is_err());
         assert_eq!(
             ints(&values_of(Kind::Seconds, "0.5..1.5:+0.5").unwrap_or_default()),
             vec![500, 1000, 1500]

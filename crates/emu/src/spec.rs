@@ -9,17 +9,19 @@
 //! ```
 //!
 //! Later items override earlier ones, so a preset can be followed by changes:
-//! `transatlantic,loss=0.01%,down:loss=0`. Keys and units are case-insensitive.
+//! `transatlantic,loss=0.01%,down:loss=0`. Keys and units are case-insensitive. Sizes and rates
+//! follow the tool's one convention (`model::units`): sizes in powers of 1024 (`64K` = `64KB` =
+//! 65,536 bytes), rates in powers of 1000 (`1M` = `1mbit` = 1,000,000 bit/s).
 //!
 //! | key | value | meaning |
 //! |---|---|---|
-//! | `rate` | `100mbit`, `149.76mbit`, `unlimited` (bit, kbit, mbit, gbit) | serializer rate |
+//! | `rate` | `100mbit`, `100M`, `149.76mbit`, `unlimited` (bit; k, M, G: powers of 1000) | serializer rate |
 //! | `delay` | `20ms` (ns, us, ms, s) | one-way delay |
 //! | `jitter` | `1ms` | delay drawn uniformly from delay ± jitter |
 //! | `reorder` | flag, or `=on`/`off` | let jitter reorder packets |
 //! | `loss` | `0.1%` or `0.001` | Bernoulli loss |
 //! | `ge` | `P[/R[/1-H[/1-K]]]`, e.g. `0.1%/20%` | Gilbert-Elliott loss (netem `gemodel`) |
-//! | `queue` | `100pkt`, `64KB`, `21.25MB`, `unlimited` (pkt, B, KB, KiB, MB, MiB) | drop-tail limit |
+//! | `queue` | `100pkt`, `64K`, `21.25MB`, `unlimited` (pkt; B, K, M, G: powers of 1024) | drop-tail limit |
 //! | `mtu` | `1500` | path MTU (whole path only) |
 //! | `overhead` | `38` | bytes added to each packet on the wire |
 //! | `atm` | `llc`, `vcmux`, `lane`, `none` | AAL5 cells with that encapsulation |
@@ -303,7 +305,7 @@ fn parse_queue(text: &str) -> Result<QueueLimit, String> {
 }
 
 fn parse_u32_bytes(text: &str) -> Result<u32, String> {
-    let n = units::parse_bytes(text)?;
+    let n = units::parse_size(text)?;
     u32::try_from(n).map_err(|_| String::from("too large"))
 }
 

@@ -1,20 +1,23 @@
 //! Quantities with units — bit rates, probabilities, durations, byte and packet counts —
-//! and their text forms as used in path specs (`100mbit`, `20ms`, `0.1%`, `64KB`).
+//! and their text forms as used in path specs (`100mbit`, `20ms`, `0.1%`, `64K`).
 //!
-//! Rates are parsed by `model::units::BitRate::parse` (one parser for the workspace);
-//! durations and sizes here. All are exact decimals (no floating point), so
-//! `149.76mbit` is exactly 149,760,000 bit/s. Unit names are case-insensitive.
+//! Sizes and rates are read by `model::units`, the one reader of the workspace, so they mean
+//! the same in a path spec as on every flag: sizes in powers of 1024 (`64K` = `64KB` =
+//! 65,536 bytes), rates in powers of 1000 (`100M` = `100mbit` = 10⁸ bit/s). Durations and
+//! packet counts use its exact decimal reading too, so `149.76mbit` is exactly 149,760,000
+//! bit/s and `0.5ms` exactly 500 µs. Unit names are case-insensitive.
 
+use model::units::{scale_decimal, split_number};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-/// A link rate in bits per second (never zero; "unlimited" is `Option::None`).
+/// A link rate in bits per second, never zero ("unlimited" is `Option::None`): the emulator's
+/// form of [`model::BitRate`], which it is read as and converts to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct BitRate(NonZeroU64);
-
 impl BitRate {
     /// `bits_per_sec` bit/s, or `None` for zero.
     pub fn new(bits_per_sec: u64) -> Option<Self> {
@@ -83,59 +86,41 @@ impl From<Probability> for f64 {
 pub enum Amount {
     /// `100pkt`.
     Packets(u64),
-    /// `64KB`, `1500B`.
+    /// `64K`, `1500B`.
     Bytes(u64),
 }
 
-/// Splits `text` into its numeric part and its (possibly empty) unit suffix.
-fn split_unit(text: &str) -> (&str, &str) {
-    let at = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    text.split_at(at)
+/// The reason of a `model::units` error, as a path spec's error text (the spec error names
+/// the key and the value already).
+fn reason(error: model::Error) -> String {
+    match error {
+        model::Error::Quantity { reason, .. } => reason.to_string(),
+        other => other.to_string(),
+    }
 }
 
-/// Parses a non-negative decimal `number` and multiplies it by `scale`, exactly.
-/// Fails if the result is not a whole number or does not fit in a `u64`.
-fn scaled_decimal(number: &str, scale: u64) -> Result<u64, String> {
-    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
-    let valid = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (int.is_empty() && frac.is_empty()) || !valid(int) || !valid(frac) {
-        return Err("expected a number".into());
-    }
-    if int.len() + frac.len() > 30 {
-        return Err("number too long".into());
-    }
-    let digits: u128 = format!("{int}{frac}").parse().map_err(|_| String::from("expected a number"))?;
-    let divisor = 10u128.pow(frac.len() as u32);
-    let product = digits.checked_mul(u128::from(scale)).ok_or_else(|| String::from("value too large"))?;
-    if product % divisor != 0 {
-        return Err("not a whole number of the base unit".into());
-    }
-    u64::try_from(product / divisor).map_err(|_| String::from("value too large"))
-}
-
-/// Parses a rate with the one rate parser of the workspace, [`model::units::BitRate::parse`]
-/// (`100mbit`, `100m`, `149.76mbit`, `1g`, `9600bit`), so a rate means the same in a path
-/// spec as in `tcplab model`. Stricter here: a bare number is refused (is `rate=100` bits or
-/// megabits?), and so is zero; `bps` is refused there already (tc reads it as bytes per
-/// second). "unlimited" is handled by the spec parser.
+/// Reads a rate with the workspace's rate reader, [`model::BitRate::parse`] (`100mbit`,
+/// `100M`, `149.76mbit`, `1g`, `9600bit`; powers of 1000), so a rate means the same in a path
+/// spec as on `-b` and in `tcplab model`. Stricter here: a bare number is refused (`rate=100`
+/// is far likelier a slip for 100mbit than a 100 bit/s link), and so is zero. "unlimited" is
+/// handled by the spec parser.
 pub fn parse_rate(text: &str) -> Result<BitRate, String> {
-    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return Err("needs a unit: bit, kbit, mbit or gbit".into());
+    if split_number(text.trim()).1.is_empty() {
+        return Err("needs a unit: bit, kbit, mbit or gbit (or k, M, G)".into());
     }
-    let rate = model::units::BitRate::parse(text)
-        .ok_or_else(|| String::from("expected a rate above zero such as 100mbit, 149.76mbit or 1gbit"))?;
+    let rate = model::BitRate::parse(text).map_err(reason)?;
     BitRate::new(rate.0).ok_or_else(|| "a rate must be above zero".into())
 }
 
-impl From<BitRate> for model::units::BitRate {
+impl From<BitRate> for model::BitRate {
     fn from(rate: BitRate) -> Self {
-        model::units::BitRate(rate.bits_per_sec())
+        model::BitRate(rate.bits_per_sec())
     }
 }
 
 /// Parses a duration: `20ms`, `0.5ms`, `85ms`, `100us`, `250ns`, `1s`; a bare `0` is zero.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = split_unit(text);
+    let (number, unit) = split_number(text);
     let scale = match unit.to_ascii_lowercase().as_str() {
         "ns" => 1,
         "us" | "µs" => 1_000,
@@ -145,7 +130,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "" => return Err("needs a unit: ns, us, ms or s".into()),
         other => return Err(format!("unknown time unit `{other}`")),
     };
-    scaled_decimal(number, scale).map(Duration::from_nanos)
+    scale_decimal(number, scale, "nanoseconds").map(Duration::from_nanos).map_err(|e| e.to_string())
 }
 
 /// Parses a probability: `0.1%`, `20%`, `0.001`, `1e-4`.
@@ -159,35 +144,22 @@ pub fn parse_probability(text: &str) -> Result<Probability, String> {
     Probability::new(value / divisor).ok_or_else(|| "must be between 0 and 100%".into())
 }
 
-/// Parses a byte count: `1500`, `1500B`, `64KB` (1000), `64KiB` (1024), `1MB`, `1MiB`.
-pub fn parse_bytes(text: &str) -> Result<u64, String> {
-    let (number, unit) = split_unit(text);
-    let scale = byte_scale(unit).ok_or_else(|| format!("unknown size unit `{unit}`"))?;
-    scaled_decimal(number, scale)
+/// Reads a byte count with the workspace's size reader, [`model::units::parse_size`]:
+/// `1500`, `1500B`, `64K` = `64KB` = `64KiB` (65,536), `1.5M`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    model::units::parse_size(text).map_err(reason)
 }
 
-/// Multiplier of a byte unit; `None` if `unit` is not one.
-fn byte_scale(unit: &str) -> Option<u64> {
-    match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => Some(1),
-        "kb" => Some(1_000),
-        "kib" => Some(1_024),
-        "mb" => Some(1_000_000),
-        "mib" => Some(1_048_576),
-        "gb" => Some(1_000_000_000),
-        "gib" => Some(1_073_741_824),
-        _ => None,
-    }
-}
-
-/// Parses a queue amount: `100pkt` (also `p`, `pkts`) or a byte count with a unit (`64KB`).
+/// Parses a queue amount: `100pkt` (also `p`, `pkts`) or a byte count with a unit (`64K`).
 /// A bare number is rejected as ambiguous.
 pub fn parse_amount(text: &str) -> Result<Amount, String> {
-    let (number, unit) = split_unit(text);
+    let (number, unit) = split_number(text);
     match unit.to_ascii_lowercase().as_str() {
-        "pkt" | "pkts" | "p" | "packets" => scaled_decimal(number, 1).map(Amount::Packets),
-        "" => Err("needs a unit: pkt, B, KB or MB".into()),
-        _ => parse_bytes(text).map(Amount::Bytes),
+        "pkt" | "pkts" | "p" | "packets" => {
+            scale_decimal(number, 1, "packets").map(Amount::Packets).map_err(|e| e.to_string())
+        }
+        "" => Err("needs a unit: pkt, B, K or M".into()),
+        _ => parse_size(text).map(Amount::Bytes),
     }
 }
 
@@ -207,6 +179,8 @@ mod tests {
         assert!(parse_rate("100furlongs").is_err());
         assert!(parse_rate("99999999999999999999gbit").is_err());
         assert_eq!(parse_rate("100m").map(BitRate::bits_per_sec), Ok(100_000_000));
+        assert_eq!(parse_rate("100M").map(BitRate::bits_per_sec), Ok(100_000_000));
+        assert_eq!(parse_rate("64K").map(BitRate::bits_per_sec), Ok(64_000), "K is 1000 in a rate");
         assert!(parse_rate("100mbps").is_err(), "bps is ambiguous (tc reads bytes)");
         assert!(parse_rate(".mbit").is_err());
         assert!(parse_rate("1.2.3mbit").is_err());
@@ -240,12 +214,18 @@ mod tests {
 
     #[test]
     fn sizes_and_amounts() {
-        assert_eq!(parse_bytes("1500"), Ok(1500));
-        assert_eq!(parse_bytes("64KB"), Ok(64_000));
-        assert_eq!(parse_bytes("64KiB"), Ok(65_536));
-        assert_eq!(parse_bytes("1.5MB"), Ok(1_500_000));
+        assert_eq!(parse_size("1500"), Ok(1500));
+        assert_eq!(parse_size("64K"), Ok(65_536));
+        assert_eq!(parse_size("64KB"), Ok(65_536), "KB is 1024 bytes, as on -l and -w");
+        assert_eq!(parse_size("64KiB"), Ok(65_536));
+        assert_eq!(parse_size("1.5MB"), Ok(1_572_864));
+        assert_eq!(
+            parse_size("64X"),
+            Err("unknown unit \"X\" (B, K, M, G or T, in powers of 1024; KB and KiB are K too)".into())
+        );
         assert_eq!(parse_amount("100pkt"), Ok(Amount::Packets(100)));
-        assert_eq!(parse_amount("21.25MB"), Ok(Amount::Bytes(21_250_000)));
+        assert_eq!(parse_amount("21.25MB"), Ok(Amount::Bytes(22_282_240)));
+        assert_eq!(parse_amount("64000B"), Ok(Amount::Bytes(64_000)));
         assert!(parse_amount("100").is_err());
         assert!(parse_amount("1.5pkt").is_err());
     }

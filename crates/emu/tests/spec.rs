@@ -117,6 +117,21 @@ fn units_and_case() {
     assert_eq!(p.mtu_bytes, 9000);
 }
 
+#[test]
+fn sizes_are_powers_of_1024_and_rates_of_1000() {
+    for queue in ["queue=8K", "queue=8KB", "queue=8kib", "queue=8192B"] {
+        assert_eq!(parse(queue).up.queue, QueueLimit::bytes(8192), "{queue}");
+    }
+    assert_eq!(parse("queue=64000B").up.queue, QueueLimit::bytes(64_000));
+    for rate in ["rate=1mbit", "rate=1M", "rate=1m", "rate=1000k", "rate=1000K", "rate=1Mbit/s"] {
+        assert_eq!(bps(&parse(rate).up), Some(1_000_000), "{rate}");
+    }
+    assert_eq!(parse("mtu=9K").mtu_bytes, 9216);
+    let message = err("queue=1.3K").to_string();
+    assert!(message.contains("1.3K") && message.contains("whole number of bytes"), "{message}");
+    assert!(err("rate=1mbps").to_string().contains("ambiguous"));
+}
+
 fn err(s: &str) -> Error {
     PathConfig::parse(s).expect_err(s)
 }

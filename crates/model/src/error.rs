@@ -1,5 +1,7 @@
 //! The crate's one error type.
 
+use crate::units::{Quantity, QuantityReason};
+
 /// Everything that can go wrong in this crate: bad input, never a bug.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -12,6 +14,16 @@ pub enum Error {
         field: String,
         /// What is wrong with the field.
         reason: SpecReason,
+    },
+    /// A size or rate could not be read (see [`crate::units`] for the convention).
+    #[error("invalid {quantity} {text:?}: {reason}")]
+    Quantity {
+        /// What the text was read as.
+        quantity: Quantity,
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        reason: QuantityReason,
     },
     /// A numeric parameter is outside the range the model accepts.
     #[error("{name} = {value} is out of range (expected {expected})")]
@@ -90,12 +102,9 @@ pub enum SpecReason {
         /// The option it depends on.
         needs: &'static str,
     },
-    /// A rate was expected but not understood.
-    #[error("not a rate: expected e.g. 100m, 1.5gbit or 149760000 (SI prefixes k m g t, bits/s; 'bps' is ambiguous and refused)")]
-    BadRate,
-    /// A byte count was expected but not understood.
-    #[error("not a whole number of bytes")]
-    BadNumber,
+    /// A rate or a byte count was expected but not understood.
+    #[error("{0}")]
+    BadQuantity(QuantityReason),
     /// A numeric value is outside its accepted range.
     #[error("out of range (expected {expected})")]
     OutOfRange {

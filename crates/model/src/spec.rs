@@ -18,9 +18,11 @@
 //! | `taxi` | `100` or `140` | as `atm` |
 //! | `raw` | RATE (`rate=`) | `overhead=BYTES` (per packet, may be negative), `cell=BYTES` (cell payload), `cellover=BYTES` (per cell, needs `cell`), `mtu=BYTES` (default 1500) |
 //!
-//! RATE is a decimal number of bits per second with an optional SI prefix `k`, `m`, `g`, `t`
-//! and optional `bit`: `1g`, `100mbit`, `149.76m`. `bps` is refused as ambiguous. MTUs are
-//! 68 ..= 65535; overheads and cell sizes at most 65535 in magnitude.
+//! RATE and BYTES are read as everywhere in tcplab ([`crate::units`]): RATE is bits per second
+//! with an optional prefix `k`, `m`, `g`, `t` (powers of 1000) and optional `bit`: `1g`,
+//! `100mbit`, `149.76m`; `bps` is refused as ambiguous. BYTES may carry `K`, `M` (powers of
+//! 1024): `mtu=9K` is 9216. MTUs are 68 ..= 65535; overheads and cell sizes at most 65535 in
+//! magnitude.
 //!
 //! Examples: `ethernet:1g`, `ethernet:10g:mtu=9000`, `ethernet:100m:vlan`,
 //! `atm:oc3c:mtu=9180`, `atm:oc3c:lane`, `atm:oc3c:vcmux`, `taxi:140:aal34`,
@@ -44,7 +46,7 @@ use crate::ethernet::{self, Ethernet};
 use crate::link::{Link, MAX_MTU_BYTES, MIN_MTU_BYTES};
 use crate::raw::{self, Cells, Raw};
 use crate::stack::{Ip, Stack, Transport};
-use crate::units::BitRate;
+use crate::units::{parse_size, BitRate};
 
 /// One field of a spec: `name` or `name=value`.
 #[derive(Debug, Clone, Copy)]
@@ -98,16 +100,24 @@ impl<'a> Parser<'a> {
 
     fn rate(&mut self, field: &Field, text: &str) -> Result<BitRate> {
         self.claim(field, "rate")?;
-        BitRate::parse(text).ok_or_else(|| self.error(field.text, SpecReason::BadRate))
+        let rate = BitRate::parse(text).map_err(|e| self.bad_quantity(field, e))?;
+        if rate.0 == 0 {
+            return Err(self.error(field.text, SpecReason::OutOfRange { expected: "a rate > 0 bit/s" }));
+        }
+        Ok(rate)
     }
 
+    /// An [`Error::Quantity`] from reading `field`, as a spec error about that field.
+    fn bad_quantity(&self, field: &Field, error: Error) -> Error {
+        match error {
+            Error::Quantity { reason, .. } => self.error(field.text, SpecReason::BadQuantity(reason)),
+            other => other,
+        }
+    }
+
+    /// A byte count (`1500`, `9K`) of at most `max`.
     fn count(&self, field: &Field, text: &str, max: u64) -> Result<u64> {
-        let value = text
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| text.parse::<u64>().ok())
-            .flatten()
-            .ok_or_else(|| self.error(field.text, SpecReason::BadNumber))?;
+        let value = parse_size(text).map_err(|e| self.bad_quantity(field, e))?;
         if value > max {
             let expected = "at most 65535";
             return Err(self.error(field.text, SpecReason::OutOfRange { expected }));

@@ -1,18 +1,188 @@
-//! Units: bit rates and the checks applied to numeric inputs.
+//! Units: the one reader of sizes and bit rates for every flag and spec of tcplab, the
+//! [`BitRate`] type, and the checks applied to numeric inputs.
+//!
+//! # The convention
+//!
+//! * **Sizes** are bytes. `K`, `M`, `G`, `T` are powers of **1024**, and so are `KB`, `MB`,
+//!   `GB`, `TB` and `KiB`, `MiB`, `GiB`, `TiB`: `8K` = `8KB` = `8KiB` = 8192 bytes. `B` or no
+//!   unit is bytes. Case does not matter.
+//! * **Rates** are bits per second. `k`, `M`, `G`, `T` are powers of **1000**, as in iperf3's
+//!   `-b`: `100M` = 100,000,000 bit/s. Upper-case `K` means 1000 too (a rate has no binary
+//!   form). The prefix may be followed by `bit` or `bit/s` (`100mbit`, `1Gbit/s`); no unit is
+//!   bit/s. `bps` is refused: tc reads `mbps` as megabytes per second, most people as
+//!   megabits. Case does not matter.
+//!
+//! Numbers are exact decimals (no floating point): `1.5K` = 1536 bytes, `149.76M` =
+//! 149,760,000 bit/s. A value that is not a whole number of bytes or bit/s (`1.3K`, `0.5`),
+//! negative, empty, too large for 64 bits, or followed by anything but a known unit is refused
+//! with an [`Error::Quantity`] naming the text and the reason.
 
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// A link bit rate in bits per second (SI: 1 Mbit/s = 1,000,000 bit/s).
+/// What a text was read as, for error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Quantity {
+    /// A number of bytes, [`parse_size`].
+    Size,
+    /// Bits per second, [`BitRate::parse`].
+    Rate,
+}
+
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Size => "size",
+            Self::Rate => "rate",
+        })
+    }
+}
+
+/// Why a size, rate or other number with a unit was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuantityReason {
+    /// Nothing was given.
+    #[error("empty")]
+    Empty,
+    /// A minus sign: sizes and rates are never negative.
+    #[error("negative")]
+    Negative,
+    /// The text does not start with a decimal number (`K`, `nan`, `+1`, `.5`, `1.`).
+    #[error("not a number (digits, optionally with a decimal point, then the unit)")]
+    NotANumber,
+    /// The number is followed by something that is not a unit of this quantity.
+    #[error("unknown unit {unit:?} ({expected})")]
+    UnknownUnit {
+        /// The text after the number.
+        unit: String,
+        /// The units accepted, in words.
+        expected: &'static str,
+    },
+    /// `bps`, which tc reads as bytes per second and most people as bits per second.
+    #[error("'bps' is ambiguous (tc reads it as bytes per second): write bit/s as 100M or 100mbit")]
+    AmbiguousBps,
+    /// The value is not a whole number of the base unit (`1.3K` = 1331.2 bytes).
+    #[error("not a whole number of {unit}")]
+    Fraction {
+        /// The base unit: `bytes`, `bit/s`, ….
+        unit: &'static str,
+    },
+    /// The value does not fit in 64 bits.
+    #[error("too large")]
+    TooLarge,
+}
+
+/// Size units and their powers of 1024.
+const SIZE_UNITS: &str = "B, K, M, G or T, in powers of 1024; KB and KiB are K too";
+/// Rate units and their powers of 1000.
+const RATE_UNITS: &str = "k, M, G or T, in powers of 1000, optionally followed by bit or bit/s";
+
+/// Reads a size in bytes: `1500`, `1500B`, `8K` (8192), `64KB` (65536), `1.5MiB`, `4G`.
+/// K, M, G, T, with or without `B` or `iB`, are powers of 1024; case is ignored.
+pub fn parse_size(text: &str) -> Result<u64> {
+    read(text, Quantity::Size)
+}
+
+/// Reads `text` as a `quantity`: trimmed, a decimal number, optional blanks, a unit.
+fn read(text: &str, quantity: Quantity) -> Result<u64> {
+    let fail = |reason| Error::Quantity { quantity, text: text.to_string(), reason };
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(fail(QuantityReason::Empty));
+    }
+    if trimmed.starts_with('-') {
+        return Err(fail(QuantityReason::Negative));
+    }
+    let (number, unit) = split_number(trimmed);
+    if number.is_empty() {
+        return Err(fail(QuantityReason::NotANumber));
+    }
+    let (scale, base) = match quantity {
+        Quantity::Size => (size_scale(unit.trim_start()), "bytes"),
+        Quantity::Rate => (rate_scale(unit.trim_start()), "bit/s"),
+    };
+    scale.and_then(|scale| scale_decimal(number, scale, base)).map_err(fail)
+}
+
+/// The multiplier of a size unit.
+fn size_scale(unit: &str) -> std::result::Result<u64, QuantityReason> {
+    let power = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 1,
+        "m" | "mb" | "mib" => 2,
+        "g" | "gb" | "gib" => 3,
+        "t" | "tb" | "tib" => 4,
+        _ => return Err(QuantityReason::UnknownUnit { unit: unit.to_string(), expected: SIZE_UNITS }),
+    };
+    Ok(1024u64.pow(power))
+}
+
+/// The multiplier of a rate unit (`k`, `Mbit`, `gbit/s`, …).
+fn rate_scale(unit: &str) -> std::result::Result<u64, QuantityReason> {
+    let lower = unit.to_ascii_lowercase();
+    if lower.ends_with("bps") {
+        return Err(QuantityReason::AmbiguousBps);
+    }
+    let prefix = lower.strip_suffix("bit/s").or_else(|| lower.strip_suffix("bit")).unwrap_or(&lower);
+    let power = match prefix {
+        "" => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        _ => return Err(QuantityReason::UnknownUnit { unit: unit.to_string(), expected: RATE_UNITS }),
+    };
+    Ok(1000u64.pow(power))
+}
+
+/// Splits `text` after its leading digits and decimal points: `("1.5", "MiB")`.
+pub fn split_number(text: &str) -> (&str, &str) {
+    let at = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    text.split_at(at)
+}
+
+/// Exactly `number × scale` for a plain decimal `number` (`12`, `1.5`, `0.25`; digits on both
+/// sides of a point), if that is a whole number of the base `unit` and fits in a `u64`.
+pub fn scale_decimal(
+    number: &str,
+    scale: u64,
+    unit: &'static str,
+) -> std::result::Result<u64, QuantityReason> {
+    let (int, frac) = match number.split_once('.') {
+        Some((int, frac)) => (int, frac),
+        None => (number, ""),
+    };
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !all_digits(int) || !all_digits(frac) || (number.contains('.') && frac.is_empty()) {
+        return Err(QuantityReason::NotANumber);
+    }
+    let (int, frac) = (int.trim_start_matches('0'), frac.trim_end_matches('0'));
+    if int.len() > 20 {
+        return Err(QuantityReason::TooLarge);
+    }
+    if frac.len() > 18 {
+        return Err(QuantityReason::Fraction { unit });
+    }
+    let mantissa = int.bytes().chain(frac.bytes()).fold(0u128, |acc, b| acc * 10 + u128::from(b - b'0'));
+    let product = mantissa.checked_mul(u128::from(scale)).ok_or(QuantityReason::TooLarge)?;
+    let divisor = 10u128.pow(frac.len() as u32);
+    if product % divisor != 0 {
+        return Err(QuantityReason::Fraction { unit });
+    }
+    u64::try_from(product / divisor).map_err(|_| QuantityReason::TooLarge)
+}
+
+/// A bit rate in bits per second (SI: 1 Mbit/s = 1,000,000 bit/s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct BitRate(pub u64);
 
-/// SI prefixes used when reading and writing rates, largest first.
+/// SI prefixes used when writing rates, largest first.
 const PREFIXES: [(&str, u32); 4] = [("t", 12), ("g", 9), ("m", 6), ("k", 3)];
 
 impl BitRate {
@@ -31,45 +201,20 @@ impl BitRate {
         self.0 as f64
     }
 
-    /// Reads a rate: decimal number, optional SI prefix `k`, `m`, `g` or `t`, optional `bit`
-    /// (`100m`, `100mbit`, `1.5g`, `149.76m`, `9600`). Case-insensitive. Returns `None` for
-    /// anything else, for zero and for rates finer than 1 bit/s. `bps` is refused on purpose:
-    /// tc reads it as bytes per second, most people as bits.
-    pub fn parse(text: &str) -> Option<Self> {
-        let lower = text.to_ascii_lowercase();
-        let split = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
-        let (number, unit) = lower.split_at(split);
-        let prefix = unit.strip_suffix("bit").unwrap_or(unit);
-        let exponent = match prefix {
-            "" => 0,
-            other => PREFIXES.iter().find(|(p, _)| *p == other)?.1,
-        };
-        scaled_decimal(number, exponent).filter(|bps| *bps > 0).map(Self)
+    /// Reads a rate: `100M`, `100mbit`, `1Gbit/s`, `149.76m`, `64k`, `9600`, `0`. The prefixes
+    /// k (or K), M, G, T are powers of 1000; no unit is bit/s; `bps` is refused. Zero is a rate
+    /// here: callers for which it makes no sense refuse it themselves.
+    pub fn parse(text: &str) -> Result<Self> {
+        read(text, Quantity::Rate).map(Self)
     }
 }
 
-/// `number × 10^exponent` for a plain decimal `number`, if it is a whole number that fits.
-fn scaled_decimal(number: &str, exponent: u32) -> Option<u64> {
-    let (int, frac) = match number.split_once('.') {
-        Some((int, frac)) if !frac.is_empty() => (int, frac),
-        Some(_) => return None,
-        None => (number, ""),
-    };
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if int.is_empty() || !all_digits(int) || !all_digits(frac) {
-        return None;
+impl FromStr for BitRate {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        Self::parse(text)
     }
-    let scale = 10u64.checked_pow(exponent)?;
-    let mut value = int.parse::<u64>().ok()?.checked_mul(scale)?;
-    let mut place = scale;
-    for digit in frac.bytes().map(|b| u64::from(b - b'0')) {
-        place /= 10;
-        if place == 0 && digit != 0 {
-            return None;
-        }
-        value = value.checked_add(digit * place)?;
-    }
-    Some(value)
 }
 
 impl fmt::Display for BitRate {
@@ -139,46 +284,141 @@ pub(crate) fn out_of_range(name: &'static str, value: impl fmt::Display, expecte
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    #[test]
-    fn parses_prefixed_and_fractional_rates() {
-        assert_eq!(BitRate::parse("1g"), Some(BitRate(1_000_000_000)));
-        assert_eq!(BitRate::parse("100Mbit"), Some(BitRate(100_000_000)));
-        assert_eq!(BitRate::parse("149.76m"), Some(BitRate(149_760_000)));
-        assert_eq!(BitRate::parse("9600"), Some(BitRate(9600)));
-        assert_eq!(BitRate::parse("9600bit"), Some(BitRate(9600)));
-        assert_eq!(BitRate::parse("1.50k"), Some(BitRate(1500)));
+    fn rate(text: &str) -> Option<u64> {
+        BitRate::parse(text).ok().map(|r| r.0)
+    }
+
+    fn reason(result: Result<impl fmt::Debug>) -> QuantityReason {
+        match result {
+            Err(Error::Quantity { reason, .. }) => reason,
+            other => panic!("expected a quantity error, got {other:?}"),
+        }
     }
 
     #[test]
-    fn refuses_junk_zero_and_sub_bit_rates() {
-        for bad in [
-            "",
-            "g",
-            "0",
-            "0m",
-            "1.",
-            ".5g",
-            "1.5",
-            "1.0001k",
-            "1mbps",
-            "1x",
-            "-1m",
-            "+1m",
-            "1..2m",
-            "99999999999t",
-        ] {
-            assert_eq!(BitRate::parse(bad), None, "{bad}");
+    fn sizes_are_powers_of_1024() {
+        assert_eq!(parse_size("1500"), Ok(1500));
+        assert_eq!(parse_size("1500B"), Ok(1500));
+        assert_eq!(parse_size("8K"), Ok(8192));
+        assert_eq!(parse_size("8k"), Ok(8192));
+        assert_eq!(parse_size("64KB"), Ok(65_536));
+        assert_eq!(parse_size("64kib"), Ok(65_536));
+        assert_eq!(parse_size("1.5M"), Ok(1_572_864));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("1tb"), Ok(1 << 40));
+        assert_eq!(parse_size(" 128 K "), Ok(131_072));
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("0.5K"), Ok(512));
+        assert_eq!(parse_size("0.000000000000000000000000000000K"), Ok(0));
+    }
+
+    #[test]
+    fn rates_are_powers_of_1000() {
+        assert_eq!(rate("100M"), Some(100_000_000));
+        assert_eq!(rate("100m"), Some(100_000_000));
+        assert_eq!(rate("100mbit"), Some(100_000_000));
+        assert_eq!(rate("1Gbit/s"), Some(1_000_000_000));
+        assert_eq!(rate("64k"), Some(64_000));
+        assert_eq!(rate("64K"), Some(64_000), "upper-case K is 1000 in a rate, as iperf3");
+        assert_eq!(rate("149.76m"), Some(149_760_000));
+        assert_eq!(rate("1.50k"), Some(1500));
+        assert_eq!(rate("9600"), Some(9600));
+        assert_eq!(rate("9600bit"), Some(9600));
+        assert_eq!(rate("2t"), Some(2_000_000_000_000));
+        assert_eq!(rate("0"), Some(0));
+    }
+
+    #[test]
+    fn each_refusal_has_its_reason() {
+        assert_eq!(reason(parse_size("")), QuantityReason::Empty);
+        assert_eq!(reason(parse_size("  ")), QuantityReason::Empty);
+        assert_eq!(reason(parse_size("-1")), QuantityReason::Negative);
+        assert_eq!(reason(BitRate::parse("-1m")), QuantityReason::Negative);
+        for bad in ["K", "nan", "NaN", "inf", "+1", ".5K", "1.K", "1..2K", "1.2.3m", "x"] {
+            assert_eq!(reason(parse_size(bad)), QuantityReason::NotANumber, "{bad}");
         }
+        let unknown = |unit: &str, expected| QuantityReason::UnknownUnit { unit: unit.into(), expected };
+        assert_eq!(reason(parse_size("12Q")), unknown("Q", SIZE_UNITS));
+        assert_eq!(reason(parse_size("1e6")), unknown("e6", SIZE_UNITS));
+        assert_eq!(reason(parse_size("8Kb/s")), unknown("Kb/s", SIZE_UNITS));
+        assert_eq!(reason(parse_size("8K 1")), unknown("K 1", SIZE_UNITS));
+        assert_eq!(reason(BitRate::parse("10X")), unknown("X", RATE_UNITS));
+        assert_eq!(reason(BitRate::parse("1MB")), unknown("MB", RATE_UNITS));
+        assert_eq!(reason(BitRate::parse("1Mibit")), unknown("Mibit", RATE_UNITS));
+        assert_eq!(reason(BitRate::parse("100mbps")), QuantityReason::AmbiguousBps);
+        assert_eq!(reason(parse_size("1.3K")), QuantityReason::Fraction { unit: "bytes" });
+        assert_eq!(reason(parse_size("0.5")), QuantityReason::Fraction { unit: "bytes" });
+        assert_eq!(reason(BitRate::parse("1.5")), QuantityReason::Fraction { unit: "bit/s" });
+        assert_eq!(reason(BitRate::parse("1.0001k")), QuantityReason::Fraction { unit: "bit/s" });
+        let places = parse_size("15.9999999999999999999999999999T");
+        assert_eq!(reason(places), QuantityReason::Fraction { unit: "bytes" });
+        assert_eq!(reason(parse_size("16777216T")), QuantityReason::TooLarge);
+        assert_eq!(reason(parse_size("18446744073709551616")), QuantityReason::TooLarge);
+        assert_eq!(reason(BitRate::parse("99999999999t")), QuantityReason::TooLarge);
+        assert_eq!(reason(parse_size("999999999999999999999999999999999999999T")), QuantityReason::TooLarge);
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse_size("16777215.999999999999T"),
+            Err(Error::Quantity {
+                quantity: Quantity::Size,
+                text: "16777215.999999999999T".into(),
+                reason: QuantityReason::Fraction { unit: "bytes" },
+            })
+        );
+    }
+
+    #[test]
+    fn errors_name_the_text() {
+        let message = parse_size("12Q").map_err(|e| e.to_string());
+        assert_eq!(
+            message,
+            Err("invalid size \"12Q\": unknown unit \"Q\" (B, K, M, G or T, in powers of 1024; KB and KiB are K too)"
+                .into())
+        );
+        let message = BitRate::parse("1.5").map_err(|e| e.to_string());
+        assert_eq!(message, Err("invalid rate \"1.5\": not a whole number of bit/s".into()));
     }
 
     #[test]
     fn display_reads_back() {
-        for bps in [1, 999, 1000, 1500, 149_760_000, 10_000_000_000, 599_040_000, u64::MAX] {
+        for bps in [0, 1, 999, 1000, 1500, 149_760_000, 10_000_000_000, 599_040_000, u64::MAX] {
             let rate = BitRate(bps);
-            assert_eq!(BitRate::parse(&rate.to_string()), Some(rate), "{rate}");
+            assert_eq!(BitRate::parse(&rate.to_string()), Ok(rate), "{rate}");
         }
         assert_eq!(BitRate(149_760_000).to_string(), "149.76m");
         assert_eq!(BitRate::from_gbit(1).to_string(), "1g");
+        assert_eq!("1g".parse(), Ok(BitRate::from_gbit(1)));
+    }
+
+    const SIZE_SUFFIXES: [(&str, u32); 9] =
+        [("", 0), ("B", 0), ("K", 1), ("kb", 1), ("KiB", 1), ("M", 2), ("MB", 2), ("gib", 3), ("G", 3)];
+
+    proptest! {
+        #[test]
+        fn rates_round_trip(bps in any::<u64>()) {
+            prop_assert_eq!(BitRate::parse(&BitRate(bps).to_string()), Ok(BitRate(bps)));
+        }
+
+        #[test]
+        fn sizes_written_with_a_unit_read_back(units in 0u64..1_000_000, half in any::<bool>(), unit in 0..SIZE_SUFFIXES.len()) {
+            let (suffix, power) = SIZE_SUFFIXES[unit];
+            let scale = 1024u64.pow(power);
+            let text = if half { format!("{units}.5{suffix}") } else { format!("{units}{suffix}") };
+            let expected = units * scale + if half { scale / 2 } else { 0 };
+            if half && power == 0 {
+                prop_assert_eq!(reason(parse_size(&text)), QuantityReason::Fraction { unit: "bytes" });
+            } else {
+                prop_assert_eq!(parse_size(&text), Ok(expected));
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
+            let _ = parse_size(&text);
+            let _ = BitRate::parse(&text);
+        }
     }
 }

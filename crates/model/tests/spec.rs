@@ -4,6 +4,7 @@
 use model::atm::{Aal, Atm, Encapsulation, Phy};
 use model::ethernet::Ethernet;
 use model::raw::{Cells, Raw};
+use model::units::QuantityReason;
 use model::{BitRate, Error, Ip, Link, SpecReason, Stack, Transport};
 
 fn link(spec: &str) -> Link {
@@ -25,6 +26,15 @@ fn ethernet_examples() {
     assert_eq!(link("eth,rate=10gbit,jumbo"), Link::Ethernet(jumbo));
     let tagged = Ethernet { vlan: true, ..Ethernet::new(BitRate::from_mbit(100)) };
     assert_eq!(link(" Ethernet:100M:VLAN "), Link::Ethernet(tagged));
+}
+
+#[test]
+fn link_specs_use_the_shared_units() {
+    // Rates in powers of 1000, sizes in powers of 1024, as every flag and path spec.
+    let jumbo = Ethernet { mtu_bytes: 9216, ..Ethernet::new(BitRate(1_000_000)) };
+    assert_eq!(link("ethernet:1000k:mtu=9K"), Link::Ethernet(jumbo));
+    assert_eq!(link("ethernet:1M:mtu=9KB"), Link::Ethernet(jumbo));
+    assert_eq!(link("ethernet:1mbit/s:mtu=9kib"), Link::Ethernet(jumbo));
 }
 
 #[test]
@@ -73,11 +83,16 @@ fn errors_name_the_reason() {
     assert_eq!(reason("fddi:100m"), SpecReason::UnknownKind);
     assert_eq!(reason("ethernet"), SpecReason::MissingRate);
     assert_eq!(reason("ethernet:mtu=9000"), SpecReason::MissingRate);
-    assert_eq!(reason("ethernet:1gbps"), SpecReason::BadRate);
-    assert_eq!(reason("ethernet:0"), SpecReason::BadRate);
+    assert_eq!(reason("ethernet:1gbps"), SpecReason::BadQuantity(QuantityReason::AmbiguousBps));
+    assert!(matches!(reason("ethernet:0"), SpecReason::OutOfRange { .. }));
+    assert_eq!(reason("ethernet:1.5"), SpecReason::BadQuantity(QuantityReason::Fraction { unit: "bit/s" }));
     assert_eq!(reason("ethernet:1g:vlan=1"), SpecReason::UnexpectedValue);
     assert_eq!(reason("ethernet:1g:mtu"), SpecReason::MissingValue);
-    assert_eq!(reason("ethernet:1g:mtu=x"), SpecReason::BadNumber);
+    assert_eq!(reason("ethernet:1g:mtu=x"), SpecReason::BadQuantity(QuantityReason::NotANumber));
+    assert_eq!(
+        reason("ethernet:1g:mtu=1.3k"),
+        SpecReason::BadQuantity(QuantityReason::Fraction { unit: "bytes" })
+    );
     assert_eq!(reason("ethernet:1g:mtu=1500:jumbo"), SpecReason::Conflict);
     assert_eq!(reason("ethernet:1g:rate=2g"), SpecReason::Conflict);
     assert_eq!(reason("ethernet:1g:2g"), SpecReason::UnknownOption);
@@ -90,7 +105,7 @@ fn errors_name_the_reason() {
     assert!(matches!(reason("atm:oc3c:mtu=65530"), SpecReason::OutOfRange { .. }));
     assert_eq!(reason("raw:100m:cellover=5"), SpecReason::Needs { needs: "cell" });
     assert!(matches!(reason("raw:100m:cell=0"), SpecReason::OutOfRange { .. }));
-    assert_eq!(reason("raw:100m:overhead=--1"), SpecReason::BadNumber);
+    assert_eq!(reason("raw:100m:overhead=--1"), SpecReason::BadQuantity(QuantityReason::Negative));
 }
 
 #[test]
@@ -99,7 +114,7 @@ fn error_message_quotes_spec_and_field() {
     let text = err.map_err(|e| e.to_string());
     assert_eq!(
         text,
-        Err("invalid spec \"ethernet:1g:mtu=x\": field \"mtu=x\": not a whole number of bytes".into())
+        Err("invalid spec \"ethernet:1g:mtu=x\": field \"mtu=x\": not a number (digits, optionally with a decimal point, then the unit)".into())
     );
 }
 

@@ -148,7 +148,8 @@ pub struct TimingArgs {
 /// Socket buffers of every test, TCP and UDP.
 #[derive(Debug, Args, Clone)]
 pub struct BufferArgs {
-    /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K.
+    /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K (sizes: K, M, G
+    /// are powers of 1024, 64K = 65536 bytes).
     #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
     pub window: Option<u32>,
     /// Client SO_SNDBUF.
@@ -201,7 +202,7 @@ pub struct StreamArgs {
     /// Number of writes of -l bytes to send (ttcp's -n; instead of -t).
     #[arg(short = 'k', long = "blocks")]
     pub blocks: Option<u64>,
-    /// Bytes per write.
+    /// Bytes per write (K, M = powers of 1024: 128K = 131072).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
     pub len: u32,
     /// Bytes per read (default: -l).

@@ -46,7 +46,8 @@ pub struct SweepArgs {
     /// Bytes per write and read (stream; default 128K), datagram size (udp; default 1460).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32)]
     pub len: Option<u32>,
-    /// UDP target rate per stream in bit/s, decimal (100M, 1G); 0 = as fast as possible (default: the test type's, 1M for udp as `tcplab udp`).
+    /// UDP target rate per stream in bit/s; k, M, G are powers of 1000 (100M = 10⁸ bit/s);
+    /// 0 = as fast as possible (default: the test type's, 1M for udp as `tcplab udp`).
     #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps)]
     pub rate: Option<u64>,
     /// Server sends (stream).

@@ -32,10 +32,11 @@ pub struct UdpArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub socket: UdpSocketArgs,
-    /// Target rate per stream in bit/s of UDP payload, decimal (100M, 1G); 0 = as fast as possible.
+    /// Target rate per stream in bit/s of UDP payload; k, M, G are powers of 1000 as in iperf3
+    /// (100M = 10⁸ bit/s, as rate=100M in --path); 0 = as fast as possible.
     #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps, default_value = "1M")]
     pub rate: u64,
-    /// Datagram size: UDP payload bytes, 16 to 65507.
+    /// Datagram size: UDP payload bytes, 16 to 65507 (K = 1024).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "1460")]
     pub len: u32,
     /// Bytes to send in all (instead of -t), e.g. 100M.

@@ -46,7 +46,7 @@ fn flag<T>(name: &str, r: std::result::Result<T, String>) -> Result<T> {
 }
 
 fn rate(name: &str, text: &str) -> Result<BitRate> {
-    BitRate::parse(text).ok_or_else(|| anyhow!("{name}: '{text}' is not a rate (e.g. 1g, 100m, 149.76m)"))
+    BitRate::parse(text).map_err(|e| anyhow!("{name}: {e}"))
 }
 
 /// Prints `value` as JSON, CSV or text.
