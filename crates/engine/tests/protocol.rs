@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use engine::client::{ClientOptions, Quiet};
+use engine::protocol::request;
 use engine::server::ServerHandle;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
@@ -41,15 +42,19 @@ fn quick_spec(kind: TestKind) -> TestSpec {
     spec
 }
 
-fn run_ok(addr: SocketAddr) {
-    let opts = ClientOptions {
+fn client_opts(port: u16) -> ClientOptions {
+    ClientOptions {
         host: "127.0.0.1".into(),
-        port: addr.port(),
+        port,
         bind: None,
         family: None,
         timeout: Duration::from_secs(5),
         busy_wait: Duration::ZERO,
-    };
+    }
+}
+
+fn run_ok(addr: SocketAddr) {
+    let opts = client_opts(addr.port());
     let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
     assert_eq!(r.status, Status::Completed, "{:?}", r.error);
 }
@@ -79,7 +84,7 @@ fn bad_fields_are_named() {
     let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.parallel = 100_000;
-    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     let r = expect_error(&mut s, ErrorCode::BadField);
     assert_eq!(r.field.as_deref(), Some("parallel"));
 }
@@ -100,7 +105,7 @@ fn unavailable_congestion_control_is_unsupported() {
     let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.congestion = Some("nosuchcc".into());
-    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     let r = expect_error(&mut s, ErrorCode::Unsupported);
     assert!(r.message.contains("nosuchcc"));
 }
@@ -152,18 +157,12 @@ fn a_client_vanishing_before_start_frees_the_server() {
     let srv = server(ServerConfig::default());
     {
         let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
-        s.write_all(&Message::Setup { spec: quick_spec(TestKind::TcpStream) }.encode().unwrap()).unwrap();
+        let setup = Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) };
+        s.write_all(&setup.encode().unwrap()).unwrap();
         assert!(matches!(read_message(&mut s), Message::Accepted(_)));
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    let opts = ClientOptions {
-        host: "127.0.0.1".into(),
-        port: srv.addr.port(),
-        bind: None,
-        family: None,
-        timeout: Duration::from_secs(5),
-        busy_wait: Duration::ZERO,
-    };
+    let opts = client_opts(srv.addr.port());
     loop {
         let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
         if r.status == Status::Completed {

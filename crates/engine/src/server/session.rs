@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{SideMeasurement, TestKind, TestSpec};
-use wire::{ctrl::Accepted, ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
+use wire::{ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
 
 use super::routes::DataConn;
 use super::{Admission, Shared};
@@ -15,7 +15,7 @@ use crate::control::Control;
 use crate::meter::Timeline;
 use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::udp_flow::{self, Buffers, UdpFlow};
-use crate::{crr, rr, stream, udp, udp_rr, Error};
+use crate::{crr, protocol, rr, stream, udp, udp_rr, Error};
 
 /// How long the client has to close after the results before the session ends anyway.
 const LINGER: Duration = Duration::from_secs(2);
@@ -72,7 +72,7 @@ fn run(
         return Err(Failure::Refused(Rejection::new(ErrorCode::BadVersion, msg)));
     }
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
-        Message::Setup { spec } => spec,
+        Message::Setup { spec } => protocol::spec(spec),
         other => return Err(out_of_state(&other, "setup")),
     };
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
@@ -82,7 +82,7 @@ fn run(
     let (_route, rx) = shared.routes.register(token, peer.ip());
     let udp_socks = if spec.test.is_udp() { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
     let udp_ports = udp_flow::ports(&udp_socks)?;
-    ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone(), udp_ports }))?;
+    ctrl.send(&Message::Accepted(protocol::accepted(token, &shared.host, udp_ports)))?;
     let prepared = if spec.test.is_udp() {
         let deadline = Instant::now() + timeout;
         let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
@@ -96,7 +96,7 @@ fn run(
         other => return Err(out_of_state(&other, "start")),
     }
     let side = measure(ctrl, &spec, PreparedWithRx(prepared, rx), shared)?;
-    ctrl.send(&Message::Results { side: Box::new(side) })?;
+    ctrl.send(&Message::Results { side: Box::new(protocol::report(side)) })?;
     slot.release();
     linger(ctrl);
     Ok(())
