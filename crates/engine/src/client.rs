@@ -176,9 +176,7 @@ impl Session<'_> {
             Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
             other => other,
         })?;
-        if !matches!(hello.kind, wire::HelloKind::Server { .. }) {
-            return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
-        }
+        protocol::check_server_hello(&hello, addr)?;
         Ok(ctrl)
     }
 

@@ -44,6 +44,9 @@ pub enum Error {
     /// The peer broke the protocol.
     #[error("protocol error: {detail}")]
     Protocol { detail: String },
+    /// The server speaks another protocol version (seen in its hello).
+    #[error("server {server} speaks tcplab protocol {theirs}, this client {ours}: upgrade the older side")]
+    ServerVersion { server: String, theirs: u16, ours: u16 },
     /// A value from the peer breaks an invariant of what it describes.
     #[error("protocol error: invalid {field} from the server: {why}")]
     Invalid { field: String, why: String },
@@ -71,6 +74,7 @@ impl Error {
             Error::Io { .. } => "io",
             Error::Connect { .. } => "connect",
             Error::Protocol { .. } | Error::Invalid { .. } => "protocol",
+            Error::ServerVersion { .. } => "bad-version",
             Error::Rejected(r) => r.code.as_str(),
             Error::Timeout { .. } => "timeout",
             Error::PeerClosed => "peer-vanished",

@@ -11,11 +11,40 @@
 //! an [`Error::Invalid`] naming the field. Ranges of a test request are the business of
 //! [`crate::limits`], which names the field in its `bad-field` answer.
 
+use std::net::SocketAddr;
+
 use results as r;
 use wire::ctrl as w;
-use wire::Token;
+use wire::{ErrorCode, Hello, HelloKind, Rejection, Token, PROTOCOL_VERSION};
 
 use crate::Error;
+
+/// Checks the server's hello before anything else is sent: a server hello, at this version.
+pub fn check_server_hello(hello: &Hello, server: SocketAddr) -> Result<(), Error> {
+    if !matches!(hello.kind, HelloKind::Server { .. }) {
+        return Err(Error::Protocol { detail: format!("{server} did not answer with a server hello") });
+    }
+    if hello.version != PROTOCOL_VERSION {
+        return Err(Error::ServerVersion {
+            server: server.to_string(),
+            theirs: hello.version,
+            ours: PROTOCOL_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a client's hello on the server: a `bad-version` refusal naming both versions.
+pub fn check_client_hello(hello: &Hello) -> Result<(), Rejection> {
+    if hello.version == PROTOCOL_VERSION {
+        return Ok(());
+    }
+    let msg = format!(
+        "client speaks tcplab protocol {}, this server {PROTOCOL_VERSION}: upgrade the older side",
+        hello.version
+    );
+    Err(Rejection::new(ErrorCode::BadVersion, msg))
+}
 
 /// The `setup` body for `spec` (client → server).
 pub fn request(spec: &r::TestSpec) -> w::TestRequest {
@@ -699,5 +728,28 @@ mod tests {
             "results.cpu.process.throttled_s"
         );
         assert_eq!(refused(|s| s.latency.as_mut().unwrap().cdf[0].1 = 1.5), "results.latency.cdf[0][1]");
+    }
+
+    #[test]
+    fn hellos_of_another_version_are_refused_with_both_numbers() {
+        let server: SocketAddr = "127.0.0.1:9180".parse().unwrap();
+        let mut old = Hello::server([0; 32]);
+        old.version = 1;
+        let e = check_server_hello(&old, server).unwrap_err();
+        assert_eq!(e.code(), "bad-version");
+        assert_eq!(
+            e.to_string(),
+            format!("server 127.0.0.1:9180 speaks tcplab protocol 1, this client {PROTOCOL_VERSION}: upgrade the older side")
+        );
+        assert!(check_server_hello(&Hello::server([0; 32]), server).is_ok());
+        assert!(matches!(check_server_hello(&Hello::control([0; 32]), server), Err(Error::Protocol { .. })));
+        let mut client = Hello::control([0; 32]);
+        client.version = 1;
+        let r = check_client_hello(&client).unwrap_err();
+        assert_eq!(r.code, ErrorCode::BadVersion);
+        assert!(r
+            .message
+            .starts_with(&format!("client speaks tcplab protocol 1, this server {PROTOCOL_VERSION}")));
+        assert!(check_client_hello(&Hello::control([0; 32])).is_ok());
     }
 }

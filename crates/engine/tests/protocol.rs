@@ -5,7 +5,8 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use engine::client::{ClientOptions, Quiet};
@@ -14,7 +15,7 @@ use engine::server::ServerHandle;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
 use support::{connect, hello, read_message};
-use wire::{ErrorCode, Hello, Message};
+use wire::{ErrorCode, Hello, Message, Rejection, HELLO_LEN};
 
 fn server(cfg: ServerConfig) -> ServerHandle {
     let cfg = ServerConfig {
@@ -76,6 +77,63 @@ fn wrong_version_is_refused() {
     let mut s = hello(srv.addr, 99);
     let r = expect_error(&mut s, ErrorCode::BadVersion);
     assert!(r.message.contains("99"));
+}
+
+#[test]
+fn an_old_client_is_told_bad_version_with_both_numbers() {
+    let srv = server(ServerConfig::default());
+    // A protocol-1 client sends its setup without looking at the server's hello.
+    let mut s = hello(srv.addr, 1);
+    let _ =
+        s.write_all(&Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) }.encode().unwrap());
+    let r = expect_error(&mut s, ErrorCode::BadVersion);
+    let expected = format!(
+        "client speaks tcplab protocol 1, this server {}: upgrade the older side",
+        wire::PROTOCOL_VERSION
+    );
+    assert_eq!(r.message, expected);
+    run_ok(srv.addr);
+}
+
+/// A protocol-1 server as it behaved: its hello, then a `bad-version` error for any other
+/// client version; returns what the client sent after its hello.
+fn old_server() -> (SocketAddr, JoinHandle<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; HELLO_LEN];
+        s.read_exact(&mut buf).unwrap();
+        let client = Hello::decode(&buf).unwrap();
+        let mut reply = Hello::server([2; 32]);
+        reply.version = 1;
+        s.write_all(&reply.encode()).unwrap();
+        let why = format!("client speaks protocol version {}, this server 1", client.version);
+        s.write_all(&Message::Error(Rejection::new(ErrorCode::BadVersion, why)).encode().unwrap()).unwrap();
+        // The client closes with our error unread, so its kernel may answer with a reset;
+        // whatever it sent before that has been read into `rest` either way.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        rest
+    });
+    (addr, handle)
+}
+
+#[test]
+fn a_client_names_an_old_server_version_before_sending_setup() {
+    let (addr, old) = old_server();
+    let spec = quick_spec(TestKind::TcpStream);
+    let (r, _) = engine::run_test(&client_opts(addr.port()), &spec, &mut Quiet, &StopFlag::new());
+    assert_eq!(r.status, Status::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "bad-version");
+    let expected = format!(
+        "server {addr} speaks tcplab protocol 1, this client {}: upgrade the older side",
+        wire::PROTOCOL_VERSION
+    );
+    assert_eq!(e.message, expected);
+    assert_eq!(old.join().unwrap(), Vec::<u8>::new(), "the client sent something after its hello");
 }
 
 #[test]

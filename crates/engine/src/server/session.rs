@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{SideMeasurement, TestKind, TestSpec};
-use wire::{ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
+use wire::{ErrorCode, Hello, Message, Rejection, Token};
 
 use super::routes::DataConn;
 use super::{Admission, Shared};
@@ -66,11 +66,7 @@ fn run(
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
-    if hello.version != PROTOCOL_VERSION {
-        let msg =
-            format!("client speaks protocol version {}, this server {}", hello.version, PROTOCOL_VERSION);
-        return Err(Failure::Refused(Rejection::new(ErrorCode::BadVersion, msg)));
-    }
+    protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Setup { spec } => protocol::spec(spec),
         other => return Err(out_of_state(&other, "setup")),
