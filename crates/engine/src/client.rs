@@ -18,7 +18,7 @@ use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::stop::StopFlag;
 use crate::summarize::{warnings, WarnContext};
 use crate::udp_flow::{self, Buffers};
-use crate::Error;
+use crate::{protocol, Error};
 
 /// How long the server may take to send its results after the client's side is done.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
@@ -178,9 +178,7 @@ impl Session<'_> {
             Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
             other => other,
         })?;
-        if !matches!(hello.kind, wire::HelloKind::Server { .. }) {
-            return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
-        }
+        protocol::check_server_hello(&hello, addr)?;
         Ok(ctrl)
     }
 
@@ -196,10 +194,10 @@ impl Session<'_> {
     }
 
     fn handshake(&mut self, ctrl: &mut Control) -> Result<(Token, Vec<u16>), Error> {
-        ctrl.send(&Message::Setup { spec: self.spec.clone() })?;
+        ctrl.send(&Message::Setup { spec: protocol::request(self.spec) })?;
         match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
             Message::Accepted(a) => {
-                self.host = Some(a.host);
+                self.host = Some(protocol::host_info(a.host));
                 let token = Token::from_hex(&a.token)
                     .ok_or_else(|| Error::Protocol { detail: "malformed token".into() })?;
                 Ok((token, a.udp_ports))
@@ -260,7 +258,7 @@ impl Session<'_> {
             let _ = ctrl.send(&Message::Stop { reason: "client done".into() });
         }
         out.remote = match watch.remote {
-            Some(r) => Some(r),
+            Some(r) => Some(protocol::measurement(r)?),
             None => Some(wait_results(ctrl)?),
         };
         if let Some(e) = run.errors.first() {
@@ -311,7 +309,7 @@ impl Session<'_> {
 }
 
 struct Watch {
-    remote: Option<SideMeasurement>,
+    remote: Option<wire::ctrl::SideReport>,
     failure: Option<Error>,
     stop_sent: bool,
 }
@@ -328,7 +326,7 @@ fn wait_results(ctrl: &mut Control) -> Result<SideMeasurement, Error> {
     let deadline = Instant::now() + RESULTS_TIMEOUT;
     loop {
         match ctrl.recv_by(deadline)? {
-            Message::Results { side } => return Ok(*side),
+            Message::Results { side } => return protocol::measurement(*side),
             Message::Error(r) => return Err(Error::Rejected(r)),
             other => tracing::debug!("ignoring {} while waiting for results", other.name()),
         }

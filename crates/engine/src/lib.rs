@@ -3,7 +3,8 @@
 //!
 //! One file per test type ([`stream`], [`rr`], [`crr`], [`udp`], [`udp_rr`]) plus the
 //! [`registry`]; UDP flows are set up by [`udp_flow`]; the
-//! [`client`] and [`server`] drive them.
+//! [`client`] and [`server`] drive them. They speak the protocol's own message types and
+//! convert to and from the archive's in one file, [`protocol`].
 #![forbid(unsafe_code)]
 
 pub mod client;
@@ -12,6 +13,7 @@ pub mod crr;
 pub mod limits;
 pub mod meter;
 pub mod pacing;
+pub mod protocol;
 pub mod registry;
 pub mod rr;
 pub mod server;
@@ -42,6 +44,12 @@ pub enum Error {
     /// The peer broke the protocol.
     #[error("protocol error: {detail}")]
     Protocol { detail: String },
+    /// The server speaks another protocol version (seen in its hello).
+    #[error("server {server} speaks tcplab protocol {theirs}, this client {ours}: upgrade the older side")]
+    ServerVersion { server: String, theirs: u16, ours: u16 },
+    /// A value from the peer breaks an invariant of what it describes.
+    #[error("protocol error: invalid {field} from the server: {why}")]
+    Invalid { field: String, why: String },
     /// The peer refused (busy, bad field, unsupported …).
     #[error("server refused: {0}")]
     Rejected(wire::Rejection),
@@ -65,7 +73,8 @@ impl Error {
         match self {
             Error::Io { .. } => "io",
             Error::Connect { .. } => "connect",
-            Error::Protocol { .. } => "protocol",
+            Error::Protocol { .. } | Error::Invalid { .. } => "protocol",
+            Error::ServerVersion { .. } => "bad-version",
             Error::Rejected(r) => r.code.as_str(),
             Error::Timeout { .. } => "timeout",
             Error::PeerClosed => "peer-vanished",

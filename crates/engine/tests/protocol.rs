@@ -5,15 +5,17 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use engine::client::{ClientOptions, Quiet};
+use engine::protocol::request;
 use engine::server::ServerHandle;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
 use support::{connect, hello, read_message};
-use wire::{ErrorCode, Hello, Message};
+use wire::{ErrorCode, Hello, Message, Rejection, HELLO_LEN};
 
 fn server(cfg: ServerConfig) -> ServerHandle {
     let cfg = ServerConfig {
@@ -41,15 +43,19 @@ fn quick_spec(kind: TestKind) -> TestSpec {
     spec
 }
 
-fn run_ok(addr: SocketAddr) {
-    let opts = ClientOptions {
+fn client_opts(port: u16) -> ClientOptions {
+    ClientOptions {
         host: "127.0.0.1".into(),
-        port: addr.port(),
+        port,
         bind: None,
         family: None,
         timeout: Duration::from_secs(5),
         busy_wait: Duration::ZERO,
-    };
+    }
+}
+
+fn run_ok(addr: SocketAddr) {
+    let opts = client_opts(addr.port());
     let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
     assert_eq!(r.status, Status::Completed, "{:?}", r.error);
 }
@@ -74,12 +80,69 @@ fn wrong_version_is_refused() {
 }
 
 #[test]
+fn an_old_client_is_told_bad_version_with_both_numbers() {
+    let srv = server(ServerConfig::default());
+    // A protocol-1 client sends its setup without looking at the server's hello.
+    let mut s = hello(srv.addr, 1);
+    let _ =
+        s.write_all(&Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) }.encode().unwrap());
+    let r = expect_error(&mut s, ErrorCode::BadVersion);
+    let expected = format!(
+        "client speaks tcplab protocol 1, this server {}: upgrade the older side",
+        wire::PROTOCOL_VERSION
+    );
+    assert_eq!(r.message, expected);
+    run_ok(srv.addr);
+}
+
+/// A protocol-1 server as it behaved: its hello, then a `bad-version` error for any other
+/// client version; returns what the client sent after its hello.
+fn old_server() -> (SocketAddr, JoinHandle<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; HELLO_LEN];
+        s.read_exact(&mut buf).unwrap();
+        let client = Hello::decode(&buf).unwrap();
+        let mut reply = Hello::server([2; 32]);
+        reply.version = 1;
+        s.write_all(&reply.encode()).unwrap();
+        let why = format!("client speaks protocol version {}, this server 1", client.version);
+        s.write_all(&Message::Error(Rejection::new(ErrorCode::BadVersion, why)).encode().unwrap()).unwrap();
+        // The client closes with our error unread, so its kernel may answer with a reset;
+        // whatever it sent before that has been read into `rest` either way.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        rest
+    });
+    (addr, handle)
+}
+
+#[test]
+fn a_client_names_an_old_server_version_before_sending_setup() {
+    let (addr, old) = old_server();
+    let spec = quick_spec(TestKind::TcpStream);
+    let (r, _) = engine::run_test(&client_opts(addr.port()), &spec, &mut Quiet, &StopFlag::new());
+    assert_eq!(r.status, Status::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "bad-version");
+    let expected = format!(
+        "server {addr} speaks tcplab protocol 1, this client {}: upgrade the older side",
+        wire::PROTOCOL_VERSION
+    );
+    assert_eq!(e.message, expected);
+    assert_eq!(old.join().unwrap(), Vec::<u8>::new(), "the client sent something after its hello");
+}
+
+#[test]
 fn bad_fields_are_named() {
     let srv = server(ServerConfig::default());
     let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.parallel = 100_000;
-    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     let r = expect_error(&mut s, ErrorCode::BadField);
     assert_eq!(r.field.as_deref(), Some("parallel"));
 }
@@ -100,7 +163,7 @@ fn unavailable_congestion_control_is_unsupported() {
     let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.congestion = Some("nosuchcc".into());
-    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     let r = expect_error(&mut s, ErrorCode::Unsupported);
     assert!(r.message.contains("nosuchcc"));
 }
@@ -152,18 +215,12 @@ fn a_client_vanishing_before_start_frees_the_server() {
     let srv = server(ServerConfig::default());
     {
         let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
-        s.write_all(&Message::Setup { spec: quick_spec(TestKind::TcpStream) }.encode().unwrap()).unwrap();
+        let setup = Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) };
+        s.write_all(&setup.encode().unwrap()).unwrap();
         assert!(matches!(read_message(&mut s), Message::Accepted(_)));
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    let opts = ClientOptions {
-        host: "127.0.0.1".into(),
-        port: srv.addr.port(),
-        bind: None,
-        family: None,
-        timeout: Duration::from_secs(5),
-        busy_wait: Duration::ZERO,
-    };
+    let opts = client_opts(srv.addr.port());
     loop {
         let (r, _) = engine::run_test(&opts, &quick_spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new());
         if r.status == Status::Completed {

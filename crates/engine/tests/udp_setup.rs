@@ -10,6 +10,7 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
 use engine::client::{ClientOptions, Quiet};
+use engine::protocol::request;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
 use support::{hello, read_message};
@@ -28,7 +29,7 @@ fn udp_spec() -> TestSpec {
 /// Control connection up to `accepted`; returns it with the token and the UDP ports.
 fn accepted(addr: SocketAddr, spec: TestSpec) -> (TcpStream, Token, Vec<u16>) {
     let mut s = hello(addr, wire::PROTOCOL_VERSION);
-    s.write_all(&Message::Setup { spec }.encode().unwrap()).unwrap();
+    s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     match read_message(&mut s) {
         Message::Accepted(a) => {
             let token = Token::from_hex(&a.token).unwrap();

@@ -15,8 +15,13 @@ use thiserror::Error;
 
 /// Bytes of every hello.
 pub const HELLO_LEN: usize = 44;
-/// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// The protocol version this build speaks. Both ends check it in the hello and refuse any
+/// other, so a change to a message's fields or meaning needs a new number.
+///
+/// - 1: messages carried the archive's own structs (`results::TestSpec` …).
+/// - 2: messages carry the protocol's own types ([`crate::ctrl`]); the client checks the
+///   server's hello before sending `setup`.
+pub const PROTOCOL_VERSION: u16 = 2;
 const MAGIC: &[u8; 6] = b"TCPLAB";
 const KIND: usize = 6;
 const VERSION: std::ops::Range<usize> = 8..10;
@@ -178,7 +183,7 @@ mod tests {
         let bytes = Hello::data(token, 7).encode();
         let mut expected = Vec::new();
         expected.extend_from_slice(b"TCPLAB");
-        expected.extend_from_slice(&[2, 0, 0, 1, 0, 0]);
+        expected.extend_from_slice(&[2, 0, 0, 2, 0, 0]);
         expected.extend_from_slice(&[0xAB; 16]);
         expected.extend_from_slice(&[0, 0, 0, 7]);
         expected.extend_from_slice(&[0; 12]);

@@ -4,10 +4,11 @@
 //! no parsing of variable-length data before the peer has said what it is). A control
 //! connection then carries [`frame`]s: a u32 big-endian length followed by that many bytes of
 //! JSON encoding one [`ctrl::Message`]. Lengths are checked against [`frame::MAX_FRAME_BYTES`]
-//! before anything is allocated. UDP tests put a 16-byte [`udp::Header`] in front of every
-//! datagram. No I/O, no clock.
-//! before anything is allocated. [`pcap`] holds the capture-file record format the link
-//! emulator writes. No I/O, no clock.
+//! before anything is allocated. The messages carry the protocol's own types
+//! ([`ctrl::TestRequest`], [`ctrl::Host`], [`ctrl::SideReport`]), not the archive's: this
+//! crate does not depend on `results`. UDP tests put a 16-byte [`udp::Header`] in front of
+//! every datagram. [`pcap`] holds the capture-file record format the link emulator writes.
+//! No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod ctrl;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{SideMeasurement, TestSpec};
-use wire::{ctrl::Accepted, ErrorCode, Hello, Message, Rejection, Token, PROTOCOL_VERSION};
+use wire::{ErrorCode, Hello, Message, Rejection, Token};
 
 use super::routes::DataConn;
 use super::{Admission, Shared};
@@ -16,7 +16,7 @@ use crate::meter::Timeline;
 use crate::registry::{self, Data, Transport};
 use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::udp_flow::{self, Buffers};
-use crate::Error;
+use crate::{protocol, Error};
 
 /// How long the client has to close after the results before the session ends anyway.
 const LINGER: Duration = Duration::from_secs(2);
@@ -67,13 +67,9 @@ fn run(
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
-    if hello.version != PROTOCOL_VERSION {
-        let msg =
-            format!("client speaks protocol version {}, this server {}", hello.version, PROTOCOL_VERSION);
-        return Err(Failure::Refused(Rejection::new(ErrorCode::BadVersion, msg)));
-    }
+    protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
-        Message::Setup { spec } => spec,
+        Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         other => return Err(out_of_state(&other, "setup")),
     };
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
@@ -85,7 +81,7 @@ fn run(
     let udp = ty.transport() == Transport::Udp;
     let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
     let udp_ports = udp_flow::ports(&udp_socks)?;
-    ctrl.send(&Message::Accepted(Accepted { token: token.to_hex(), host: shared.host.clone(), udp_ports }))?;
+    ctrl.send(&Message::Accepted(protocol::accepted(token, &shared.host, udp_ports)))?;
     let data = match ty.transport() {
         Transport::Udp => {
             let deadline = Instant::now() + timeout;
@@ -103,7 +99,7 @@ fn run(
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
     let side = measure(ctrl, &spec, jobs, shared)?;
-    ctrl.send(&Message::Results { side: Box::new(side) })?;
+    ctrl.send(&Message::Results { side: Box::new(protocol::report(side)) })?;
     slot.release();
     linger(ctrl);
     Ok(())
