@@ -1,4 +1,4 @@
-//! The `tcplab` binary: parse, dispatch, print errors once, exit 0 / 1 / 2.
+//! The `tcplab` binary: parse, hand over, print errors once, exit 0 / 1 / 2.
 #![forbid(unsafe_code)]
 
 mod args;
@@ -6,7 +6,6 @@ mod cmd;
 mod output;
 mod parse;
 mod recorder;
-mod repeat;
 mod settings;
 mod sweep_plan;
 mod udp_settings;
@@ -20,7 +19,10 @@ use engine::StopFlag;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -28,21 +30,30 @@ fn main() -> ExitCode {
         )
         .init();
     let stop = StopFlag::new();
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if flag.is_set() {
-            eprintln!("error: interrupted twice; exiting now");
-            std::process::exit(2);
-        }
-        flag.set();
-    });
+    pipeline::signals::install(&stop);
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let message = format!("{e:#}");
+            if cli.command.output().is_some_and(|o| o.json) {
+                output::emit(&pipeline::output::error_document("error", &message));
+            }
+            eprintln!("error: {message}");
             ExitCode::from(2)
         }
     }
+}
+
+/// A command line clap refused: with `--json` (or `-J`) also the JSON document the contract
+/// promises, then clap's own message and exit status.
+fn usage_error(e: clap::Error) -> ! {
+    let wants_json = std::env::args().any(|a| a == "--json" || a == "-J");
+    if e.use_stderr() && wants_json {
+        let message = e.render().to_string();
+        let first = message.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
+        output::emit(&pipeline::output::error_document("usage", first));
+    }
+    e.exit()
 }
 
 fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {

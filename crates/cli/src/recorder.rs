@@ -1,96 +1,11 @@
-//! Writes a command's results to the archive as they complete (unless `--no-store`).
+//! The archive chosen by `--db` (or the default one), for the commands that read it.
 
-use anyhow::{Context, Result};
-use results::{HostInfo, RunRecord, TestError, TestResult};
-use store::{RunKind, RunStatus, Store};
+use anyhow::Result;
+use store::Store;
 
 use crate::args::StoreArgs;
-use crate::output::now_unix_ms;
 
-/// The archive of one command, or nothing with `--no-store`.
-#[derive(Debug)]
-pub struct Recorder {
-    store: Option<Store>,
-    run: Option<i64>,
-}
-
-/// Opens the archive chosen by `a` (for reading or writing).
+/// Opens the archive chosen by `a`.
 pub fn open_store(a: &StoreArgs) -> Result<Store> {
-    let path = match &a.db {
-        Some(p) => p.clone(),
-        None => store::default_path()
-            .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?,
-    };
-    Ok(Store::open(&path)?)
-}
-
-impl Recorder {
-    /// The archive chosen by `a`; opening it now, so a bad `--db` fails before any test runs.
-    pub fn open(a: &StoreArgs) -> Result<Recorder> {
-        let store = if a.no_store { None } else { Some(open_store(a)?) };
-        Ok(Recorder { store, run: None })
-    }
-
-    /// The run id, once begun.
-    pub fn run_id(&self) -> Option<i64> {
-        self.run
-    }
-
-    /// The open archive, if any.
-    pub fn store(&mut self) -> Option<&mut Store> {
-        self.store.as_mut()
-    }
-
-    /// Records the start of a run of `kind` against `server`.
-    pub fn begin(&mut self, header: &RunRecord, kind: RunKind, server: &str) -> Result<()> {
-        if let Some(st) = self.store.as_mut() {
-            self.run = Some(st.begin_run(header, kind, server)?);
-        }
-        Ok(())
-    }
-
-    /// Continues run `id` (a resumed sweep).
-    pub fn resume(&mut self, id: i64) -> Result<()> {
-        if let Some(st) = self.store.as_mut() {
-            st.reopen_run(id)?;
-            self.run = Some(id);
-        }
-        Ok(())
-    }
-
-    /// Stores one finished test.
-    pub fn test(&mut self, r: &TestResult) -> Result<()> {
-        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
-            st.add_test(id, r)?;
-        }
-        Ok(())
-    }
-
-    /// Stores the server's description once known.
-    pub fn remote_host(&mut self, host: Option<&HostInfo>) -> Result<()> {
-        if let (Some(st), Some(id), Some(h)) = (self.store.as_mut(), self.run, host) {
-            st.set_remote_host(id, h)?;
-        }
-        Ok(())
-    }
-
-    /// Marks the run ended.
-    pub fn finish(&mut self, status: RunStatus, error: Option<&TestError>) -> Result<()> {
-        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
-            st.finish_run(id, status, error, now_unix_ms())?;
-        }
-        Ok(())
-    }
-}
-
-/// The run status a list of results amounts to.
-pub fn status_of(results: &[TestResult]) -> RunStatus {
-    use results::Status;
-    if results.iter().any(|r| r.status == Status::Failed) {
-        RunStatus::Failed
-    } else if results.iter().any(|r| r.status == Status::Interrupted) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    }
+    pipeline::recorder::open_store(a.db.as_deref())
 }

@@ -4,12 +4,79 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use engine::client::{ClientOptions, Family};
-use results::{Direction, TestKind, TestSpec};
+use pipeline::{Config, PathOptions, Storage, Target};
+use results::{ConfidenceTarget, Direction, TestKind, TestSpec};
 
+use crate::args::archive::{ConfidenceArgs, ConfidenceOn, StoreArgs};
+use crate::args::emu::PathArgs;
 use crate::args::{BufferArgs, ClientArgs, CrrArgs, RrArgs, SocketArgs, StreamArgs, TimingArgs};
+use crate::output::format_of;
 
 /// Connect and handshake deadline.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+pub const HANDSHAKE_TIMEOUT: Duration = pipeline::HANDSHAKE_TIMEOUT;
+/// Fewest iterations with a confidence target (netperf's lower clamp).
+pub const MIN_ITERATIONS: u32 = 3;
+/// Most iterations (t quantiles exist for any df; this only bounds a typo).
+pub const MAX_ITERATIONS: u32 = 1000;
+
+/// The pipeline configuration of a single-test command: the server of `client`, or the
+/// emulated path of `path`.
+pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
+    let target = match path_options(path) {
+        Some(_) if !client.host.is_empty() => {
+            bail!("--path runs its own server across the emulated link; drop HOST")
+        }
+        Some(p) => Target::Path(p),
+        None => Target::Remote(client_options(client)),
+    };
+    Ok(Config {
+        target,
+        format: format_of(&client.output),
+        report: client.output.report.clone(),
+        storage: storage(&client.store),
+    })
+}
+
+/// The emulated path `--path` asks for, if any.
+pub fn path_options(p: &PathArgs) -> Option<PathOptions> {
+    let spec = p.path.clone()?;
+    Some(PathOptions { spec, pcap: p.pcap.clone(), host_cpu: p.host_cpu.clone(), seed: p.emu_seed })
+}
+
+/// The archive `--db` / `--no-store` choose.
+pub fn storage(a: &StoreArgs) -> Storage {
+    Storage { db: a.db.clone(), disabled: a.no_store }
+}
+
+/// A server at `host:port` with default options.
+pub fn remote(host: &str, port: u16) -> ClientOptions {
+    ClientOptions {
+        host: host.to_string(),
+        port,
+        bind: None,
+        family: None,
+        timeout: HANDSHAKE_TIMEOUT,
+        busy_wait: Duration::ZERO,
+    }
+}
+
+/// The repeat-until-confident target the flags ask for, or `None` for a single run.
+pub fn confidence(a: &ConfidenceArgs) -> Option<ConfidenceTarget> {
+    if a.confidence.is_none() && a.iterations.is_none() {
+        return None;
+    }
+    let (level_pct, width_pct) = a.confidence.unwrap_or((99.0, 5.0));
+    let (max, min) = a.iterations.unwrap_or((10, MIN_ITERATIONS));
+    let min = min.clamp(MIN_ITERATIONS, MAX_ITERATIONS);
+    let max = max.clamp(min, MAX_ITERATIONS);
+    Some(ConfidenceTarget {
+        level_pct,
+        width_pct,
+        min_iterations: min,
+        max_iterations: max,
+        result_only: a.confidence_on == ConfidenceOn::Result,
+    })
+}
 
 /// Where to connect.
 pub fn client_options(c: &ClientArgs) -> ClientOptions {

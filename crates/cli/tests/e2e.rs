@@ -150,9 +150,24 @@ fn json_stream_is_one_event_per_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let events: Vec<Value> =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(events[0]["event"], "start");
-    assert!(events.iter().filter(|e| e["event"] == "interval").count() >= 2);
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap_or("")).collect();
+    assert_eq!(kinds[..3], ["host", "host", "start"], "documented order: client host, server host, start");
+    assert_eq!((&events[0]["side"], &events[1]["side"]), (&Value::from("client"), &Value::from("server")));
+    assert!(kinds.iter().filter(|k| **k == "interval").count() >= 2);
+    assert_eq!(kinds.last(), Some(&"end"));
     assert!(events.iter().any(|e| e["event"] == "end" && e["result"]["status"] == "completed"));
+    assert!(!kinds.contains(&"error"), "no error event on success");
+    // A failure ends with the error event, carrying the same code as the failed test.
+    let dead = dead_port();
+    let out = command()
+        .args(["stream", "127.0.0.1", "-p", &dead, "-t", "1", "--json-stream", "--no-store"])
+        .output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let events: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = events.last().unwrap();
+    assert_eq!((&last["event"], &last["error"]["code"]), (&Value::from("error"), &Value::from("connect")));
 }
 
 #[test]
@@ -184,12 +199,15 @@ fn bad_flag_values_fail_with_one_line() {
     }
 }
 
+/// A port nothing listens on (bound, then released).
+fn dead_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port().to_string()
+}
+
 #[test]
 fn a_dead_server_gives_one_error_line_and_valid_json() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port().to_string()
-    };
+    let port = dead_port();
     let out = tcplab(&["stream", "127.0.0.1", "-p", &port, "-t", "1"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -200,6 +218,7 @@ fn a_dead_server_gives_one_error_line_and_valid_json() {
     let v = json_of(&out);
     assert_eq!(first_test(&v)["status"], "failed");
     assert_eq!(first_test(&v)["error"]["code"], "connect");
+    assert_eq!(v["error"]["code"], "connect", "the top-level error is set whenever the exit is not 0");
 }
 
 #[test]
@@ -215,7 +234,9 @@ fn a_busy_server_says_so() {
     // The first test holds the slot once its start event is out (however loaded the machine).
     let mut events = BufReader::new(long.stdout.take().unwrap());
     let mut first = String::new();
-    events.read_line(&mut first).unwrap();
+    while events.read_line(&mut first).unwrap_or(0) > 0 && first.contains(r#""event":"host""#) {
+        first.clear();
+    }
     if !first.contains(r#""event":"start""#) {
         let out = long.wait_with_output().unwrap();
         panic!("the first client did not start: {first} {}", stderr(&out));

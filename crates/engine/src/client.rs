@@ -51,8 +51,9 @@ pub struct ClientOptions {
 
 /// Receives live events of a test.
 pub trait Observer {
-    /// The test has started.
-    fn on_start(&mut self, _label: &str, _spec: &TestSpec, _server: &str) {}
+    /// The test has started against `server`, whose self-description (from its acceptance)
+    /// is `host`.
+    fn on_start(&mut self, _label: &str, _spec: &TestSpec, _server: &str, _host: Option<&HostInfo>) {}
     /// An interval report from this end.
     fn on_interval(&mut self, _spec: &TestSpec, _interval: &Interval) {}
 }
@@ -232,7 +233,7 @@ impl Session<'_> {
     fn measure(&mut self, ctrl: &mut Control, jobs: Vec<Job>, out: &mut TestResult) -> Result<(), Error> {
         let timeline =
             Timeline::new(self.spec, Instant::now(), crate::limits::Limits::default().max_duration_ms);
-        self.observer.on_start(&out.label, self.spec, &out.server);
+        self.observer.on_start(&out.label, self.spec, &out.server, self.host.as_ref());
         let signals = Signals::default();
         let (tx, rx) = mpsc::channel::<Interval>();
         let (spec, sig) = (self.spec.clone(), signals.clone());

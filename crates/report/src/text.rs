@@ -8,7 +8,7 @@ use results::{
     Shape, Status, TestResult, TestSpec,
 };
 
-use crate::units::{bytes, count, micros, rate, sig3};
+use crate::units::{bytes, count, micros, rate, sig3, UNKNOWN};
 
 /// Header above interval lines of a test of `shape`.
 pub fn interval_header(shape: Shape) -> String {
@@ -78,6 +78,20 @@ pub fn interval_lines(shape: Shape, iv: &Interval) -> Vec<String> {
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "── {} · {} · {} ──", r.label, r.spec.test.id(), r.server);
+    if r.summary.headline_value().is_none() {
+        // Nothing was measured: no block of zeros that could be read as a measurement.
+        let _ = writeln!(
+            o,
+            "  {}: {} (not measured)",
+            r.summary.headline.map_or("result", |h| h.metric.name()),
+            UNKNOWN
+        );
+        r.warnings.iter().for_each(|w| {
+            let _ = writeln!(o, "  warning: {} — {}", w.message, w.advice);
+        });
+        status_line(&mut o, r);
+        return o;
+    }
     for d in &r.summary.directions {
         direction_block(&mut o, d, r.reference.as_ref());
     }
@@ -210,17 +224,21 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
         sig3(rr.trans_per_s),
         micros(rr.rtt_from_rate_us)
     );
-    let _ = writeln!(
-        o,
-        "    latency mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
-        micros(l.mean_us),
-        micros(l.p50_us),
-        micros(l.p90_us),
-        micros(l.p99_us),
-        micros(l.p999_us),
-        micros(l.max_us),
-        count(l.count)
-    );
+    if l.count == 0 {
+        let _ = writeln!(o, "    latency {UNKNOWN} (no samples)");
+    } else {
+        let _ = writeln!(
+            o,
+            "    latency mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
+            micros(l.mean_us),
+            micros(l.p50_us),
+            micros(l.p90_us),
+            micros(l.p99_us),
+            micros(l.p999_us),
+            micros(l.max_us),
+            count(l.count)
+        );
+    }
     if let Some(lost) = rr.lost {
         let _ =
             writeln!(o, "    {} requests lost (no response within the timeout; each retried)", count(lost));
@@ -282,10 +300,15 @@ fn placement_line(o: &mut String, r: &TestResult) {
 fn cpu_block(o: &mut String, side: &str, cpu: Option<&CpuUsage>, cost: Option<&CpuCost>) {
     let (Some(c), Some(k)) = (cpu, cost) else { return };
     let m = k.figure_of_merit.map(|m| format!(" · M {}", sig3(m))).unwrap_or_default();
+    // No throughput: CPU per unit moved is undefined, not 0.
+    let sd = match k.service_demand_us.is_finite() && k.service_demand_us > 0.0 {
+        true => format!("{} {}", sig3(k.service_demand_us), k.service_demand_unit),
+        false => format!("{UNKNOWN} (nothing moved)"),
+    };
     let _ = writeln!(
         o,
-        "  {side} CPU {:.1}% of {} CPUs ({:.2} cores; busiest cpu{} {:.0}%; softirq {:.1}%) · tcplab {:.0}% of a core · SD {} {}{m}",
-        c.util_pct, c.cpus, c.cores_busy, c.busiest_cpu, c.busiest_pct, c.softirq_pct, c.process.pct_of_core, sig3(k.service_demand_us), k.service_demand_unit
+        "  {side} CPU {:.1}% of {} CPUs ({:.2} cores; busiest cpu{} {:.0}%; softirq {:.1}%) · tcplab {:.0}% of a core · SD {sd}{m}",
+        c.util_pct, c.cpus, c.cores_busy, c.busiest_cpu, c.busiest_pct, c.softirq_pct, c.process.pct_of_core
     );
 }
 

@@ -64,6 +64,29 @@ pub enum Command {
     Report(report::ReportArgs),
 }
 
+impl Command {
+    /// The output flags of a command that runs tests.
+    pub fn output(&self) -> Option<&OutputArgs> {
+        match self {
+            Command::Run(a) => Some(&a.output),
+            Command::Stream(a) => Some(&a.client.output),
+            Command::Rr(a) => Some(&a.client.output),
+            Command::Crr(a) => Some(&a.client.output),
+            Command::Udp(a) => Some(&a.client.output),
+            Command::UdpRr(a) => Some(&a.client.output),
+            Command::Sweep(a) => Some(&a.output),
+            Command::Server(_)
+            | Command::Model(_)
+            | Command::Emu(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Export(_)
+            | Command::Compare(_)
+            | Command::Report(_) => None,
+        }
+    }
+}
+
 /// `tcplab server`.
 #[derive(Debug, Args)]
 pub struct ServerArgs {

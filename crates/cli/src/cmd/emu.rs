@@ -13,8 +13,8 @@ use emu::pump::cgroup::CpuQuota;
 use emu::pump::{Emulator, Role};
 
 use crate::args::emu::EmuArgs;
-use crate::cmd::emulated::{emulator_options, parse_host_cpu, quotas};
 use crate::output::emit;
+use pipeline::emulated::{emulator_options, parse_host_cpu, quotas};
 
 /// Runs `tcplab emu`.
 pub fn run(a: &EmuArgs) -> Result<ExitCode> {
@@ -23,8 +23,11 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
         emit(&report::emu::presets(&rows));
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(spec) = &a.path.path else { bail!("`tcplab emu` needs --path SPEC (or --list)") };
-    let (path, mut opts) = emulator_options(&a.path, spec)?;
+    let Some(p) = crate::settings::path_options(&a.path) else {
+        bail!("`tcplab emu` needs --path SPEC (or --list)")
+    };
+    let spec = &p.spec;
+    let (path, mut opts) = emulator_options(&p)?;
     opts.client_addr = a.client_addr;
     opts.server_addr = a.server_addr;
     let cpu = a.path.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();

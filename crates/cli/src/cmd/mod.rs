@@ -2,12 +2,10 @@
 
 pub mod compare;
 pub mod emu;
-pub mod emulated;
 pub mod history;
 pub mod model;
 pub mod report;
 pub mod run;
 pub mod server;
-pub mod server_child;
 pub mod sweep;
 pub mod test;

@@ -40,11 +40,6 @@ fn render(runs: &[RunRecord], format: ReportFormat) -> Result<String> {
     Ok(render(runs))
 }
 
-/// Writes the HTML report of one run to `path` (`--report FILE` on test commands).
-pub fn write_html(path: &Path, run: &RunRecord) -> Result<()> {
-    write(path, &report::html::document(std::slice::from_ref(run)))
-}
-
 fn write(path: &Path, doc: &str) -> Result<()> {
     std::fs::write(path, doc).with_context(|| format!("writing the report {}", path.display()))
 }

@@ -2,38 +2,12 @@
 //! measurement-methods.md §1): run at least MIN times, then until every judged metric's
 //! confidence interval is narrow enough or MAX runs are done; report the means.
 
-use anyhow::Result;
 use engine::client::ClientOptions;
 use engine::{Observer, StopFlag};
 use results::{ConfidenceTarget, HostInfo, Status, TestResult, TestSpec};
 
-use crate::args::archive::{ConfidenceArgs, ConfidenceOn};
-
-/// Fewest iterations with a target (netperf's lower clamp).
-pub const MIN_ITERATIONS: u32 = 3;
-/// Most iterations (t quantiles exist for any df; this only bounds a typo).
-pub const MAX_ITERATIONS: u32 = 1000;
-
 /// How long an iteration retries a server still busy with the previous one.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// The target the flags ask for, or `None` for a single run.
-pub fn target(a: &ConfidenceArgs) -> Result<Option<ConfidenceTarget>> {
-    if a.confidence.is_none() && a.iterations.is_none() {
-        return Ok(None);
-    }
-    let (level_pct, width_pct) = a.confidence.unwrap_or((99.0, 5.0));
-    let (max, min) = a.iterations.unwrap_or((10, MIN_ITERATIONS));
-    let min = min.clamp(MIN_ITERATIONS, MAX_ITERATIONS);
-    let max = max.clamp(min, MAX_ITERATIONS);
-    Ok(Some(ConfidenceTarget {
-        level_pct,
-        width_pct,
-        min_iterations: min,
-        max_iterations: max,
-        result_only: a.confidence_on == ConfidenceOn::Result,
-    }))
-}
 
 /// Runs `spec` once, or repeatedly until `target` is met. An iteration that fails or is
 /// interrupted ends the loop; the iterations completed before it are kept in the result,

@@ -17,8 +17,8 @@ use engine::server::ServerHandle;
 use engine::{Server, ServerConfig};
 use results::{EmuReport, EmuTally};
 
-use crate::args::emu::PathArgs;
-use crate::cmd::server_child::ServerChild;
+use crate::config::PathOptions;
+use crate::server_child::ServerChild;
 
 /// Where the test's server runs.
 #[derive(Debug)]
@@ -70,9 +70,10 @@ pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
 }
 
 /// Parses the spec and builds the emulator's options from `p`.
-pub fn emulator_options(p: &PathArgs, spec: &str) -> Result<(PathConfig, Options)> {
+pub fn emulator_options(p: &PathOptions) -> Result<(PathConfig, Options)> {
+    let spec = &p.spec;
     let path: PathConfig = spec.parse().with_context(|| format!("--path `{spec}`"))?;
-    let opts = Options { seed: p.emu_seed, capture: p.pcap.clone(), ..Options::default() };
+    let opts = Options { seed: p.seed, capture: p.pcap.clone(), ..Options::default() };
     Ok((path, opts))
 }
 
@@ -92,10 +93,10 @@ pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
 }
 
 impl Session {
-    /// Starts the emulator and the server if `p` asks for a path; `None` otherwise.
-    pub fn start(p: &PathArgs) -> Result<Option<Session>> {
-        let Some(spec) = &p.path else { return Ok(None) };
-        let (path, opts) = emulator_options(p, spec)?;
+    /// Starts the emulator and a server on its far side.
+    pub fn start(p: &PathOptions) -> Result<Session> {
+        let spec = &p.spec;
+        let (path, opts) = emulator_options(p)?;
         let cpu = p.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
         let (client_quota, server_quota) = quotas(cpu)?;
         let emu = Emulator::start(spec, &path, &opts).context("starting the link emulator")?;
@@ -114,7 +115,7 @@ impl Session {
                 (ServerKind::Child(child), port)
             }
         };
-        Ok(Some(Session { emu, server, port, client_quota, _server_quota: server_quota }))
+        Ok(Session { emu, server, port, client_quota, _server_quota: server_quota })
     }
 
     /// Client options pointing at the server across the link.

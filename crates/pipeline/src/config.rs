@@ -1,0 +1,53 @@
+//! What a command that runs tests hands the pipeline: where the tests run, how results are
+//! shown, where they are kept. Validated values only; the CLI builds them from its flags.
+
+use std::path::PathBuf;
+
+use engine::client::ClientOptions;
+use report::Format;
+
+/// Where the tests of a run go.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A `tcplab server` at these options.
+    Remote(ClientOptions),
+    /// An embedded server on 127.0.0.1 (ephemeral port) in this process.
+    Loopback,
+    /// Client and server on the two sides of an emulated path, with a server of its own.
+    Path(PathOptions),
+}
+
+/// An emulated path (`--path` and its companions).
+#[derive(Debug, Clone, Default)]
+pub struct PathOptions {
+    /// The path spec or preset (`transatlantic`, `rate=100mbit,delay=20ms`).
+    pub spec: String,
+    /// Write each side's packets to BASE.client.pcap and BASE.server.pcap.
+    pub pcap: Option<PathBuf>,
+    /// CPU quotas of the two sides (`client=20%,server=50%`).
+    pub host_cpu: Option<String>,
+    /// Seed of the link's random loss, jitter and duplication.
+    pub seed: u64,
+}
+
+/// The archive a run is written to.
+#[derive(Debug, Clone, Default)]
+pub struct Storage {
+    /// Database file; `None` = the default under the user's data directory.
+    pub db: Option<PathBuf>,
+    /// `--no-store`: keep nothing.
+    pub disabled: bool,
+}
+
+/// How a run's results are shown and kept.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the tests run.
+    pub target: Target,
+    /// Live output and the final document.
+    pub format: Format,
+    /// Also write an HTML report of the run here (checked for writability before any test).
+    pub report: Option<PathBuf>,
+    /// The archive.
+    pub storage: Storage,
+}

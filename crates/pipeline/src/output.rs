@@ -1,0 +1,157 @@
+//! Where results go while a run is under way: live interval lines (text) or NDJSON events,
+//! each test's summary or `end` event, and at the end the one JSON document. stdout carries
+//! results only.
+//!
+//! A reader that goes away (`tcplab stream … | head -1`) does not stop the measurement:
+//! output stops quietly, the run is measured and stored as usual, and the exit status says
+//! how the run went (ripgrep's rule: a closed pipe is not an error).
+
+use std::io::{ErrorKind, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use engine::Observer;
+use report::ndjson::Point;
+use report::{ndjson, text, Format};
+use results::{HostInfo, Interval, RunRecord, TestError, TestResult, TestSpec};
+
+/// Set once stdout's reader has gone away.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes one line to stdout; after the reader went away, nothing (the run goes on).
+pub fn emit(s: &str) {
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{s}").and_then(|()| out.flush()) {
+        if e.kind() == ErrorKind::BrokenPipe {
+            STDOUT_GONE.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether stdout's reader went away during this process.
+pub fn stdout_gone() -> bool {
+    STDOUT_GONE.load(Ordering::Relaxed)
+}
+
+/// Live output of a run.
+#[derive(Debug)]
+pub struct Live {
+    format: Format,
+    /// Print interval lines (text): off in suites and sweeps, which show a progress bar.
+    pub show_intervals: bool,
+    label: String,
+    /// The sweep point under way, for NDJSON events.
+    pub point: Option<Point>,
+    server_host_shown: bool,
+}
+
+impl Live {
+    /// Live output in `format`; NDJSON starts with the client host's event.
+    pub fn new(format: Format) -> Live {
+        if format == Format::JsonStream {
+            emit(&ndjson::host("client", &netio::host::host_info()));
+        }
+        Live { format, show_intervals: true, label: String::new(), point: None, server_host_shown: false }
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// A test ended: its summary (text, when `summary_text`) or end event (NDJSON).
+    pub fn test_done(&self, r: &TestResult, summary_text: bool) {
+        match self.format {
+            Format::Text if summary_text => emit(&text::test_summary(r)),
+            Format::JsonStream => emit(&ndjson::end(r, self.point.as_ref())),
+            _ => {}
+        }
+    }
+
+    /// The run failed: the NDJSON `error` event (the other formats say it elsewhere).
+    pub fn error(&self, e: &TestError) {
+        if self.format == Format::JsonStream {
+            emit(&ndjson::error(e));
+        }
+    }
+}
+
+impl Observer for Live {
+    fn on_start(&mut self, label: &str, spec: &TestSpec, server: &str, host: Option<&HostInfo>) {
+        self.label = label.to_string();
+        match self.format {
+            Format::Text if self.show_intervals => {
+                let streams = if spec.parallel == 1 { "" } else { "s" };
+                emit(&format!(
+                    "tcplab {label} → {server} · {} stream{streams} · {}",
+                    spec.parallel,
+                    limit(spec)
+                ));
+                if spec.interval_ms > 0 {
+                    emit(&text::interval_header(engine::registry::of(spec.test).shape()));
+                }
+            }
+            Format::JsonStream => {
+                if let (false, Some(h)) = (self.server_host_shown, host) {
+                    emit(&ndjson::host("server", h));
+                    self.server_host_shown = true;
+                }
+                emit(&ndjson::start(label, server, spec, self.point.as_ref()));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_interval(&mut self, spec: &TestSpec, interval: &Interval) {
+        match self.format {
+            Format::Text if self.show_intervals => {
+                let shape = engine::registry::of(spec.test).shape();
+                text::interval_lines(shape, interval).iter().for_each(|l| emit(l))
+            }
+            Format::JsonStream => emit(&ndjson::interval(&self.label, interval)),
+            _ => {}
+        }
+    }
+}
+
+fn limit(spec: &TestSpec) -> String {
+    match spec.bytes_limit {
+        Some(n) => format!("{} to send", report::units::bytes(n)),
+        None => format!("{} s", spec.duration_ms as f64 / 1000.0),
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// A run record of this process: version, command line, this host.
+pub fn record(
+    tests: Vec<TestResult>,
+    remote: Option<HostInfo>,
+    error: Option<TestError>,
+    started: u64,
+) -> RunRecord {
+    RunRecord {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        started_unix_ms: started,
+        local_host: netio::host::host_info(),
+        remote_host: remote,
+        tests,
+        error,
+        id: None,
+        sweep: None,
+    }
+}
+
+/// The JSON document of a command that failed before or outside its tests: no tests, the
+/// error at the top level (the `--json` contract: one document whenever the exit is not 0).
+pub fn error_document(code: &str, message: &str) -> String {
+    let error = TestError { code: code.into(), message: message.into() };
+    report::json::document(&record(Vec::new(), None, Some(error), now_unix_ms()))
+}

@@ -1,0 +1,120 @@
+//! Where a run's tests go, started: a remote server, an embedded loopback server, or an
+//! emulated path with a server of its own. Every test is measured through [`Place::measure`],
+//! which runs it on the client side of the path and charges it its share of the emulator's
+//! counters.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use engine::client::ClientOptions;
+use engine::server::ServerHandle;
+use engine::{Observer, Server, ServerConfig, StopFlag};
+use results::{ConfidenceTarget, EmuReport, HostInfo, TestResult, TestSpec};
+
+use crate::config::Target;
+use crate::emulated::{self, Session};
+use crate::HANDSHAKE_TIMEOUT;
+
+/// The server label an embedded loopback server is stored under.
+pub const EMBEDDED: &str = "embedded";
+
+/// A started place.
+#[derive(Debug)]
+pub struct Place {
+    kind: Kind,
+    opts: ClientOptions,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Remote,
+    Embedded(ServerHandle),
+    Emulated(Box<Session>),
+}
+
+impl Place {
+    /// Starts what `target` needs. `busy_wait` is how long a test retries a busy server
+    /// (runs of several tests need a moment: the server frees its slot as it sends results).
+    pub fn start(target: &Target, busy_wait: Duration) -> Result<Place> {
+        let (kind, opts) = match target {
+            Target::Remote(opts) => (Kind::Remote, opts.clone()),
+            Target::Loopback => {
+                let cfg =
+                    ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
+                let server = Server::bind(cfg)
+                    .and_then(Server::spawn)
+                    .context("starting the embedded server on 127.0.0.1")?;
+                let opts = loopback_options(server.addr.port());
+                (Kind::Embedded(server), opts)
+            }
+            Target::Path(p) => {
+                let session = Session::start(p)?;
+                let opts = session.client_options(loopback_options(0));
+                (Kind::Emulated(Box::new(session)), opts)
+            }
+        };
+        let opts = ClientOptions { busy_wait: opts.busy_wait.max(busy_wait), ..opts };
+        Ok(Place { kind, opts })
+    }
+
+    /// The server as stored with the run: `host:port`, or `embedded`.
+    pub fn server_label(&self) -> String {
+        match self.kind {
+            Kind::Embedded(_) => EMBEDDED.into(),
+            Kind::Remote | Kind::Emulated(_) => format!("{}:{}", self.opts.host, self.opts.port),
+        }
+    }
+
+    /// Whether client and server are this process on loopback (the loopback baseline's case).
+    pub fn is_embedded(&self) -> bool {
+        matches!(self.kind, Kind::Embedded(_))
+    }
+
+    /// Runs `spec` (repeated until `confidence` is met, if given) and returns its result with
+    /// the emulated path's counters over it, and the server's description.
+    pub fn measure(
+        &self,
+        spec: &TestSpec,
+        confidence: Option<&ConfidenceTarget>,
+        observer: &mut dyn Observer,
+        stop: &StopFlag,
+    ) -> Result<(TestResult, Option<HostInfo>)> {
+        let session = match &self.kind {
+            Kind::Emulated(s) => Some(s.as_ref()),
+            Kind::Remote | Kind::Embedded(_) => None,
+        };
+        let before = session.map(Session::report);
+        let (mut r, host) = emulated::in_client(session, || {
+            crate::repeat::run(&self.opts, spec, confidence, observer, stop)
+        })?;
+        if let (Some(s), Some(before)) = (session, &before) {
+            r.emu = Some(emulated::delta(&s.report(), before));
+        }
+        Ok((r, host))
+    }
+
+    /// Stops the embedded server or the emulator and its server; an emulator that failed
+    /// during the run is an error here (the results measured are kept by the caller).
+    pub fn finish(self) -> Result<Option<EmuReport>> {
+        match self.kind {
+            Kind::Remote => Ok(None),
+            Kind::Embedded(server) => {
+                server.shutdown();
+                Ok(None)
+            }
+            Kind::Emulated(session) => (*session).finish().map(Some),
+        }
+    }
+}
+
+fn loopback_options(port: u16) -> ClientOptions {
+    ClientOptions {
+        host: "127.0.0.1".into(),
+        port,
+        bind: None,
+        family: None,
+        timeout: HANDSHAKE_TIMEOUT,
+        busy_wait: Duration::ZERO,
+    }
+}

@@ -1,0 +1,250 @@
+//! The life of one run, the same for every command that runs tests: check what can be
+//! checked before measuring (the report path, the archive), start the place, then per test
+//! measure → diagnose → show → store, and at the end stop the place, close the run in the
+//! archive, render the final output, write the report and choose the exit status.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use engine::StopFlag;
+use report::Format;
+use results::{ConfidenceTarget, HostInfo, Reference, RunRecord, Status, TestError, TestResult, TestSpec};
+use store::{RunKind, RunStatus};
+
+use crate::config::Config;
+use crate::output::{emit, now_unix_ms, record, Live};
+use crate::place::Place;
+use crate::recorder::Recorder;
+
+/// A run under way.
+#[derive(Debug)]
+pub struct Run {
+    /// The archive writer.
+    pub rec: Recorder,
+    /// Live output.
+    pub live: Live,
+    place: Option<Place>,
+    report: Option<PathBuf>,
+    started: u64,
+    remote: Option<HostInfo>,
+    /// Problems that did not stop the run (an archive write that failed); reported at the end.
+    problems: Vec<String>,
+}
+
+/// How a run ended, for the archive, the final output and the exit status.
+#[derive(Debug)]
+pub struct Ending {
+    /// The run as shown and written to `--report`.
+    pub run: RunRecord,
+    /// The run's status in the archive.
+    pub status: RunStatus,
+    /// What went wrong, if anything (also set for an interruption).
+    pub error: Option<TestError>,
+    /// The text shown at the end in text format (empty: nothing).
+    pub text: String,
+    /// A note printed on stderr after the error line (e.g. how to resume).
+    pub hint: String,
+}
+
+impl Run {
+    /// Checks the report path, opens the archive (a bad `--db` fails here, before any test),
+    /// records the start of a run of `kind` and starts the place.
+    pub fn begin(cfg: &Config, kind: RunKind, busy_wait: Duration) -> Result<Run> {
+        let mut rec = open(cfg)?;
+        rec.begin(&record(Vec::new(), None, None, now_unix_ms()), kind, &server_label(cfg))?;
+        Run::assemble(cfg, rec, busy_wait)
+    }
+
+    /// As [`Run::begin`], continuing the stored run `id` (a resumed sweep).
+    pub fn resume(cfg: &Config, id: i64, busy_wait: Duration) -> Result<Run> {
+        let mut rec = open(cfg)?;
+        rec.resume(id)?;
+        Run::assemble(cfg, rec, busy_wait)
+    }
+
+    fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
+        let place = Place::start(&cfg.target, busy_wait)?;
+        Ok(Run {
+            rec,
+            live: Live::new(cfg.format),
+            place: Some(place),
+            report: cfg.report.clone(),
+            started: now_unix_ms(),
+            remote: None,
+            problems: Vec::new(),
+        })
+    }
+
+    /// The format of the live and final output.
+    pub fn format(&self) -> Format {
+        self.live.format()
+    }
+
+    /// Whether the tests run against an embedded loopback server (the loopback baseline's case).
+    pub fn embedded(&self) -> bool {
+        self.place.as_ref().is_some_and(Place::is_embedded)
+    }
+
+    /// The server's description, once a test reached it.
+    pub fn remote(&self) -> Option<&HostInfo> {
+        self.remote.as_ref()
+    }
+
+    /// When the run started, ms since the Unix epoch.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
+    /// Measures `spec`, diagnoses it against the reference `reference` picks for it, and
+    /// shows it (the summary block too when `summary_text`). Not yet stored.
+    pub fn test(
+        &mut self,
+        spec: &TestSpec,
+        confidence: Option<&ConfidenceTarget>,
+        stop: &StopFlag,
+        reference: impl FnOnce(&TestResult) -> Option<Reference>,
+        summary_text: bool,
+    ) -> TestResult {
+        let measured = match &self.place {
+            Some(place) => place.measure(spec, confidence, &mut self.live, stop),
+            None => Err(anyhow::anyhow!("the run has ended")),
+        };
+        let (mut r, host) = match measured {
+            Ok(done) => done,
+            Err(e) => (not_run(spec, &e), None),
+        };
+        let against = reference(&r);
+        diagnose::annotate(&mut r, against);
+        if self.remote.is_none() && host.is_some() {
+            self.remote = host;
+            let stored = self.rec.remote_host(self.remote.as_ref());
+            self.note(stored);
+        }
+        self.live.test_done(&r, summary_text);
+        r
+    }
+
+    /// Stores one finished test; a failed write is remembered and reported at the end.
+    pub fn store(&mut self, r: &TestResult) {
+        let stored = self.rec.test(r);
+        self.note(stored);
+    }
+
+    /// Remembers a problem that must not cost the results measured.
+    pub fn note(&mut self, outcome: Result<()>) {
+        if let Err(e) = outcome {
+            self.problems.push(format!("{e:#}"));
+        }
+    }
+
+    /// Ends the run: stops the place, closes the run in the archive, shows the final output,
+    /// writes the report, and returns the exit status (0, or 2 with one error line).
+    pub fn end(mut self, ending: impl FnOnce(&mut Run) -> Ending) -> Result<ExitCode> {
+        if let Some(Err(e)) = self.place.take().map(Place::finish) {
+            self.problems.push(format!("{e:#}"));
+        }
+        let mut end = ending(&mut self);
+        let problem = self.problems.first().map(|p| TestError { code: "run".into(), message: p.clone() });
+        let error = end.error.clone().or(problem);
+        let closed = self.rec.finish(end.status, end.error.as_ref());
+        self.note(closed);
+        end.run.id = self.rec.run_id();
+        end.run.error = error.clone();
+        end.run.remote_host = end.run.remote_host.take().or(self.remote.clone());
+        self.show(&end, error.as_ref());
+        if let Some(path) = &self.report {
+            report_file(path, &end.run)?;
+        }
+        Ok(exit(error.as_ref(), &end.hint, &self.problems))
+    }
+
+    fn show(&self, end: &Ending, error: Option<&TestError>) {
+        match self.live.format() {
+            Format::Text if !end.text.is_empty() => emit(end.text.trim_end()),
+            Format::Text => {}
+            Format::Json => emit(&report::json::document(&end.run)),
+            Format::JsonStream => {
+                if let Some(e) = error {
+                    self.live.error(e);
+                }
+            }
+        }
+    }
+}
+
+/// Checks the report path and opens the archive.
+fn open(cfg: &Config) -> Result<Recorder> {
+    if let Some(path) = &cfg.report {
+        check_writable(path)?;
+    }
+    Recorder::open(&cfg.storage)
+}
+
+/// The error a run of `results` ends with: the first failure, else an interruption.
+pub fn first_error(results: &[TestResult]) -> Option<TestError> {
+    let failed = results.iter().find(|r| r.status == Status::Failed).and_then(|r| r.error.clone());
+    failed.or_else(|| {
+        results
+            .iter()
+            .any(|r| r.status == Status::Interrupted)
+            .then(|| TestError { code: "interrupted".into(), message: "interrupted".into() })
+    })
+}
+
+/// The archive status of a run of `results`.
+pub fn status_of(results: &[TestResult]) -> RunStatus {
+    crate::recorder::status_of(results)
+}
+
+fn exit(error: Option<&TestError>, hint: &str, problems: &[String]) -> ExitCode {
+    for p in problems.iter().skip(usize::from(error.is_some_and(|e| e.code == "run"))) {
+        eprintln!("error: {p}");
+    }
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            eprintln!("error: {}{hint}", e.message);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A result for a test that could not be started at all (the place failed under it).
+fn not_run(spec: &TestSpec, e: &anyhow::Error) -> TestResult {
+    TestResult {
+        status: Status::Failed,
+        error: Some(TestError { code: "run".into(), message: format!("{e:#}") }),
+        ..TestResult::new(engine::registry::label(spec), spec.clone(), String::new(), now_unix_ms())
+    }
+}
+
+fn server_label(cfg: &Config) -> String {
+    match &cfg.target {
+        crate::config::Target::Remote(o) => format!("{}:{}", o.host, o.port),
+        crate::config::Target::Loopback => crate::place::EMBEDDED.into(),
+        crate::config::Target::Path(p) => format!("path {}", p.spec),
+    }
+}
+
+/// Fails now if `path` cannot be written, so a long run is not lost to a typo in `--report`.
+/// An existing file is left as it is; a new one is created and removed again.
+pub fn check_writable(path: &Path) -> Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("--report {}: cannot write there", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Writes the HTML report of `run` to `path`.
+pub fn report_file(path: &Path, run: &RunRecord) -> Result<()> {
+    let doc = report::html::document(std::slice::from_ref(run));
+    std::fs::write(path, doc).with_context(|| format!("writing the report {}", path.display()))
+}

@@ -1,0 +1,42 @@
+//! One test (`stream`, `rr`, `crr`, `udp`, `udp-rr` …), repeated until confident with `-I`:
+//! live intervals, the summary block, the archive, the exit status.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use engine::StopFlag;
+use report::Format;
+use results::{ConfidenceTarget, Reference, TestSpec};
+use store::RunKind;
+
+use crate::config::Config;
+use crate::output::{emit, record};
+use crate::run::{first_error, status_of, Ending, Run};
+
+/// Runs `spec` where `cfg` says, comparing its throughput with `reference` (`--link`).
+pub fn run(
+    cfg: &Config,
+    spec: &TestSpec,
+    confidence: Option<&ConfidenceTarget>,
+    reference: Option<Reference>,
+    stop: &StopFlag,
+) -> Result<ExitCode> {
+    let busy_wait = if confidence.is_some() { Duration::from_secs(3) } else { Duration::ZERO };
+    let mut run = Run::begin(cfg, RunKind::Test, busy_wait)?;
+    let result = run.test(spec, confidence, stop, |_| reference, true);
+    if let (Some(emu), Format::Text) = (&result.emu, run.format()) {
+        emit(&report::emu::text(emu));
+    }
+    run.store(&result);
+    run.end(|run| {
+        let tests = vec![result];
+        Ending {
+            status: status_of(&tests),
+            error: first_error(&tests),
+            run: record(tests, run.remote().cloned(), None, run.started()),
+            text: String::new(),
+            hint: String::new(),
+        }
+    })
+}
