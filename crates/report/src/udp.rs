@@ -161,7 +161,8 @@ fn packets(o: &mut String, d: &UdpSummary) {
             count(p.udp_mib_skbs),
             if_ = p.interface,
         );
-        if p.other_traffic() > 0 {
+        // A few control packets always share the interface; say so when they matter (> 1 %).
+        if p.other_traffic().saturating_mul(100) > p.skbs {
             other.push(other_traffic(end, p));
         }
     }
@@ -282,6 +283,10 @@ mod tests {
         assert!(o.contains("(GRO batching)  UDP InDatagrams 1,100, RcvbufErrors 3"), "{o}");
         assert!(o.contains("the receiver's lo counted 97 more packets than this test's 1,000 datagrams and 3 receive-buffer drops"), "{o}");
         assert!(!o.contains("the sender's lo counted"), "{o}");
+        d.receiver_path = Some(path(1_000, 1_013));
+        let mut o = String::new();
+        block(&mut o, &d, None);
+        assert!(!o.contains("note:"), "10 control packets in 1,013 are not worth a note: {o}");
         (d.sender_path, d.receiver_path) = (None, None);
         let mut o = String::new();
         block(&mut o, &d, None);
