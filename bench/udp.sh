@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# tcplab udp vs iperf3 -u on loopback, side by side in alternating rounds; writes the `udp`
-# section of BENCHMARKS.md through bench/section.py.
+# tcplab udp vs iperf3 -u on loopback, like with like, side by side in alternating rounds;
+# writes the `udp` section of BENCHMARKS.md through bench/section.py.
 #
 #   bash bench/udp.sh                  # ROUNDS=3 DURATION=5 by default
 #   ROUNDS=5 DURATION=10 bash bench/udp.sh
+#   IPERF3_GSRO=/path/to/iperf3 bash bench/udp.sh   # an iperf3 >= 3.21 with --gsro
 #
-# Cases: 64-byte datagrams unlimited (received datagrams/s), 1400 and 8192 bytes unlimited
-# (received Mbit/s), a 100 Mbit/s target with 1400-byte datagrams (achieved rate, loss), and
-# 1 Mbit/s of 64-byte datagrams (achieved rate, jitter: evenly spaced or bunched).
-# Everything talks to 127.0.0.1 only; the two servers are started here and killed by PID.
+# Two pairs, never mixed:
+# - one datagram per call: `tcplab udp --no-offload` against `iperf3 -u` (Debian's). Cases:
+#   64, 1400 and 8192-byte datagrams unlimited, a 100 Mbit/s target with 1400-byte datagrams
+#   (achieved rate, loss), 1 Mbit/s of 64-byte datagrams (achieved rate, jitter).
+# - with UDP GSO/GRO: `tcplab udp` (sendmmsg + GSO, recvmmsg + GRO) against `iperf3 -u --gsro`
+#   when IPERF3_GSRO names one; otherwise tcplab alone, labelled as such. Unlimited cases only.
+# Around every client run the script reads lo's tx_packets, so both tools' skbs (packets as
+# loopback counted them: a GSO train once) are measured the same way, beside their datagrams.
+# Everything talks to 127.0.0.1 only; the servers are started here and killed by PID.
 set -uo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -19,8 +25,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TCPLAB="${CARGO_TARGET_DIR:-$ROOT/target}/release/tcplab"
 P_TCPLAB=$PORT_BASE
 P_IPERF=$((PORT_BASE + 1))
+P_GSRO=$((PORT_BASE + 2))
+IPERF3_GSRO=${IPERF3_GSRO:-}
 CLIENT_LIMIT=$((DURATION + 30))
-SERVER_LIMIT=$((ROUNDS * 10 * (DURATION + 10) + 300))
+SERVER_LIMIT=$((ROUNDS * 16 * (DURATION + 10) + 300))
 
 log() { printf '[bench udp %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -69,37 +77,55 @@ log "building tcplab (release)"
 
 start_server tcplab-server "$P_TCPLAB" timeout -k 5 "$SERVER_LIMIT" "$TCPLAB" server --bind "$HOST" -p "$P_TCPLAB"
 start_server iperf3-server "$P_IPERF" timeout -k 5 "$SERVER_LIMIT" iperf3 -s -B "$HOST" -p "$P_IPERF"
+GSRO_VERSION=""
+if [ -n "$IPERF3_GSRO" ]; then
+    "$IPERF3_GSRO" --help 2>&1 | grep -q -- --gsro || die "$IPERF3_GSRO has no --gsro"
+    GSRO_VERSION=$("$IPERF3_GSRO" --version 2>&1 | head -1)
+    start_server iperf3-gsro-server "$P_GSRO" timeout -k 5 "$SERVER_LIMIT" "$IPERF3_GSRO" -s -B "$HOST" -p "$P_GSRO"
+else
+    log "IPERF3_GSRO not set: the offload pair shows tcplab alone"
+fi
 
 cat >"$WORK/meta.json" <<META
 {"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "nproc": "$(nproc)", "kernel": "$(uname -sr)",
  "loadavg": "$(cut -d' ' -f1-3 /proc/loadavg)", "iperf3": "$(iperf3 --version 2>&1 | head -1)",
+ "iperf3_gsro": "$GSRO_VERSION", "iperf3_gsro_commit": "${IPERF3_GSRO_COMMIT:-}",
  "commit": "$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)",
  "rounds": $ROUNDS, "duration": $DURATION}
 META
 
+lo_tx() { cat /sys/class/net/lo/statistics/tx_packets; }
+
 one() {   # one ROUNDDIR TOOL CASE RATE LEN [EXTRA FLAGS...]
-    local rd=$1 tool=$2 case=$3 rate=$4 len=$5 out
+    local rd=$1 tool=$2 case=$3 rate=$4 len=$5 out before
     shift 5
     out="$rd/${tool}_$case.json"
     log "  $tool $case (-b $rate -l $len $*)"
-    if [ "$tool" = tcplab ]; then
+    before=$(lo_tx)
+    case $tool in
+    tcplab|tcplab-plain)
+        [ "$tool" = tcplab-plain ] && set -- "$@" --no-offload
         timeout -k 5 "$CLIENT_LIMIT" "$TCPLAB" udp "$HOST" -p "$P_TCPLAB" -t "$DURATION" -b "$rate" -l "$len" \
-            -i 0 --json "$@" >"$out" 2>"$out.err" || log "  tcplab exit $? (see $out.err)"
-    else
+            -i 0 --json "$@" >"$out" 2>"$out.err" || log "  tcplab exit $? (see $out.err)" ;;
+    iperf3)
         timeout -k 5 "$CLIENT_LIMIT" iperf3 -c "$HOST" -p "$P_IPERF" -u -t "$DURATION" -b "$rate" -l "$len" \
-            --json "$@" >"$out" 2>"$out.err" || log "  iperf3 exit $? (see $out.err)"
-    fi
+            --json "$@" >"$out" 2>"$out.err" || log "  iperf3 exit $? (see $out.err)" ;;
+    iperf3-gsro)
+        timeout -k 5 "$CLIENT_LIMIT" "$IPERF3_GSRO" -c "$HOST" -p "$P_GSRO" -u --gsro -t "$DURATION" -b "$rate" \
+            -l "$len" --json "$@" >"$out" 2>"$out.err" || log "  iperf3 --gsro exit $? (see $out.err)" ;;
+    esac
+    # Every packet on lo in the run (this test's, its control connection's, anything else's).
+    echo "$before $(lo_tx)" >"$out.lo"
     sleep 1
 }
 
-for r in $(seq 1 "$ROUNDS"); do
-    rd="$WORK/r$r"
-    mkdir -p "$rd"
-    if [ $((r % 2)) -eq 1 ]; then order=(tcplab iperf3); else order=(iperf3 tcplab); fi
-    log "round $r/$ROUNDS (first: ${order[0]})"
-    # r100 runs with 2 MB socket buffers on both tools (-w sets both ends' buffers in each), so that
-    # a receiver descheduled for a few ms on this shared machine does not overflow 208 KB.
-    for c in "u64:0:64:" "u1400:0:1400:" "u8192:0:8192:" "r100:100M:1400:-w 2M" "r1:1M:64:"; do
+pair() {   # pair ROUNDDIR ROUND TOOL_A TOOL_B CASES...: each case with both tools, order alternating
+    local rd=$1 r=$2 a=$3 b=$4 c case rate len extra tool p
+    shift 4
+    local order=("$a" "$b")
+    [ $((r % 2)) -eq 0 ] && order=("$b" "$a")
+    [ "$b" = iperf3-gsro ] && [ -z "$IPERF3_GSRO" ] && order=("$a")
+    for c in "$@"; do
         IFS=: read -r case rate len extra <<<"$c"
         for tool in "${order[@]}"; do
             for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || die "a server died (see $WORK/*.log)"; done
@@ -107,6 +133,16 @@ for r in $(seq 1 "$ROUNDS"); do
             one "$rd" "$tool" "$case" "$rate" "$len" $extra
         done
     done
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+    rd="$WORK/r$r"
+    mkdir -p "$rd"
+    log "round $r/$ROUNDS"
+    # r100 runs with 2 MB socket buffers on both tools (-w sets both ends' buffers in each), so that
+    # a receiver descheduled for a few ms on this shared machine does not overflow 208 KB.
+    pair "$rd" "$r" tcplab-plain iperf3 "u64:0:64:" "u1400:0:1400:" "u8192:0:8192:" "r100:100M:1400:-w 2M" "r1:1M:64:"
+    pair "$rd" "$r" tcplab iperf3-gsro "u64:0:64:" "u1400:0:1400:" "u8192:0:8192:"
 done
 
 timeout 60 python3 "$ROOT/bench/udp_report.py" "$WORK" >"$WORK/section.md" || die "report failed"

@@ -78,6 +78,38 @@ fn forward_stream_counts_every_datagram_and_reports_intervals() {
     assert!(!kinds.contains(&"unpinned"), "placement warnings are for request/response: {kinds:?}");
 }
 
+/// One end's `sender_path` / `receiver_path`: the window's datagrams must be the test's own
+/// count (no data outside the window), on loopback's interface.
+fn path_of<'a>(d: &'a Value, end: &str, datagrams: u64) -> &'a Value {
+    let p = &d[format!("{end}_path")];
+    assert_eq!(p["interface"], "lo", "{end}: {p}");
+    assert_eq!(u(p, "datagrams"), datagrams, "{end}: the window holds the whole test: {p}");
+    assert!(u(p, "skbs") > 0 && p["skbs_per_s"].as_f64().unwrap() > 0.0, "{end}: {p}");
+    p
+}
+
+#[test]
+fn loopback_skbs_are_counted_apart_from_datagrams_with_and_without_offload() {
+    let srv = ServerProc::start(&[]);
+    // Unlimited with GSO: every send carries 64 datagrams of 1000 bytes, loopback one skb each.
+    let v = udp_loopback(&srv, &["-t", "1", "-b", "0", "-l", "1000", "-i", "0"]);
+    let d = &directions_with_exact_identity(&v)[0];
+    let tx = path_of(d, "sender", u(d, "sent"));
+    assert!(u(tx, "datagrams") >= 2 * u(tx, "skbs"), "GSO trains are single skbs on lo: {tx}");
+    let rx = path_of(d, "receiver", u(d, "received"));
+    // Every skb that reached the socket carried at least one datagram; the rest were dropped.
+    assert!(u(rx, "datagrams") + u(rx, "udp_mib_rcvbuf_errors") >= u(rx, "skbs") / 2, "{rx}");
+    // One datagram per call: each is an skb of its own on lo, whatever else shares it.
+    let v = udp_loopback(&srv, &["-t", "1", "-b", "100M", "-l", "1000", "-i", "0", "--no-offload"]);
+    let d = &directions_with_exact_identity(&v)[0];
+    let tx = path_of(d, "sender", u(d, "sent"));
+    assert!(u(tx, "skbs") >= u(tx, "datagrams"), "{tx}");
+    assert!(u(tx, "bytes") >= u(tx, "datagrams") * (1000 + 28), "payload + IPv4/UDP header each: {tx}");
+    assert!(tx["datagrams_per_skb"].as_f64().unwrap() <= 1.0, "{tx}");
+    let rx = path_of(d, "receiver", u(d, "received"));
+    assert!(u(rx, "skbs") >= u(rx, "datagrams"), "{rx}");
+}
+
 #[test]
 fn link_gives_a_share_of_the_udp_theoretical_goodput() {
     let srv = ServerProc::start(&[]);
@@ -136,7 +168,15 @@ fn udp_rr_reports_latency_and_text_output_shows_udp_rows() {
     let out = run(None, &["udp", "127.0.0.1", "-p", &port, "-t", "1", "-b", "5M", "-i", "0.5"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success());
-    for want in ["Lost/Expected", "(sent)", "% of target)", "receiver overrun drops", "jitter"] {
+    for want in [
+        "Lost/Expected",
+        "(sent)",
+        "% of target)",
+        "receiver overrun drops",
+        "jitter",
+        "datagrams/s",
+        "packets/s (skbs on lo)",
+    ] {
         assert!(text.contains(want), "{want} missing in:\n{text}");
     }
 }

@@ -23,6 +23,7 @@ pub mod stream;
 pub mod summarize;
 pub mod udp;
 pub mod udp_flow;
+pub mod udp_path;
 pub mod udp_rr;
 pub mod udp_summary;
 

@@ -41,6 +41,8 @@ pub struct UdpMeter {
     pub socket_drops: u64,
     /// The socket's options as applied (UDP sockets have no TCP_INFO probe).
     pub socket: Option<SocketReport>,
+    /// Stream flows: what the path carried over the flow's measured window (set at its end).
+    pub path: Option<results::udp::PathWindow>,
 }
 
 impl UdpMeter {
@@ -52,6 +54,7 @@ impl UdpMeter {
             enobufs: self.sender.enobufs,
             timeouts: self.sender.timeouts,
             socket_drops: self.socket_drops,
+            path: self.path.clone(),
             ..self.account.counts()
         }
     }

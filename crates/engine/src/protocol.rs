@@ -433,7 +433,13 @@ fn udp_to_wire(u: r::UdpCounts) -> w::UdpCounts {
         jitter_us,
         socket_drops,
         timeouts,
+        path,
     } = u;
+    let path = path.map(|p| w::PathWindow {
+        interface: p.interface,
+        start: reading_to_wire(p.start),
+        end: reading_to_wire(p.end),
+    });
     w::UdpCounts {
         sent,
         send_errors,
@@ -447,7 +453,42 @@ fn udp_to_wire(u: r::UdpCounts) -> w::UdpCounts {
         jitter_us,
         socket_drops,
         timeouts,
+        path,
     }
+}
+
+fn reading_to_wire(r: r::udp::PathReading) -> w::PathReading {
+    let r::udp::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors } = r;
+    w::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors }
+}
+
+/// Counters only grow: an end reading below its start is refused (the summary subtracts).
+fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Error> {
+    let (s, e) = (&p.start, &p.end);
+    for (field, start, end) in [
+        ("datagrams", s.datagrams, e.datagrams),
+        ("if_skbs", s.if_skbs, e.if_skbs),
+        ("if_bytes", s.if_bytes, e.if_bytes),
+        ("udp_mib_skbs", s.udp_mib_skbs, e.udp_mib_skbs),
+        ("udp_mib_rcvbuf_errors", s.udp_mib_rcvbuf_errors, e.udp_mib_rcvbuf_errors),
+    ] {
+        at_most(&format!("{at}.path.start"), (field, start), (field, end))?;
+    }
+    if !(s.at_s.is_finite() && e.at_s.is_finite() && e.at_s >= s.at_s) {
+        return Err(Error::Invalid {
+            field: format!("{at}.path.end.at_s"),
+            why: "before the start reading".into(),
+        });
+    }
+    let reading = |r: w::PathReading| r::udp::PathReading {
+        at_s: r.at_s,
+        datagrams: r.datagrams,
+        if_skbs: r.if_skbs,
+        if_bytes: r.if_bytes,
+        udp_mib_skbs: r.udp_mib_skbs,
+        udp_mib_rcvbuf_errors: r.udp_mib_rcvbuf_errors,
+    };
+    Ok(r::udp::PathWindow { interface: p.interface, start: reading(p.start), end: reading(p.end) })
 }
 
 /// Duplicates are part of `received` and ENOBUFS part of `send_errors`: the summaries
@@ -466,6 +507,7 @@ fn udp_from_wire(at: &str, u: w::UdpCounts) -> Result<r::UdpCounts, Error> {
         jitter_us: non_negative(at, "jitter_us", u.jitter_us)?,
         socket_drops: u.socket_drops,
         timeouts: u.timeouts,
+        path: u.path.map(|p| path_from_wire(at, p)).transpose()?,
     })
 }
 

@@ -24,6 +24,7 @@ use crate::registry::{self, Data, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, role};
 use crate::udp_flow::UdpFlow;
+use crate::udp_path::PathProbe;
 use crate::Error;
 
 /// End markers sent after the last datagram (each may be lost; one suffices).
@@ -103,7 +104,7 @@ fn plain_batches(len: usize) -> Shape {
 /// Sends paced datagrams until the deadline, budget or stop; then the end markers.
 fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     netio::udp::precise_timers();
-    let sock = flow.sock;
+    let (sock, mut path) = (flow.sock, flow.path);
     ctx.meter.with_udp(|u| u.socket = Some(flow.report));
     let _ = sock.set_write_timeout(Some(RECV_SLICE));
     let mut shape = shape(&sock, spec);
@@ -116,6 +117,9 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     let mut last = Instant::now();
     loop {
         let now = Instant::now();
+        if let Some(p) = &mut path {
+            p.open_window(&ctx.timeline, now, || seq);
+        }
         if ctx.should_stop_sending(now) {
             break;
         }
@@ -150,8 +154,19 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
         }
     }
     ctx.meter.finish(&ctx.timeline, last);
+    record_path(ctx, path, Role::Send, seq);
     send_end_markers(&sock, seq, ns);
     WorkerOutcome::default()
+}
+
+/// Closes the flow's path window and stores it with the flow's counts.
+fn record_path(ctx: &WorkerCtx, path: Option<PathProbe>, role: Role, datagrams: u64) {
+    let window = path.and_then(|p| p.close(&ctx.timeline, role, datagrams));
+    ctx.meter.with_udp(|u| u.path = window);
+}
+
+fn received(ctx: &WorkerCtx) -> u64 {
+    ctx.meter.with_udp(|u| u.account.counts().received)
 }
 
 fn claim(ctx: &WorkerCtx, due: usize, len: usize) -> Option<usize> {
@@ -257,7 +272,7 @@ impl Drain {
 
 /// Receives and accounts until the sender is done and the tail has drained.
 fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
-    let sock = flow.sock;
+    let (sock, mut path) = (flow.sock, flow.path);
     ctx.meter.with_udp(|u| u.socket = Some(flow.report));
     let _ = netio::udp::enable_drop_count(&sock);
     let _ = sock.set_read_timeout(Some(RECV_SLICE));
@@ -266,6 +281,9 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     let start = ctx.timeline.start;
     let mut error = None;
     loop {
+        if let Some(p) = &mut path {
+            p.open_window(&ctx.timeline, Instant::now(), || received(ctx));
+        }
         match batch.recv(&sock) {
             Ok(_) => {
                 let now = Instant::now();
@@ -294,6 +312,7 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     }
     let drops = netio::udp::socket_drops(&sock).ok().or(batch.drops().map(u64::from));
     ctx.meter.with_udp(|u| u.socket_drops = drops.unwrap_or(u.socket_drops));
+    record_path(ctx, path, Role::Recv, received(ctx));
     if ctx.meter.end(&ctx.timeline).is_none() {
         ctx.meter.finish(&ctx.timeline, Instant::now());
     }

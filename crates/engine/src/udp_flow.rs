@@ -18,10 +18,11 @@ use std::io::{self, ErrorKind};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use results::{SocketReport, TestSpec};
+use results::{SocketReport, TestKind, TestSpec};
 use wire::{Datagram, Hello, HelloKind, Message, Token};
 
 use crate::control::Control;
+use crate::udp_path::PathProbe;
 use crate::Error;
 
 /// How often the client repeats its hellos while waiting for `ready`.
@@ -39,6 +40,8 @@ pub struct UdpFlow {
     pub sock: UdpSocket,
     /// Options as applied.
     pub report: SocketReport,
+    /// Stream tests: the path's counters as the flow was set up (before any data).
+    pub path: Option<PathProbe>,
 }
 
 /// Socket buffer sizes for one end.
@@ -179,7 +182,8 @@ fn connect_flow(
     sock.connect(to).map_err(io_err("connecting a UDP socket"))?;
     sock.set_nonblocking(false).map_err(io_err("setting a UDP socket blocking"))?;
     let report = apply(&sock, spec, bufs)?;
-    Ok(UdpFlow { index, sock, report })
+    let path = probe(&sock, spec);
+    Ok(UdpFlow { index, sock, report, path })
 }
 
 /// Client: one socket per flow, connected to the server's ports.
@@ -205,9 +209,15 @@ pub fn client_flows(
             .map_err(io_err("binding a UDP socket"))?;
         let report = apply(&sock, spec, bufs)?;
         sock.connect(SocketAddr::new(server, port)).map_err(io_err("connecting a UDP socket"))?;
-        flows.push(UdpFlow { index: index as u32, sock, report });
+        let path = probe(&sock, spec);
+        flows.push(UdpFlow { index: index as u32, sock, report, path });
     }
     Ok(flows)
+}
+
+/// Stream tests read the path's counters at setup; request/response tests do not use them.
+fn probe(sock: &UdpSocket, spec: &TestSpec) -> Option<PathProbe> {
+    (spec.test == TestKind::UdpStream).then(|| PathProbe::at_setup(sock)).flatten()
 }
 
 /// Client: repeats every flow's hello until the server says `ready` (or refuses, or the

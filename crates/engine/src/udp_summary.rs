@@ -1,7 +1,9 @@
 //! The UDP rows of a summary: per direction, the sender's count against the receiver's
-//! account (`lost = sent − (received − duplicates)`, exact), rates over the measured window, and
-//! warnings that say plainly where datagrams were lost.
+//! account (`lost = sent − (received − duplicates)`, exact), rates over the measured window, the
+//! skbs each end's interface counted in that window beside the datagrams, and warnings that say
+//! plainly where datagrams were lost.
 
+use results::udp::{PathPackets, PathReading, PathWindow};
 use results::{
     Role, SideMeasurement, StreamStats, Summary, TestSpec, UdpCounts, UdpSummary, Warning, WarningKind,
 };
@@ -77,7 +79,8 @@ fn direction(
         datagram_len: spec.send_len,
         target_bps: spec.rate_bps.saturating_mul(u64::from(streams)),
         sender_bps: per_s(tx_bytes as f64 * 8.0, sender.measured_s),
-        sender_pps: per_s(tx_bytes as f64 / len, sender.measured_s),
+        sender_datagrams_per_s: per_s(tx_bytes as f64 / len, sender.measured_s),
+        sender_path: path(sender, Role::Send),
         sent: tx.sent,
         send_errors: tx.send_errors,
         enobufs: tx.enobufs,
@@ -95,8 +98,38 @@ fn direction(
     s.socket_drops = rx.socket_drops;
     s.jitter_ms = rx.jitter_us / 1000.0;
     s.receiver_bps = per_s(rx_bytes as f64 * 8.0, receiver.measured_s);
-    s.receiver_pps = per_s(rx_bytes as f64 / len, receiver.measured_s);
+    s.receiver_datagrams_per_s = per_s(rx_bytes as f64 / len, receiver.measured_s);
+    s.receiver_path = path(receiver, Role::Recv);
     s
+}
+
+/// What the path carried at one end for the flows with `role`: from the earliest start reading
+/// to the latest end reading of the flows on the first flow's interface (the counters are the
+/// interface's, so the flows' windows are joined, not added), with those flows' datagrams.
+fn path(side: &SideMeasurement, role: Role) -> Option<PathPackets> {
+    let windows: Vec<&PathWindow> =
+        with_role(side, role).filter_map(|s| s.udp.as_ref()?.path.as_ref()).collect();
+    let interface = &windows.first()?.interface;
+    let same: Vec<&PathWindow> = windows.iter().copied().filter(|w| &w.interface == interface).collect();
+    let first = |f: fn(&PathReading) -> u64| same.iter().map(|w| f(&w.start)).min().unwrap_or(0);
+    let last = |f: fn(&PathReading) -> u64| same.iter().map(|w| f(&w.end)).max().unwrap_or(0);
+    let delta = |f: fn(&PathReading) -> u64| last(f).saturating_sub(first(f));
+    let from = same.iter().map(|w| w.start.at_s).fold(f64::INFINITY, f64::min);
+    let to = same.iter().map(|w| w.end.at_s).fold(f64::NEG_INFINITY, f64::max);
+    let window_s = (to - from).max(0.0);
+    let datagrams: u64 = same.iter().map(|w| w.end.datagrams.saturating_sub(w.start.datagrams)).sum();
+    let skbs = delta(|r| r.if_skbs);
+    Some(PathPackets {
+        interface: interface.clone(),
+        window_s,
+        datagrams,
+        skbs,
+        bytes: delta(|r| r.if_bytes),
+        skbs_per_s: per_s(skbs as f64, window_s),
+        datagrams_per_skb: if skbs > 0 { datagrams as f64 / skbs as f64 } else { 0.0 },
+        udp_mib_skbs: delta(|r| r.udp_mib_skbs),
+        udp_mib_rcvbuf_errors: delta(|r| r.udp_mib_rcvbuf_errors),
+    })
 }
 
 /// Where datagrams went missing, said plainly.
@@ -185,5 +218,43 @@ mod tests {
         assert!((d.sender_bps - 800_000.0).abs() < 1e-6);
         let kinds: Vec<WarningKind> = warnings(&rows).iter().map(|w| w.kind).collect();
         assert_eq!(kinds, vec![WarningKind::ReceiverOverrun, WarningKind::RateNotReached]);
+    }
+
+    fn window(interface: &str, start: (f64, u64, u64), end: (f64, u64, u64)) -> Option<PathWindow> {
+        let r = |(at_s, datagrams, if_skbs): (f64, u64, u64)| PathReading {
+            at_s,
+            datagrams,
+            if_skbs,
+            if_bytes: if_skbs * 1000,
+            udp_mib_skbs: if_skbs / 2,
+            udp_mib_rcvbuf_errors: 0,
+        };
+        Some(PathWindow { interface: interface.into(), start: r(start), end: r(end) })
+    }
+
+    #[test]
+    fn flows_on_one_interface_join_their_windows_and_add_their_datagrams() {
+        let spec = TestSpec { send_len: 1000, ..TestSpec::new(TestKind::UdpStream) };
+        let flow = |path| stream(Role::Send, 0, UdpCounts { sent: 1, path, ..UdpCounts::default() });
+        let local = SideMeasurement {
+            measured_s: 2.0,
+            streams: vec![
+                // Both flows read the same counter (lo): 1000 → 1300 over the joined window.
+                flow(window("lo", (-0.01, 0, 1000), (2.0, 4400, 1250))),
+                flow(window("lo", (-0.02, 0, 1010), (1.99, 4400, 1300))),
+                // A flow routed elsewhere is left out rather than mixed in.
+                flow(window("eth0", (0.0, 0, 5), (2.0, 10, 15))),
+                flow(None),
+            ],
+            ..Default::default()
+        };
+        let d = &directions(&spec, &local, None)[0];
+        let p = d.sender_path.as_ref().unwrap();
+        assert_eq!((p.interface.as_str(), p.datagrams, p.skbs, p.bytes), ("lo", 8800, 300, 300_000));
+        assert_eq!(p.udp_mib_skbs, 650 - 500);
+        assert!((p.window_s - 2.02).abs() < 1e-9, "{}", p.window_s);
+        assert!((p.skbs_per_s - 300.0 / 2.02).abs() < 1e-6);
+        assert!((p.datagrams_per_skb - 8800.0 / 300.0).abs() < 1e-9);
+        assert!(d.receiver_path.is_none(), "no receiver measurement, no receiver skbs");
     }
 }

@@ -1,12 +1,14 @@
 #![allow(unsafe_code, reason = "netio is the one crate that calls libc directly; each block is one syscall")]
 //! The only crate touching the OS (DESIGN.md §4): socket options, TCP_INFO, CPU counters,
-//! host facts, randomness and the UDP fast paths ([`udp`]). All `unsafe` of tcplab lives here, each block
+//! host facts, randomness, the UDP fast paths ([`udp`]) and what the path carried
+//! ([`path_counters`]). All `unsafe` of tcplab lives here, each block
 //! a single documented libc call.
 
 pub mod cgroup;
 pub mod cpu;
 pub mod host;
 pub mod netns;
+pub mod path_counters;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;

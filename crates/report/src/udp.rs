@@ -1,8 +1,10 @@
 //! Human text for UDP stream tests: interval lines with datagram counts, and the summary block
-//! with the sender's count against the receiver's account. Used by [`crate::text`].
+//! with the sender's count against the receiver's account and, apart from those *datagrams*, the
+//! *packets (skbs)* each end's interface counted. Used by [`crate::text`].
 
 use std::fmt::Write;
 
+use results::udp::PathPackets;
 use results::{Interval, StreamInterval, UdpSummary};
 
 use crate::units::{bytes, count, micros, rate, sig3};
@@ -10,7 +12,7 @@ use crate::units::{bytes, count, micros, rate, sig3};
 /// Header above UDP interval lines.
 pub fn interval_header() -> String {
     format!(
-        "{:<6}{:<15}{:>14}{:>16}{:>12}{:>18}{:>11}{:>8}",
+        "{:<6}{:<15}{:>14}{:>16}{:>12} {:>18}{:>11}{:>8}",
         "[ ID]", "Interval", "Transfer", "Bitrate", "Datagrams", "Lost/Expected", "Jitter", "OoO"
     )
 }
@@ -35,7 +37,7 @@ fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval]
         (count(sent), "(sent)".to_string(), "-".to_string(), "-".to_string())
     };
     format!(
-        "{id:<6}{span:<15}{:>14}{:>16}{datagrams:>12}{lost_col:>18}{jitter_col:>11}{ooo:>8}{omitted}",
+        "{id:<6}{span:<15}{:>14}{:>16}{datagrams:>12} {lost_col:>18} {jitter_col:>10}{ooo:>8}{omitted}",
         bytes(bytes_moved),
         rate(bytes_moved as f64 * 8.0 / secs)
     )
@@ -105,7 +107,7 @@ pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Referen
         "    sender    {:>14} datagrams  {:>14}{achieved}  {} datagrams/s  send errors {} (ENOBUFS {})",
         count(d.sent),
         rate(d.sender_bps),
-        sig3(d.sender_pps),
+        sig3(d.sender_datagrams_per_s),
         d.send_errors,
         d.enobufs
     );
@@ -118,7 +120,7 @@ pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Referen
             s if s.is_empty() => s,
             s => format!(" ({s})"),
         },
-        sig3(d.receiver_pps),
+        sig3(d.receiver_datagrams_per_s),
         micros(d.jitter_ms * 1000.0)
     );
     let _ = writeln!(
@@ -133,6 +135,60 @@ pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Referen
         count(d.late),
         if d.stale > 0 { format!(" · beyond the reorder window {}", count(d.stale)) } else { String::new() }
     );
+    packets(o, d);
+}
+
+/// The skbs each end's interface counted, apart from the datagrams, and the batching factor.
+fn packets(o: &mut String, d: &UdpSummary) {
+    let ends = [
+        ("sender", "GSO", "OutDatagrams", &d.sender_path),
+        ("receiver", "GRO", "InDatagrams", &d.receiver_path),
+    ];
+    let mut other = Vec::new();
+    for (end, offload, mib, path) in ends {
+        let Some(p) = path else { continue };
+        let drops = if end == "receiver" {
+            format!(", RcvbufErrors {}", count(p.udp_mib_rcvbuf_errors))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "    {end:<9} {:>14} packets (skbs on {if_})  {} packets/s (skbs on {if_})  {} datagrams per skb ({offload} batching)  UDP {mib} {}{drops}",
+            count(p.skbs),
+            sig3(p.skbs_per_s),
+            sig3(p.datagrams_per_skb),
+            count(p.udp_mib_skbs),
+            if_ = p.interface,
+        );
+        // A few control packets always share the interface; say so when they matter (> 1 %).
+        if p.other_traffic().saturating_mul(100) > p.skbs {
+            other.push(other_traffic(end, p));
+        }
+    }
+    if d.sender_path.is_some() || d.receiver_path.is_some() {
+        let _ = writeln!(
+            o,
+            "    (datagrams are tcplab's; packets are the interface's counter over the same window: every skb on it, a GSO/GRO train counted once, other traffic included)"
+        );
+    }
+    other.iter().for_each(|l| {
+        let _ = writeln!(o, "    {l}");
+    });
+}
+
+fn other_traffic(end: &str, p: &PathPackets) -> String {
+    let drops = if p.udp_mib_rcvbuf_errors > 0 {
+        format!(" and {} receive-buffer drops", count(p.udp_mib_rcvbuf_errors))
+    } else {
+        String::new()
+    };
+    format!(
+        "note: the {end}'s {} counted {} more packets than this test's {} datagrams{drops}: other traffic shared it, so its packets/s is not this test's alone",
+        p.interface,
+        count(p.other_traffic()),
+        count(p.datagrams)
+    )
 }
 
 /// The suite-table cell: received rate and loss.
@@ -198,5 +254,42 @@ mod tests {
         assert!(o.contains("(99.50% of target)"), "{o}");
         assert!(o.contains("lost 10 of 1,000 (1.000%) · receiver overrun drops 7"), "{o}");
         assert_eq!(headline(&[d]), "0.00 bit/s 1.0%L");
+    }
+
+    #[test]
+    fn block_keeps_datagrams_and_skbs_apart_and_says_when_other_traffic_shared_the_interface() {
+        let path = |datagrams, skbs| PathPackets {
+            interface: "lo".into(),
+            window_s: 2.0,
+            datagrams,
+            skbs,
+            bytes: skbs * 1000,
+            skbs_per_s: skbs as f64 / 2.0,
+            datagrams_per_skb: datagrams as f64 / skbs as f64,
+            udp_mib_skbs: skbs,
+            udp_mib_rcvbuf_errors: 3,
+        };
+        let mut d = UdpSummary {
+            direction: "client→server".into(),
+            sender_datagrams_per_s: 44_000.0,
+            sender_path: Some(path(88_000, 2_000)),
+            receiver_path: Some(path(1_000, 1_100)),
+            ..Default::default()
+        };
+        let mut o = String::new();
+        block(&mut o, &d, None);
+        assert!(o.contains("44000 datagrams/s"), "{o}");
+        assert!(o.contains("2,000 packets (skbs on lo)  1000 packets/s (skbs on lo)  44.0 datagrams per skb (GSO batching)  UDP OutDatagrams 2,000"), "{o}");
+        assert!(o.contains("(GRO batching)  UDP InDatagrams 1,100, RcvbufErrors 3"), "{o}");
+        assert!(o.contains("the receiver's lo counted 97 more packets than this test's 1,000 datagrams and 3 receive-buffer drops"), "{o}");
+        assert!(!o.contains("the sender's lo counted"), "{o}");
+        d.receiver_path = Some(path(1_000, 1_013));
+        let mut o = String::new();
+        block(&mut o, &d, None);
+        assert!(!o.contains("note:"), "10 control packets in 1,013 are not worth a note: {o}");
+        (d.sender_path, d.receiver_path) = (None, None);
+        let mut o = String::new();
+        block(&mut o, &d, None);
+        assert!(!o.contains("packets"), "no interface counters, no packet lines: {o}");
     }
 }

@@ -149,8 +149,8 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
         let dir = |r: &TestResult| r.summary.udp.get(i).cloned();
         d.sender_bps = mean(&|r| dir(r).map(|d| d.sender_bps));
         d.receiver_bps = mean(&|r| dir(r).map(|d| d.receiver_bps));
-        d.sender_pps = mean(&|r| dir(r).map(|d| d.sender_pps));
-        d.receiver_pps = mean(&|r| dir(r).map(|d| d.receiver_pps));
+        d.sender_datagrams_per_s = mean(&|r| dir(r).map(|d| d.sender_datagrams_per_s));
+        d.receiver_datagrams_per_s = mean(&|r| dir(r).map(|d| d.receiver_datagrams_per_s));
         d.loss_pct = mean(&|r| dir(r).map(|d| d.loss_pct));
     }
     s.headline = first.summary.headline.map(|h| {

@@ -193,6 +193,7 @@ pub fn interval(now: &UdpCounts, before: &UdpCounts) -> UdpCounts {
         jitter_us: now.jitter_us,
         socket_drops: d(now.socket_drops, before.socket_drops),
         timeouts: d(now.timeouts, before.timeouts),
+        path: None,
     }
 }
 

@@ -25,8 +25,8 @@ pub mod side;
 pub use host::Host;
 pub use request::{Direction, TestRequest};
 pub use side::{
-    CpuReport, CpuSeen, IntervalReport, LatencyReport, Placement, ProcessCpu, Role, SideReport, SocketReport,
-    StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
+    CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
+    SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
 };
 
 /// Why a server refused something; the code maps to a client exit path and a message.

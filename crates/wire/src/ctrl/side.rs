@@ -171,6 +171,40 @@ pub struct UdpCounts {
     pub socket_drops: u64,
     /// UDP request/response client: requests without a response in time.
     pub timeouts: u64,
+    /// UDP stream: the interface and UDP counters at the start and end of the flow's
+    /// window (absent from older peers and where they could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathWindow>,
+}
+
+/// The kernel's packet counters at one end around one flow's window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathWindow {
+    /// The interface read.
+    pub interface: String,
+    /// At the window's start.
+    pub start: PathReading,
+    /// At the window's end.
+    pub end: PathReading,
+}
+
+/// One reading of the counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathReading {
+    /// Seconds since the test started (negative during the flow's setup).
+    pub at_s: f64,
+    /// The flow's datagrams so far.
+    pub datagrams: u64,
+    /// The interface's packet counter (skbs).
+    pub if_skbs: u64,
+    /// The interface's byte counter.
+    pub if_bytes: u64,
+    /// The namespace's UDP datagram counter (skbs).
+    pub udp_mib_skbs: u64,
+    /// The namespace's UDP receive-buffer errors.
+    pub udp_mib_rcvbuf_errors: u64,
 }
 
 /// One reporting interval.
