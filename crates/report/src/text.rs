@@ -78,14 +78,21 @@ pub fn interval_lines(shape: Shape, iv: &Interval) -> Vec<String> {
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "── {} · {} · {} ──", r.label, r.spec.test.id(), r.server);
-    for d in &r.summary.directions {
+    // A test that did not measure its headline (it failed first) shows its status, not the
+    // zeros its counters hold.
+    let measured = r.summary.headline_value().is_some();
+    for d in r.summary.directions.iter().filter(|_| measured) {
         direction_block(&mut o, d, r.reference.as_ref());
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
         crate::udp::remote_receiver_intervals(&mut o, m);
     }
-    r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
-    if let Some(rr) = &r.summary.rr {
+    r.summary
+        .udp
+        .iter()
+        .filter(|_| measured)
+        .for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
+    if let Some(rr) = r.summary.rr.as_ref().filter(|_| measured) {
         rr_block(&mut o, rr, &r.spec);
     }
     sockets_block(&mut o, r);

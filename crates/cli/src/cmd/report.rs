@@ -36,8 +36,9 @@ fn render(runs: &[RunRecord], format: ReportFormat) -> Result<String> {
         ReportFormat::Html => "html",
         ReportFormat::Markdown => "markdown",
     };
-    let render = report::document(id).with_context(|| format!("no {id} renderer in this build"))?;
-    Ok(render(runs))
+    report::by_name(id)
+        .and_then(|r| r.render_runs(runs))
+        .with_context(|| format!("no {id} renderer in this build"))
 }
 
 /// Writes the HTML report of one run to `path` (`--report FILE` on test commands).
