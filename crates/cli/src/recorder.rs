@@ -9,3 +9,5 @@ use crate::args::StoreArgs;
 pub fn open_store(a: &StoreArgs) -> Result<Store> {
     pipeline::recorder::open_store(a.db.as_deref())
 }
+
+pub use pipeline::recorder::this_process;

@@ -44,7 +44,7 @@ impl Recorder {
     /// Records the start of a run of `kind` against `server`.
     pub fn begin(&mut self, header: &RunRecord, kind: RunKind, server: &str) -> Result<()> {
         if let Some(st) = self.store.as_mut() {
-            self.run = Some(st.begin_run(header, kind, server)?);
+            self.run = Some(st.begin_run_by(header, kind, server, &this_process())?);
         }
         Ok(())
     }
@@ -52,7 +52,7 @@ impl Recorder {
     /// Continues run `id` (a resumed sweep).
     pub fn resume(&mut self, id: i64) -> Result<()> {
         if let Some(st) = self.store.as_mut() {
-            st.reopen_run(id)?;
+            st.reopen_run(id, Some(&this_process()))?;
             self.run = Some(id);
         }
         Ok(())
@@ -80,6 +80,18 @@ impl Recorder {
             st.finish_run(id, status, error, now_unix_ms())?;
         }
         Ok(())
+    }
+}
+
+/// This process as the archive records a run's owner, so that `history` can tell a run in
+/// progress from one whose process was killed.
+pub fn this_process() -> store::Owner {
+    let pid = std::process::id();
+    store::Owner {
+        pid,
+        pid_start: netio::host::process_start(pid),
+        boot_id: netio::host::boot_id(),
+        hostname: netio::host::hostname(),
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Run {
     remote: Option<HostInfo>,
     /// Problems that did not stop the run (an archive write that failed); reported at the end.
     problems: Vec<String>,
+    /// The emulated path's counters over the whole run, once the place has stopped.
+    path_total: Option<results::EmuReport>,
 }
 
 /// How a run ended, for the archive, the final output and the exit status.
@@ -74,6 +76,7 @@ impl Run {
             started: now_unix_ms(),
             remote: None,
             problems: Vec::new(),
+            path_total: None,
         })
     }
 
@@ -90,6 +93,12 @@ impl Run {
     /// The server's description, once a test reached it.
     pub fn remote(&self) -> Option<&HostInfo> {
         self.remote.as_ref()
+    }
+
+    /// The emulated path's counters over the whole run (in [`Run::end`]'s closure, when the
+    /// run had a path and its emulator ended cleanly).
+    pub fn path_total(&self) -> Option<&results::EmuReport> {
+        self.path_total.as_ref()
     }
 
     /// When the run started, ms since the Unix epoch.
@@ -142,8 +151,10 @@ impl Run {
     /// Ends the run: stops the place, closes the run in the archive, shows the final output,
     /// writes the report, and returns the exit status (0, or 2 with one error line).
     pub fn end(mut self, ending: impl FnOnce(&mut Run) -> Ending) -> Result<ExitCode> {
-        if let Some(Err(e)) = self.place.take().map(Place::finish) {
-            self.problems.push(format!("{e:#}"));
+        match self.place.take().map(Place::finish) {
+            Some(Ok(total)) => self.path_total = total,
+            Some(Err(e)) => self.problems.push(format!("{e:#}")),
+            None => {}
         }
         let mut end = ending(&mut self);
         let problem = self.problems.first().map(|p| TestError { code: "run".into(), message: p.clone() });

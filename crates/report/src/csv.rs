@@ -1,6 +1,7 @@
 //! CSV for spreadsheets and pandas: one row per test (sweep points included, with their point
 //! index), every spec parameter and headline number as a column; and the per-interval samples.
-//! RFC 4180 quoting.
+//! RFC 4180 quoting. A headline that was not measured (a failed test) is an empty field,
+//! never 0; `goodput_bps` and `trans_per_s` are the headline under its metric's column.
 
 use results::{Interval, RunRecord, TestResult};
 
@@ -29,6 +30,8 @@ pub const TEST_COLUMNS: &[&str] = &[
     "rcvbuf",
     "remote_sndbuf",
     "remote_rcvbuf",
+    "headline_metric",
+    "headline_value",
     "goodput_bps",
     "sender_bps",
     "retransmits",
@@ -79,9 +82,13 @@ pub fn tests(runs: &[RunRecord]) -> String {
 fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult) -> Vec<String> {
     let s = &t.spec;
     let sm = &t.summary;
-    let lat = sm.rr.as_ref().map(|r| &r.latency);
+    let lat = sm.rr.as_ref().map(|r| &r.latency).filter(|l| l.count > 0);
     let rep = t.repetition.as_ref();
     let head = rep.and_then(|r| r.estimates.first());
+    let headline = sm.headline.map(|h| h.metric);
+    let in_column = |bit_rate: bool| {
+        sm.headline_value().filter(|_| headline.is_some_and(|m| m.is_bit_rate() == bit_rate))
+    };
     let status = serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from));
     let direction = serde_json::to_value(s.direction).ok().and_then(|v| v.as_str().map(String::from));
     let warnings: Vec<String> = t
@@ -113,10 +120,13 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         opt(s.rcvbuf),
         opt(s.remote_sndbuf),
         opt(s.remote_rcvbuf),
-        opt((!sm.directions.is_empty()).then(|| sm.goodput_bps())),
-        opt((!sm.directions.is_empty()).then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>())),
+        opt(headline.map(|m| m.id())),
+        opt(sm.headline_value()),
+        opt(in_column(true)),
+        opt((!sm.directions.is_empty() && sm.headline_value().is_some())
+            .then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>())),
         sm.directions.iter().map(|d| d.retransmits).sum::<u64>().to_string(),
-        opt(sm.rr.as_ref().map(|r| r.trans_per_s)),
+        opt(in_column(false)),
         opt(lat.map(|l| l.p50_us)),
         opt(lat.map(|l| l.p99_us)),
         opt(sm.local_cost.as_ref().map(|c| c.util_pct)),

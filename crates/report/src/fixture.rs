@@ -287,3 +287,63 @@ pub fn sweep_run() -> RunRecord {
     r.sweep = Some(Sweep { plan, points, complete: true });
     r
 }
+
+/// A stream test that failed before its measured window: the engine's zero counters kept,
+/// the goodput unknown.
+pub fn failed_stream() -> TestResult {
+    let mut r = stream(8192, 65_536, 0.0);
+    r.label = "stream failed".into();
+    r.status = results::Status::Failed;
+    r.error = Some(results::TestError { code: "connect".into(), message: "connection refused".into() });
+    r.summary.headline = Some(Headline::unknown(Metric::Goodput));
+    r.summary.local_cost = None;
+    r.summary.remote_cost = None;
+    r.local.intervals.clear();
+    r.remote = None;
+    r.warnings.clear();
+    r
+}
+
+/// An rr test that failed before measuring: zero transactions, the rate unknown.
+pub fn failed_rr() -> TestResult {
+    let mut r = rr(1, 1, 1.0);
+    r.label = "rr failed".into();
+    r.status = results::Status::Failed;
+    r.error = Some(results::TestError { code: "timeout".into(), message: "no response".into() });
+    r.summary.headline = Some(Headline::unknown(Metric::TransactionRate));
+    if let Some(s) = r.summary.rr.as_mut() {
+        (s.transactions, s.trans_per_s, s.latency.count) = (0, 0.0, 0);
+    }
+    (r.summary.local_cost, r.summary.remote_cost) = (None, None);
+    r.local.intervals.clear();
+    r
+}
+
+/// A stored run (id 7) of a measured stream test, a failed stream and a failed rr test.
+pub fn run_with_failures() -> RunRecord {
+    let mut r = run(vec![stream(131_072, 262_144, 9.4), failed_stream(), failed_rr()]);
+    r.id = Some(7);
+    r
+}
+
+/// History lines: a running sweep, an abandoned test with no headline, a complete suite.
+pub fn history() -> Vec<results::RunSummary> {
+    let line = |id: i64, kind: &str, status: &str, best: Option<Headline>| results::RunSummary {
+        id,
+        kind: kind.into(),
+        status: status.into(),
+        started_unix_ms: 1_795_306_713_000 + id as u64 * 60_000,
+        server: "127.0.0.1:9180".into(),
+        tests: 2,
+        points_total: (kind == "sweep").then_some(6),
+        first_label: Some("stream".into()),
+        best,
+        command_line: vec!["tcplab".into(), kind.into(), "127.0.0.1".into()],
+        owner: None,
+    };
+    vec![
+        line(3, "sweep", "running", Some(Headline::measured(Metric::Goodput, 9.41e9))),
+        line(2, "test", "abandoned", Some(Headline::unknown(Metric::Goodput))),
+        line(1, "suite", "complete", Some(Headline::measured(Metric::TransactionRate, 41_200.0))),
+    ]
+}

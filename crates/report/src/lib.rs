@@ -1,12 +1,14 @@
-//! Renderers of results: human text ([`text`], UDP rows in [`udp`]), one JSON document ([`json`]), NDJSON
-//! events ([`ndjson`]), CSV ([`csv`]), sweep grids ([`grid`]), repetition blocks
-//! ([`confidence`]), run comparisons ([`compare`]) and reports of whole runs
-//! ([`DOCUMENTS`]: a self-contained [`html`] page with [`plot`]s, [`markdown`]) and the tables
-//! of `tcplab model` ([`model`]). Only this
-//! crate knows output formats; each is a pure function of `results` values, so it is
-//! snapshot-testable.
+//! Renderers of results. Every format of stored runs (`show`, `export`, `report`,
+//! `history`) is registered once in [`render`] ([`renderers`], [`by_name`]); the archive's own
+//! views (the history list, one run's text summary) are in [`archive`]. The parts: human text
+//! ([`text`], UDP rows in [`udp`]), one JSON document ([`json`]), NDJSON events ([`ndjson`]),
+//! CSV ([`csv`]), sweep grids ([`grid`]), repetition blocks ([`confidence`]), run comparisons
+//! ([`compare`]), reports of whole runs (a self-contained [`html`] page with [`plot`]s,
+//! [`markdown`]) and the tables of `tcplab model` ([`model`]). Only this crate knows output
+//! formats; each is a pure function of `results` values, so it is snapshot-testable.
 #![forbid(unsafe_code)]
 
+pub mod archive;
 pub mod compare;
 pub mod confidence;
 pub mod csv;
@@ -20,6 +22,7 @@ pub mod model;
 pub mod ndjson;
 pub mod param_grid;
 pub mod plot;
+pub mod render;
 pub mod tables;
 pub mod text;
 pub mod udp;
@@ -30,6 +33,8 @@ mod fixture;
 #[cfg(test)]
 mod snapshot_tests;
 
+pub use render::{by_extension, by_name, renderers, Renderer, View};
+
 /// Output formats of live test commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -39,15 +44,4 @@ pub enum Format {
     Json,
     /// One JSON event per line as things happen.
     JsonStream,
-}
-
-/// A renderer of whole runs into one document.
-pub type Document = fn(&[results::RunRecord]) -> String;
-
-/// Report formats of whole runs: one line per format (id, renderer).
-pub const DOCUMENTS: &[(&str, Document)] = &[("html", html::document), ("markdown", markdown::document)];
-
-/// The renderer of report format `id`.
-pub fn document(id: &str) -> Option<Document> {
-    DOCUMENTS.iter().find(|(name, _)| *name == id).map(|(_, f)| *f)
 }

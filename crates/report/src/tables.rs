@@ -134,8 +134,9 @@ pub fn streams(tests: &[&TestResult]) -> Table {
     ]);
     let labels = distinct_labels(tests);
     for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::TcpBulk)) {
-        if r.summary.directions.is_empty() {
+        if !measured(r) {
             t.rows.push(failed_row(r, label, 10));
+            continue;
         }
         for d in &r.summary.directions {
             t.rows.push(vec![
@@ -179,8 +180,9 @@ pub fn udp(tests: &[&TestResult]) -> Table {
     ]);
     let labels = distinct_labels(tests);
     for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::UdpBulk)) {
-        if r.summary.udp.is_empty() {
+        if !measured(r) {
             t.rows.push(failed_row(r, label, 12));
+            continue;
         }
         for d in &r.summary.udp {
             t.rows.push(vec![
@@ -209,7 +211,7 @@ pub fn rr(tests: &[&TestResult]) -> Table {
     let labels = distinct_labels(tests);
     for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::Transactions))
     {
-        let Some(s) = &r.summary.rr else {
+        let Some(s) = r.summary.rr.as_ref().filter(|_| measured(r)) else {
             t.rows.push(failed_row(r, label, 8));
             continue;
         };
@@ -376,6 +378,13 @@ fn pct(f: f64) -> String {
     format!("{:.1}%", f * 100.0)
 }
 
+/// Whether the test measured its headline: a test that did not (it failed first) gets a
+/// [`failed_row`], not the zeros its counters hold.
+fn measured(r: &TestResult) -> bool {
+    r.summary.headline_value().is_some()
+}
+
+/// The test's label, why it has no numbers, and `–` in every other column.
 fn failed_row(r: &TestResult, label: &str, width: usize) -> Vec<String> {
     let mut row = vec![label.to_string()];
     let why =

@@ -4,6 +4,7 @@
 //! beyond trivial accessors, so the store, the reports and the diagnosis can all read it.
 #![forbid(unsafe_code)]
 
+pub mod archive;
 pub mod cpu;
 pub mod diagnosis;
 pub mod emu;
@@ -18,6 +19,7 @@ pub mod sweep;
 pub mod udp;
 pub mod warning;
 
+pub use archive::{Owner, RunSummary};
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use emu::{EmuDirection, EmuReport, EmuTally};

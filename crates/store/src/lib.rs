@@ -5,11 +5,14 @@
 //!
 //! Writing: [`Store::begin_run`], then [`Store::add_test`] per test or [`Store::add_point`]
 //! per sweep point (test and point in one transaction, so a kill never leaves half a point),
-//! then [`Store::finish_run`]. Reading: [`Store::list_runs`], [`Store::load_run`],
+//! then [`Store::finish_run`]. A run records which process writes it ([`Store::begin_run_by`]),
+//! so that one left `running` by a killed process can be told apart ([`owner`],
+//! [`Store::prune_abandoned`]); this crate never looks at processes itself. Reading: [`Store::list_runs`], [`Store::load_run`],
 //! [`Store::load_sweep`], [`Store::finished_points`].
 #![forbid(unsafe_code)]
 
 mod legacy;
+pub mod owner;
 mod read;
 pub mod schema;
 mod write;
@@ -19,7 +22,8 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-pub use read::{coords_of, RunFilter, RunSummary};
+pub use read::{coords_of, RunFilter};
+pub use results::{Owner, RunSummary};
 pub use write::{RunKind, RunStatus};
 
 /// Archive errors.

@@ -2,7 +2,8 @@
 
 use results::headline::METRICS;
 use results::{
-    Estimate, Headline, Metric, ParamSetting, RunRecord, Sweep, SweepPlan, SweepPoint, TestResult,
+    Estimate, Headline, Metric, Owner, ParamSetting, RunRecord, RunSummary, Sweep, SweepPlan, SweepPoint,
+    TestResult,
 };
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -17,38 +18,13 @@ pub struct RunFilter {
     pub test: Option<String>,
     /// Only runs whose server contains this text.
     pub server: Option<String>,
-    /// Only runs with this status (`running`, `complete`, `interrupted`, `failed`).
+    /// Only runs with this status as stored (`running`, `complete`, `interrupted`, `failed`,
+    /// `abandoned`).
     pub status: Option<String>,
     /// Only runs started at or after this time.
     pub since_unix_ms: Option<u64>,
     /// At most this many (0 = no limit).
     pub limit: u32,
-}
-
-/// One line of `tcplab history`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// Run id.
-    pub id: i64,
-    /// `test`, `suite` or `sweep`.
-    pub kind: String,
-    /// `running`, `complete`, `interrupted` or `failed`.
-    pub status: String,
-    /// Start.
-    pub started_unix_ms: u64,
-    /// Server asked for.
-    pub server: String,
-    /// Tests (or sweep points) stored.
-    pub tests: u32,
-    /// Sweep points planned (sweeps only).
-    pub points_total: Option<u32>,
-    /// Label of the first test.
-    pub first_label: Option<String>,
-    /// The best headline over the run's tests: of the first metric (in `results::METRICS`
-    /// order) that any test measured; `None` when no test measured one.
-    pub best: Option<Headline>,
-    /// Command line.
-    pub command_line: Vec<String>,
 }
 
 const LIST: &str = "
@@ -58,7 +34,8 @@ SELECT r.id, r.kind, r.status, r.started_unix_ms, r.server, r.command_line,
        (SELECT label FROM tests t WHERE t.run_id = r.id ORDER BY seq LIMIT 1),
        (SELECT group_concat(m || '=' || v) FROM
            (SELECT headline_metric AS m, MAX(headline_value) AS v FROM tests t
-            WHERE t.run_id = r.id AND headline_value IS NOT NULL GROUP BY headline_metric))
+            WHERE t.run_id = r.id AND headline_value IS NOT NULL GROUP BY headline_metric)),
+       r.owner_pid, r.owner_pid_start, r.owner_boot_id, r.owner_host
 FROM runs r
 WHERE (?1 IS NULL OR r.kind = ?1)
   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM tests t WHERE t.run_id = r.id AND t.test = ?2))
@@ -81,7 +58,20 @@ fn summary_of(row: &Row) -> rusqlite::Result<RunSummary> {
         points_total: row.get::<_, Option<i64>>(7)?.map(|n| n.max(0) as u32),
         first_label: row.get(8)?,
         best: best_of(row.get::<_, Option<String>>(9)?.as_deref().unwrap_or("")),
+        owner: owner_of(row, 10)?,
     })
+}
+
+/// The owner columns starting at `first` (pid, pid start, boot id, host); `None` when the
+/// run was stored without them.
+pub(crate) fn owner_of(row: &Row, first: usize) -> rusqlite::Result<Option<Owner>> {
+    let Some(pid) = row.get::<_, Option<i64>>(first)? else { return Ok(None) };
+    Ok(Some(Owner {
+        pid: u32::try_from(pid).unwrap_or(0),
+        pid_start: row.get::<_, Option<i64>>(first + 1)?.map(|t| t.max(0) as u64),
+        boot_id: row.get::<_, Option<String>>(first + 2)?.unwrap_or_default(),
+        hostname: row.get::<_, Option<String>>(first + 3)?.unwrap_or_default(),
+    }))
 }
 
 /// The best headline from `metric=value` pairs, by the order of `results::METRICS`.

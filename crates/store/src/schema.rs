@@ -10,6 +10,9 @@
 //!    and `tests.headline_value` (NULL = not measured), back-filled for every stored test, UDP
 //!    streams included (whose `goodput_bps` column was NULL before), and written into each
 //!    stored result's summary.
+//! 5. Run owners: `runs.owner_pid`, `owner_pid_start`, `owner_boot_id` and `owner_host`, the
+//!    process that writes the run (NULL for runs stored before), so that a run left `running`
+//!    by a killed process can be shown, and marked, `abandoned`.
 
 use rusqlite::{params, Connection, Transaction};
 
@@ -87,9 +90,21 @@ const V4: &str = "
 ALTER TABLE tests ADD COLUMN headline_metric TEXT;
 ALTER TABLE tests ADD COLUMN headline_value REAL;";
 
+const V5: &str = "
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+ALTER TABLE runs ADD COLUMN owner_pid_start INTEGER;
+ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;
+ALTER TABLE runs ADD COLUMN owner_host TEXT;
+CREATE INDEX runs_status ON runs (status);";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
-pub const MIGRATIONS: &[(&str, Option<Step>)] =
-    &[(V1, None), (V2, None), (V3, Some(backfill_rows)), (V4, Some(crate::legacy::backfill_headlines))];
+pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
+    (V1, None),
+    (V2, None),
+    (V3, Some(backfill_rows)),
+    (V4, Some(crate::legacy::backfill_headlines)),
+    (V5, None),
+];
 
 /// The newest schema version.
 pub fn latest() -> i64 {

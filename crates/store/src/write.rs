@@ -1,7 +1,7 @@
 //! Writes: one `BEGIN IMMEDIATE` transaction per test or sweep point, committed as soon as it
 //! is measured.
 
-use results::{RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
+use results::{Owner, RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::{schema, sql, Error, Result, Store};
@@ -39,6 +39,8 @@ pub enum RunStatus {
     Interrupted,
     /// Ended by an error.
     Failed,
+    /// Left `running` by a process that is gone (see [`crate::owner`]).
+    Abandoned,
 }
 
 impl RunStatus {
@@ -49,6 +51,7 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Abandoned => "abandoned",
         }
     }
 }
@@ -58,21 +61,56 @@ fn json<T: serde::Serialize>(what: &'static str, run: i64, v: &T) -> Result<Stri
 }
 
 impl Store {
-    fn immediate(&mut self) -> Result<Transaction<'_>> {
+    pub(crate) fn immediate(&mut self) -> Result<Transaction<'_>> {
         self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("starting a write"))
     }
 
     /// Records a new run (its tests come later) and returns its id. `server` is the
-    /// `host:port` asked for.
+    /// `host:port` asked for. The run has no owner: see [`Store::begin_run_by`].
     pub fn begin_run(&mut self, run: &RunRecord, kind: RunKind, server: &str) -> Result<i64> {
+        self.insert_run(run, kind, server, None)
+    }
+
+    /// [`Store::begin_run`] for a run written by process `owner`.
+    pub fn begin_run_by(
+        &mut self,
+        run: &RunRecord,
+        kind: RunKind,
+        server: &str,
+        owner: &Owner,
+    ) -> Result<i64> {
+        self.insert_run(run, kind, server, Some(owner))
+    }
+
+    fn insert_run(
+        &mut self,
+        run: &RunRecord,
+        kind: RunKind,
+        server: &str,
+        owner: Option<&Owner>,
+    ) -> Result<i64> {
         let cmd = json("command line", 0, &run.command_line)?;
         let local = json("local host", 0, &run.local_host)?;
         let remote = run.remote_host.as_ref().map(|h| json("remote host", 0, h)).transpose()?;
+        let (pid, start, boot, host) = owner_columns(owner);
         let tx = self.immediate()?;
         tx.execute(
-            "INSERT INTO runs (kind, status, started_unix_ms, tool_version, command_line, server, local_host, remote_host)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![kind.id(), run.started_unix_ms as i64, run.tool_version, cmd, server, local, remote],
+            "INSERT INTO runs (kind, status, started_unix_ms, tool_version, command_line, server, local_host, remote_host,
+                 owner_pid, owner_pid_start, owner_boot_id, owner_host)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                kind.id(),
+                run.started_unix_ms as i64,
+                run.tool_version,
+                cmd,
+                server,
+                local,
+                remote,
+                pid,
+                start,
+                boot,
+                host
+            ],
         )
         .map_err(sql("recording a run"))?;
         let id = tx.last_insert_rowid();
@@ -157,19 +195,35 @@ impl Store {
         tx.commit().map_err(sql("finishing a run"))
     }
 
-    /// Marks a sweep as running again (resume).
-    pub fn reopen_run(&mut self, run: i64) -> Result<()> {
+    /// Marks a sweep as running again (resume), now written by `owner` when given.
+    pub fn reopen_run(&mut self, run: i64, owner: Option<&Owner>) -> Result<()> {
+        let (pid, start, boot, host) = owner_columns(owner);
         let tx = self.immediate()?;
         let n = tx
             .execute(
-                "UPDATE runs SET status = 'running', finished_unix_ms = NULL, error = NULL WHERE id = ?1",
-                [run],
+                "UPDATE runs SET status = 'running', finished_unix_ms = NULL, error = NULL,
+                     owner_pid = ?2, owner_pid_start = ?3, owner_boot_id = ?4, owner_host = ?5
+                 WHERE id = ?1",
+                params![run, pid, start, boot, host],
             )
             .map_err(sql("reopening a run"))?;
         if n == 0 {
             return Err(Error::NotFound(run));
         }
         tx.commit().map_err(sql("reopening a run"))
+    }
+}
+
+/// The `runs.owner_*` column values of `owner` (all NULL without one).
+fn owner_columns(owner: Option<&Owner>) -> (Option<i64>, Option<i64>, Option<&str>, Option<&str>) {
+    match owner {
+        Some(o) => (
+            Some(i64::from(o.pid)),
+            o.pid_start.map(|t| t as i64),
+            Some(o.boot_id.as_str()),
+            Some(o.hostname.as_str()),
+        ),
+        None => (None, None, None, None),
     }
 }
 

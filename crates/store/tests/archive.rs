@@ -298,3 +298,57 @@ fn udp_streams_stored_before_headlines_get_one() {
     let filter = RunFilter { test: Some("udp-stream".into()), ..RunFilter::default() };
     assert_eq!(st.list_runs(&filter).unwrap().len(), 1);
 }
+
+fn owner(pid: u32, boot: &str) -> store::Owner {
+    store::Owner { pid, pid_start: Some(99), boot_id: boot.into(), hostname: "here".into() }
+}
+
+/// Schema 4 had no run owners: after the upgrade its runs list without one (never judged
+/// abandoned, never pruned), and new runs record theirs.
+#[test]
+fn runs_stored_at_schema_4_get_owner_columns_and_stay_unjudged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.db");
+    {
+        let mut conn = Connection::open(&path).unwrap();
+        schema::migrate_to(&mut conn, 4).unwrap();
+        fill_old(&conn, 4);
+        conn.execute("UPDATE runs SET status = 'running' WHERE id = 1", []).unwrap();
+    }
+    let mut st = Store::open(&path).unwrap();
+    assert_eq!(st.schema_version().unwrap(), 5);
+    let old = st.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!((old.len(), old[0].owner.as_ref(), old[0].status.as_str()), (1, None, "running"));
+    let new = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(4242, "boot-a")).unwrap();
+    let listed = st.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(listed[0].id, new);
+    assert_eq!(listed[0].owner, Some(owner(4242, "boot-a")));
+    let pruned = st.prune_abandoned(&owner(1, "boot-a"), |_, _| false).unwrap();
+    assert_eq!(pruned, vec![new], "the pre-owner run is left alone");
+    let status =
+        |id| st.list_runs(&RunFilter::default()).unwrap().into_iter().find(|r| r.id == id).unwrap().status;
+    assert_eq!((status(1), status(new)), ("running".to_string(), "abandoned".to_string()));
+}
+
+#[test]
+fn pruning_spares_live_processes_and_finished_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Store::open(&dir.path().join("p.db")).unwrap();
+    let live = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(10, "boot-a")).unwrap();
+    let dead = st.begin_run_by(&record(), RunKind::Sweep, "h:1", &owner(11, "boot-a")).unwrap();
+    let done = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(12, "boot-a")).unwrap();
+    st.finish_run(done, RunStatus::Complete, None, 2000).unwrap();
+    let alive = |pid: u32, start: Option<u64>| pid == 10 && start == Some(99);
+    assert_eq!(st.prune_abandoned(&owner(1, "boot-a"), alive).unwrap(), vec![dead]);
+    assert_eq!(st.prune_abandoned(&owner(1, "boot-a"), alive).unwrap(), Vec::<i64>::new(), "once");
+    let by_status = |st: &Store, s: &str| {
+        let f = RunFilter { status: Some(s.into()), ..RunFilter::default() };
+        st.list_runs(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    assert_eq!(by_status(&st, "running"), vec![live]);
+    assert_eq!(by_status(&st, "abandoned"), vec![dead]);
+    assert_eq!(by_status(&st, "complete"), vec![done]);
+    // A resumed sweep is running again, owned by the process that resumed it.
+    st.reopen_run(dead, Some(&owner(13, "boot-a"))).unwrap();
+    assert_eq!(by_status(&st, "running"), vec![dead, live]);
+}

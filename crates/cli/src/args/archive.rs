@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 
 use crate::parse;
@@ -57,7 +58,7 @@ pub enum KindArg {
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StatusArg {
-    /// Being written, or killed while it was (a sweep can be resumed).
+    /// Being written by a live process.
     Running,
     /// Finished.
     Complete,
@@ -65,6 +66,8 @@ pub enum StatusArg {
     Interrupted,
     /// Ended by an error.
     Failed,
+    /// Left running by a process that is gone (killed, or its host rebooted).
+    Abandoned,
 }
 
 /// Filters of `history` and `export`.
@@ -90,6 +93,14 @@ pub struct RunFilterArgs {
     pub limit: Option<u32>,
 }
 
+/// `--format` values for `view`: the formats of report's registry that render it, each with
+/// its one-line description. Parses to the format itself.
+pub fn format_parser(view: report::View) -> impl TypedValueParser<Value = &'static report::Renderer> {
+    let values = report::render::for_view(view).map(|r| PossibleValue::new(r.name).help(r.about));
+    PossibleValuesParser::new(values)
+        .try_map(|name: String| report::by_name(&name).ok_or_else(|| format!("no format {name}")))
+}
+
 /// `tcplab history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -97,9 +108,16 @@ pub struct HistoryArgs {
     pub filter: RunFilterArgs,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// One JSON array of runs.
-    #[arg(short = 'J', long)]
+    /// One JSON array of runs (same as --format json).
+    #[arg(short = 'J', long, conflicts_with = "format")]
     pub json: bool,
+    /// Output format.
+    #[arg(short = 'f', long, value_parser = format_parser(report::View::History))]
+    pub format: Option<&'static report::Renderer>,
+    /// Mark runs whose process is gone as abandoned in the archive, for good (runs of live
+    /// processes and of other hosts are left alone).
+    #[arg(long)]
+    pub prune_abandoned: bool,
 }
 
 /// `tcplab show`.
@@ -115,35 +133,9 @@ pub struct ShowArgs {
     /// The run's tests as CSV (same as --format csv).
     #[arg(long, conflicts_with = "format")]
     pub csv: bool,
-    /// Output format: markdown gives tables to paste into an issue.
-    #[arg(short = 'f', long, value_enum)]
-    pub format: Option<ShowFormat>,
-}
-
-/// Formats of `show`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// Tables for a terminal.
-    Text,
-    /// One JSON document.
-    Json,
-    /// One row per test (and sweep point).
-    Csv,
-    /// Markdown tables, for issues and pull requests.
-    Markdown,
-}
-
-/// Formats of `export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    /// One row per test (and sweep point).
-    Csv,
-    /// One row per interval per side.
-    IntervalsCsv,
-    /// A JSON array of run documents.
-    Json,
-    /// Markdown tables, for issues and pull requests.
-    Markdown,
+    /// Output format (default: text).
+    #[arg(short = 'f', long, value_parser = format_parser(report::View::Run))]
+    pub format: Option<&'static report::Renderer>,
 }
 
 /// `tcplab export`.
@@ -156,8 +148,8 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// Format.
-    #[arg(short = 'f', long, value_enum, default_value_t = ExportFormat::Csv)]
-    pub format: ExportFormat,
+    #[arg(short = 'f', long, default_value = "csv", value_parser = format_parser(report::View::Runs))]
+    pub format: &'static report::Renderer,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,

@@ -1,17 +1,10 @@
-//! `tcplab report`: an HTML (or markdown) report of archived runs or saved `--json` output.
+//! `tcplab report`: an HTML (or any other document format's) report of archived runs or saved `--json` output.
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One self-contained HTML file with plots.
-    Html,
-    /// Markdown tables, for pasting into issues.
-    Markdown,
-}
+use crate::args::archive::format_parser;
 
 /// `tcplab report`.
 #[derive(Debug, Args)]
@@ -24,19 +17,19 @@ pub struct ReportArgs {
     /// Write the report here (default: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Format (default: markdown for a `.md` output file, else html).
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    /// Format (default: the one the output file's extension names — .md markdown, .csv, .json
+    /// … — else html).
+    #[arg(short = 'f', long, value_parser = format_parser(report::View::Runs))]
+    pub format: Option<&'static report::Renderer>,
     /// The archive (default: $XDG_DATA_HOME/tcplab/results.db).
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
 }
 
 impl ReportArgs {
-    /// The format asked for or implied by the output file's extension.
-    pub fn format(&self) -> ReportFormat {
-        let md =
-            self.output.as_ref().and_then(|p| p.extension()).is_some_and(|e| e == "md" || e == "markdown");
-        self.format.unwrap_or(if md { ReportFormat::Markdown } else { ReportFormat::Html })
+    /// The format asked for or implied by the output file's extension (html otherwise).
+    pub fn format(&self) -> Option<&'static report::Renderer> {
+        let by_ext = || self.output.as_ref()?.extension()?.to_str().and_then(report::by_extension);
+        self.format.or_else(by_ext).or_else(|| report::by_name("html"))
     }
 }

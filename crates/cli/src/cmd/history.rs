@@ -1,19 +1,18 @@
-//! Browsing the archive: `tcplab history` (recent runs, filterable), `tcplab show ID` (one
-//! run through the live renderers) and `tcplab export` (CSV or JSON for other tools).
+//! Browsing the archive: `tcplab history` (recent runs, filterable; runs whose process is gone
+//! shown, and optionally marked, abandoned), `tcplab show ID` (one run) and `tcplab export`
+//! (several runs for other tools). Every format comes from report's registry.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use report::units::utc_datetime;
-use report::{csv, grid, json, text};
-use results::RunRecord;
+use report::Renderer;
 use store::{RunFilter, RunSummary, Store};
 
-use crate::args::archive::{ExportFormat, RunFilterArgs, ShowFormat};
+use crate::args::archive::{RunFilterArgs, StatusArg};
 use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
 use crate::output::{emit, now_unix_ms};
-use crate::recorder::open_store;
+use crate::recorder::{open_store, this_process};
 
 fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
     let test = f.test.map(|k| k.id().to_string());
@@ -27,54 +26,66 @@ fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
     }
 }
 
+/// The format named `name`, which the registry must have.
+fn format(name: &str) -> Result<&'static Renderer> {
+    report::by_name(name).with_context(|| format!("no {name} format in this build"))
+}
+
 /// `tcplab history`.
 pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
-    let st = open_store(&a.store)?;
-    let runs = st.list_runs(&filter_of(&a.filter, 20))?;
-    if a.json {
-        let list: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
-        emit(&serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into()));
-        return Ok(ExitCode::SUCCESS);
+    let mut st = open_store(&a.store)?;
+    if a.prune_abandoned {
+        let pruned = st.prune_abandoned(&this_process(), netio::host::pid_alive)?;
+        let ids: Vec<String> = pruned.iter().map(i64::to_string).collect();
+        eprintln!(
+            "marked {} run(s) abandoned{}{}",
+            pruned.len(),
+            if ids.is_empty() { "" } else { ": " },
+            ids.join(", ")
+        );
     }
-    emit(&format!(
-        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  command",
-        "id", "started (UTC)", "kind", "status", "tests", "server", "best"
-    ));
-    for r in &runs {
-        emit(&summary_line(r));
-    }
+    let runs = list(&st, &a.filter, 20)?;
+    let fmt = match (a.format, a.json) {
+        (Some(f), _) => f,
+        (None, true) => format("json")?,
+        (None, false) => format("text")?,
+    };
+    let body = fmt.render_history(&runs).with_context(|| format!("{} cannot list runs", fmt.name))?;
+    emit(body.trim_end());
     if runs.is_empty() {
         eprintln!("no runs in {}", st.path().display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn summary_line(r: &RunSummary) -> String {
-    let tests = match r.points_total {
-        Some(n) => format!("{}/{n}", r.tests),
-        None => r.tests.to_string(),
+/// The runs `f` selects (at most `default_limit` unless it says; 0 = all), each `running` one whose process is gone shown as `abandoned`.
+/// `running` and `abandoned` are decided here, not by SQL, so those two filters read every
+/// run stored with either status and apply the limit after judging them.
+fn list(st: &Store, f: &RunFilterArgs, default_limit: u32) -> Result<Vec<RunSummary>> {
+    let filter = filter_of(f, default_limit);
+    let mut runs = match f.status {
+        Some(StatusArg::Running | StatusArg::Abandoned) => {
+            let with = |s: &str| RunFilter { status: Some(s.into()), limit: 0, ..filter.clone() };
+            let mut runs = st.list_runs(&with("running"))?;
+            runs.extend(st.list_runs(&with("abandoned"))?);
+            runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+            runs
+        }
+        _ => st.list_runs(&filter)?,
     };
-    let best = report::units::headline(r.best);
-    let cmd = r.command_line.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
-    format!(
-        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  {}",
-        r.id,
-        utc_datetime(r.started_unix_ms),
-        r.kind,
-        r.status,
-        tests,
-        r.server,
-        best,
-        cmd
-    )
-}
-
-fn summary_json(r: &RunSummary) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id, "kind": r.kind, "status": r.status, "started_unix_ms": r.started_unix_ms,
-        "server": r.server, "tests": r.tests, "points_total": r.points_total, "first_label": r.first_label,
-        "best": r.best, "command_line": r.command_line,
-    })
+    let here = this_process();
+    for r in runs.iter_mut().filter(|r| r.status == "running") {
+        if r.owner.as_ref().is_some_and(|o| store::owner::abandoned(o, &here, netio::host::pid_alive)) {
+            r.status = "abandoned".into();
+        }
+    }
+    if let Some(status) = f.status.and_then(|s| s.to_possible_value()) {
+        runs.retain(|r| r.status == status.get_name());
+    }
+    if filter.limit > 0 {
+        runs.truncate(filter.limit as usize);
+    }
+    Ok(runs)
 }
 
 /// A run id from the command line: a number or `last`.
@@ -89,73 +100,30 @@ pub fn run_id(st: &Store, text: &str) -> Result<i64> {
 pub fn show(a: &ShowArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let run = st.load_run(run_id(&st, &a.id)?)?;
-    let format = match (a.format, a.json, a.csv) {
+    let fmt = match (a.format, a.json, a.csv) {
         (Some(f), _, _) => f,
-        (None, true, _) => ShowFormat::Json,
-        (None, _, true) => ShowFormat::Csv,
-        (None, false, false) => ShowFormat::Text,
+        (None, true, _) => format("json")?,
+        (None, _, true) => format("csv")?,
+        (None, false, false) => format("text")?,
     };
-    match format {
-        ShowFormat::Json => emit(&json::document(&run)),
-        ShowFormat::Csv => emit(csv::tests(std::slice::from_ref(&run)).trim_end()),
-        ShowFormat::Markdown => emit(report::markdown::document(std::slice::from_ref(&run)).trim_end()),
-        ShowFormat::Text => emit(&show_text(&run)),
-    }
+    let body = fmt.render_run(&run).with_context(|| format!("{} cannot show a run", fmt.name))?;
+    emit(body.trim_end());
     Ok(ExitCode::SUCCESS)
-}
-
-fn show_text(run: &RunRecord) -> String {
-    let mut o = format!(
-        "run {} · {} UTC · tcplab {} · {}\n",
-        run.id.unwrap_or(0),
-        utc_datetime(run.started_unix_ms),
-        run.tool_version,
-        run.command_line.join(" ")
-    );
-    let host = |h: &results::HostInfo| {
-        format!("{} ({}, {} × {}, {})", h.hostname, h.kernel, h.cpus, h.cpu_model, h.congestion_default)
-    };
-    o.push_str(&format!("client {}\n", host(&run.local_host)));
-    if let Some(h) = &run.remote_host {
-        o.push_str(&format!("server {}\n", host(h)));
-    }
-    if let Some(e) = &run.error {
-        o.push_str(&format!("error: {}\n", e.message));
-    }
-    if let Some(sw) = &run.sweep {
-        o.push_str(&grid::table(run));
-        o.push_str(&format!(
-            "{} of {} points{}; every point: tcplab show {} --csv\n",
-            sw.points.len(),
-            sw.plan.len(),
-            if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
-            run.id.unwrap_or(0)
-        ));
-    } else if let [one] = run.tests.as_slice() {
-        o.push_str(&text::test_summary(one));
-    } else {
-        o.push_str(&text::suite_table(&run.tests));
-    }
-    o
 }
 
 /// `tcplab export`.
 pub fn export(a: &ExportArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let ids: Vec<i64> = if a.ids.is_empty() {
-        let mut ids: Vec<i64> = st.list_runs(&filter_of(&a.filter, 0))?.iter().map(|r| r.id).collect();
+        let mut ids: Vec<i64> = list(&st, &a.filter, 0)?.iter().map(|r| r.id).collect();
         ids.reverse();
         ids
     } else {
         a.ids.clone()
     };
     let runs = ids.iter().map(|id| st.load_run(*id)).collect::<store::Result<Vec<_>>>()?;
-    let body = match a.format {
-        ExportFormat::Csv => csv::tests(&runs),
-        ExportFormat::IntervalsCsv => csv::intervals(&runs),
-        ExportFormat::Json => serde_json::to_string_pretty(&runs).context("encoding JSON")? + "\n",
-        ExportFormat::Markdown => report::markdown::document(&runs),
-    };
+    let body =
+        a.format.render_runs(&runs).with_context(|| format!("{} cannot export runs", a.format.name))?;
     match &a.output {
         Some(path) => std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?,
         None => emit(body.trim_end()),

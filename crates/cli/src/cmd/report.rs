@@ -1,5 +1,5 @@
 //! `tcplab report` and `--report FILE`: load runs from the archive or from saved JSON
-//! documents, render them (report::html, report::markdown), write the file.
+//! documents, render them (any document format of report's registry), write the file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use results::RunRecord;
 
-use crate::args::report::{ReportArgs, ReportFormat};
+use crate::args::report::ReportArgs;
 use crate::output::emit;
 
 /// Runs `tcplab report`.
@@ -31,13 +31,8 @@ pub fn run(a: &ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(runs: &[RunRecord], format: ReportFormat) -> Result<String> {
-    let id = match format {
-        ReportFormat::Html => "html",
-        ReportFormat::Markdown => "markdown",
-    };
-    let render = report::document(id).with_context(|| format!("no {id} renderer in this build"))?;
-    Ok(render(runs))
+fn render(runs: &[RunRecord], format: Option<&'static report::Renderer>) -> Result<String> {
+    format.and_then(|r| r.render_runs(runs)).context("no such report format in this build")
 }
 
 fn write(path: &Path, doc: &str) -> Result<()> {

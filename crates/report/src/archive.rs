@@ -1,0 +1,105 @@
+//! Views of the archive: the `tcplab history` list (a table, or a JSON array) and the text
+//! summary of one stored run (`tcplab show`). Runs are laid out by what they hold (a sweep's
+//! grid, one test's summary, a suite's table), never by the kind of their tests.
+
+use std::fmt::Write;
+
+use results::{RunRecord, RunSummary};
+
+use crate::units::{headline, utc_datetime};
+use crate::{grid, text};
+
+/// The history list as a table, newest first as given; the header alone for no runs.
+pub fn history_text(runs: &[RunSummary]) -> String {
+    let mut o = format!(
+        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  command\n",
+        "id", "started (UTC)", "kind", "status", "tests", "server", "best"
+    );
+    for r in runs {
+        o.push_str(&history_line(r));
+        o.push('\n');
+    }
+    o
+}
+
+fn history_line(r: &RunSummary) -> String {
+    let tests = match r.points_total {
+        Some(n) => format!("{}/{n}", r.tests),
+        None => r.tests.to_string(),
+    };
+    let cmd = r.command_line.iter().skip(1).cloned().collect::<Vec<_>>().join(" ");
+    format!(
+        "{:>6}  {:<20} {:<6} {:<12} {:>9}  {:<22} {:>16}  {}",
+        r.id,
+        utc_datetime(r.started_unix_ms),
+        r.kind,
+        r.status,
+        tests,
+        r.server,
+        headline(r.best),
+        cmd
+    )
+}
+
+/// The history list as one pretty JSON array. `best` is `null` when no test measured a
+/// headline.
+pub fn history_json(runs: &[RunSummary]) -> String {
+    let list: Vec<serde_json::Value> = runs.iter().map(summary_json).collect();
+    serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into()) + "\n"
+}
+
+fn summary_json(r: &RunSummary) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id, "kind": r.kind, "status": r.status, "started_unix_ms": r.started_unix_ms,
+        "server": r.server, "tests": r.tests, "points_total": r.points_total, "first_label": r.first_label,
+        "best": r.best, "command_line": r.command_line,
+    })
+}
+
+/// One stored run for a terminal: its header and hosts, then a sweep's grid, one test's
+/// summary or a suite's table.
+pub fn show_text(run: &RunRecord) -> String {
+    let mut o = header(run);
+    if let Some(sw) = &run.sweep {
+        o.push_str(&grid::table(run));
+        let _ = writeln!(
+            o,
+            "{} of {} points{}; every point: tcplab show {} --csv",
+            sw.points.len(),
+            sw.plan.len(),
+            if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
+            run.id.unwrap_or(0)
+        );
+    } else if let [one] = run.tests.as_slice() {
+        o.push_str(&text::test_summary(one));
+    } else {
+        o.push_str(&text::suite_table(&run.tests));
+    }
+    o
+}
+
+fn header(run: &RunRecord) -> String {
+    let mut o = format!(
+        "run {} · {} UTC · tcplab {} · {}\n",
+        run.id.unwrap_or(0),
+        utc_datetime(run.started_unix_ms),
+        run.tool_version,
+        run.command_line.join(" ")
+    );
+    let host = |h: &results::HostInfo| {
+        format!("{} ({}, {} × {}, {})", h.hostname, h.kernel, h.cpus, h.cpu_model, h.congestion_default)
+    };
+    let _ = writeln!(o, "client {}", host(&run.local_host));
+    if let Some(h) = &run.remote_host {
+        let _ = writeln!(o, "server {}", host(h));
+    }
+    if let Some(e) = &run.error {
+        let _ = writeln!(o, "error: {}", e.message);
+    }
+    o
+}
+
+/// Several stored runs for a terminal: [`show_text`] of each, a blank line apart.
+pub fn runs_text(runs: &[RunRecord]) -> String {
+    runs.iter().map(show_text).collect::<Vec<_>>().join("\n")
+}
