@@ -2,6 +2,7 @@
 //! before anything is allocated (security-notes.md S3, S7). The client runs the same checks
 //! first, so a bad flag value fails before any connection is made.
 
+use results::setting::{self, Setting};
 use results::TestSpec;
 use wire::Rejection;
 
@@ -35,35 +36,35 @@ impl Default for Limits {
 /// Checks `spec` against `limits`; the first problem found is returned with its field name.
 pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     check_timing(spec, limits)?;
-    check_range("parallel", spec.parallel.into(), 1, limits.max_parallel.into())?;
+    check_range(setting::PARALLEL.id, spec.parallel.into(), 1, limits.max_parallel.into())?;
     for (field, v) in [
-        ("send_len", spec.send_len),
-        ("recv_len", spec.recv_len),
-        ("request_len", spec.request_len),
-        ("response_len", spec.response_len),
+        (&setting::SEND_LEN, spec.send_len),
+        (&setting::RECV_LEN, spec.recv_len),
+        (&setting::REQUEST_LEN, spec.request_len),
+        (&setting::RESPONSE_LEN, spec.response_len),
     ] {
-        check_range(field, v.into(), 1, limits.max_len.into())?;
+        check_range(field.id, v.into(), 1, limits.max_len.into())?;
     }
-    check_range("burst", spec.burst.into(), 1, limits.max_burst.into())?;
+    check_range(setting::BURST.id, spec.burst.into(), 1, limits.max_burst.into())?;
     if let Some(mss) = spec.mss {
-        check_range("mss", mss.into(), 88, 65_535)?;
+        check_range(setting::MSS.id, mss.into(), 88, 65_535)?;
     }
     for (field, v) in [
-        ("sndbuf", spec.sndbuf),
-        ("rcvbuf", spec.rcvbuf),
-        ("remote_sndbuf", spec.remote_sndbuf),
-        ("remote_rcvbuf", spec.remote_rcvbuf),
+        (&setting::SNDBUF, spec.sndbuf),
+        (&setting::RCVBUF, spec.rcvbuf),
+        (&setting::REMOTE_SNDBUF, spec.remote_sndbuf),
+        (&setting::REMOTE_RCVBUF, spec.remote_rcvbuf),
     ] {
         if let Some(v) = v {
-            check_range(field, v.into(), 1, limits.max_buffer.into())?;
+            check_range(field.id, v.into(), 1, limits.max_buffer.into())?;
         }
     }
     if let Some(cc) = &spec.congestion {
         check_congestion_name(cc)?;
     }
-    for (field, cpu) in [("cpu_local", spec.cpu_local), ("cpu_remote", spec.cpu_remote)] {
+    for (field, cpu) in [(&setting::CPU_LOCAL, spec.cpu_local), (&setting::CPU_REMOTE, spec.cpu_remote)] {
         if let Some(cpu) = cpu {
-            check_range(field, cpu.into(), 0, 4095)?;
+            check_range(field.id, cpu.into(), 0, 4095)?;
         }
     }
     crate::registry::of(spec.test).check(spec)
@@ -90,13 +91,13 @@ impl Optional {
     const ALL: [Optional; 5] =
         [Optional::BytesLimit, Optional::BusyPoll, Optional::Rate, Optional::NoChecksum, Optional::NoOffload];
 
-    fn field(self) -> &'static str {
+    fn setting(self) -> &'static Setting {
         match self {
-            Optional::BytesLimit => "bytes_limit",
-            Optional::BusyPoll => "busy_poll",
-            Optional::Rate => "rate_bps",
-            Optional::NoChecksum => "no_checksum",
-            Optional::NoOffload => "no_offload",
+            Optional::BytesLimit => &setting::BYTES_LIMIT,
+            Optional::BusyPoll => &setting::BUSY_POLL,
+            Optional::Rate => &setting::RATE_BPS,
+            Optional::NoChecksum => &setting::NO_CHECKSUM,
+            Optional::NoOffload => &setting::NO_OFFLOAD,
         }
     }
 
@@ -115,37 +116,42 @@ impl Optional {
 /// test type (`tcp-rr`) that does not take it.
 pub fn only(spec: &TestSpec, takes: &[Optional]) -> Result<(), Rejection> {
     match Optional::ALL.into_iter().find(|o| !takes.contains(o) && o.is_set(spec)) {
-        Some(o) => Err(Rejection::field(
-            o.field(),
-            format!("{} does not apply to {} tests", o.field(), spec.test.id()),
-        )),
+        Some(o) => {
+            let field = o.setting().id;
+            Err(Rejection::field(field, format!("{field} does not apply to {} tests", spec.test.id())))
+        }
         None => Ok(()),
     }
 }
 
-/// Datagram payloads: room for tcplab's header, at most one IPv4 datagram's payload.
+/// Datagram payloads: room for tcplab's header, at most one IPv4 datagram's payload; `field`
+/// is a [`results::setting`] id.
 pub fn check_datagram(field: &str, len: u32) -> Result<(), Rejection> {
     check_range(field, len.into(), wire::udp::HEADER_LEN as u64, wire::udp::MAX_DATAGRAM as u64)
 }
 
 fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     match (spec.duration_ms, spec.bytes_limit) {
-        (0, None) => return Err(Rejection::field("duration_ms", "a test needs a time or a byte limit")),
-        (_, Some(0)) => return Err(Rejection::field("bytes_limit", "byte limit must be at least 1")),
+        (0, None) => {
+            return Err(Rejection::field(setting::DURATION_MS.id, "a test needs a time or a byte limit"))
+        }
+        (_, Some(0)) => {
+            return Err(Rejection::field(setting::BYTES_LIMIT.id, "byte limit must be at least 1"))
+        }
         _ => {}
     }
-    check_range("duration_ms", spec.duration_ms, 0, limits.max_duration_ms)?;
+    check_range(setting::DURATION_MS.id, spec.duration_ms, 0, limits.max_duration_ms)?;
     if spec.interval_ms != 0 {
-        check_range("interval_ms", spec.interval_ms, 100, 60_000)?;
+        check_range(setting::INTERVAL_MS.id, spec.interval_ms, 100, 60_000)?;
     }
     if spec.duration_ms > 0 && spec.omit_ms >= spec.duration_ms {
-        return Err(Rejection::field("omit_ms", "omitted time must be shorter than the test"));
+        return Err(Rejection::field(setting::OMIT_MS.id, "omitted time must be shorter than the test"));
     }
-    check_range("omit_ms", spec.omit_ms, 0, limits.max_duration_ms)
+    check_range(setting::OMIT_MS.id, spec.omit_ms, 0, limits.max_duration_ms)
 }
 
 /// Checks that this host may run threads on `cpu` (the pinning of `-A`); `field` names the
-/// spec field for the error.
+/// spec field for the error (a [`results::setting`] id).
 pub fn check_pin(field: &str, cpu: Option<u32>) -> Result<(), Rejection> {
     let Some(cpu) = cpu else { return Ok(()) };
     let allowed = netio::sched::allowed_cpus().unwrap_or_default();
@@ -156,7 +162,7 @@ pub fn check_pin(field: &str, cpu: Option<u32>) -> Result<(), Rejection> {
     Err(Rejection::field(field, format!("CPU {cpu} is not available here (allowed: {})", list.join(","))))
 }
 
-/// Refuses `v` outside `min..=max`, naming `field`.
+/// Refuses `v` outside `min..=max`, naming `field` (a [`results::setting`] id).
 pub fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {
     if v < min || v > max {
         return Err(Rejection::field(field, format!("{field} must be between {min} and {max}, got {v}")));
@@ -169,14 +175,14 @@ fn check_congestion_name(cc: &str) -> Result<(), Rejection> {
     if ok {
         Ok(())
     } else {
-        Err(Rejection::field("congestion", format!("'{cc}' is not a congestion control name")))
+        Err(Rejection::field(setting::CONGESTION.id, format!("'{cc}' is not a congestion control name")))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::TestKind;
+    use results::{ParamValue, TestKind};
 
     fn spec(kind: TestKind) -> TestSpec {
         crate::registry::defaults(kind)
@@ -234,6 +240,66 @@ mod tests {
             let mut s = base.clone();
             mutate(&mut s);
             assert_eq!(field_of(&s).as_deref(), Some(field));
+            assert!(setting::by_id(field).is_some_and(|s| !s.is_combined()), "'{field}' is no setting id");
+        }
+    }
+
+    /// Every rejection `validate` can give for these specs, with the field it names.
+    fn rejected_fields() -> Vec<String> {
+        let mut specs = Vec::new();
+        for kind in TestKind::ALL {
+            let base = spec(kind);
+            for s in setting::ALL.iter().filter(|s| !s.is_combined()) {
+                for v in [ParamValue::Int(0), ParamValue::Int(u64::from(u32::MAX)), ParamValue::Int(1)] {
+                    let mut bad = base.clone();
+                    if (s.set)(&mut bad, &v).is_ok() {
+                        specs.push(bad);
+                    }
+                }
+                for v in [ParamValue::Bool(true), ParamValue::Text("no such cc!".into())] {
+                    let mut bad = base.clone();
+                    if (s.set)(&mut bad, &v).is_ok() {
+                        specs.push(bad);
+                    }
+                }
+            }
+        }
+        specs.iter().filter_map(field_of).collect()
+    }
+
+    #[test]
+    fn every_rejection_names_a_setting_id() {
+        let fields = rejected_fields();
+        assert!(fields.len() > 40, "the mutations reach the checks: {fields:?}");
+        for field in fields {
+            assert!(setting::by_id(&field).is_some_and(|s| !s.is_combined()), "'{field}' is no setting id");
+        }
+        for o in Optional::ALL {
+            assert!(setting::by_id(o.setting().id).is_some());
+        }
+    }
+
+    #[test]
+    fn a_type_sweeps_exactly_the_optional_settings_it_takes() {
+        for t in crate::registry::all() {
+            for o in Optional::ALL {
+                let mut s = t.defaults();
+                let on = if o == Optional::BytesLimit || o == Optional::Rate {
+                    ParamValue::Int(1_000_000)
+                } else {
+                    ParamValue::Bool(true)
+                };
+                (o.setting().set)(&mut s, &on).unwrap_or_else(|e| panic!("{e}"));
+                let refused = field_of(&s).as_deref() == Some(o.setting().id);
+                let swept = t.sweep_params().contains(&o.setting().id);
+                assert_eq!(
+                    swept,
+                    !refused,
+                    "{}: {} swept {swept}, refused {refused}",
+                    t.kind().id(),
+                    o.setting().id
+                );
+            }
         }
     }
 

@@ -82,7 +82,9 @@ pub trait TestType: Sync + std::fmt::Debug {
         local: &SideMeasurement,
         remote: Option<&SideMeasurement>,
     ) -> Summary;
-    /// The settings (spec field names) a sweep may vary for this type.
+    /// The settings a sweep may vary for this type: ids of spec fields in
+    /// [`results::setting`] (a combined setting such as `len` is taken when one of its parts
+    /// is).
     fn sweep_params(&self) -> &'static [&'static str];
 }
 
@@ -168,6 +170,19 @@ mod tests {
         assert_eq!(by_name("udp-stream").map(|t| t.kind()), Some(TestKind::UdpStream));
         assert_eq!(by_name("stream").map(|t| t.kind()), Some(TestKind::TcpStream));
         assert!(by_name("tcp-udp").is_none());
+    }
+
+    #[test]
+    fn sweep_params_are_spec_field_ids_listed_once() {
+        for t in all() {
+            let params = t.sweep_params();
+            assert!(!params.is_empty(), "{}", t.kind().id());
+            for (i, p) in params.iter().enumerate() {
+                let s = results::setting::by_id(p);
+                assert!(s.is_some_and(|s| !s.is_combined()), "{}: '{p}' is no spec field id", t.kind().id());
+                assert!(!params[..i].contains(p), "{}: '{p}' listed twice", t.kind().id());
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use results::setting::{self, Setting, ValueKind};
 use results::{Direction, Metric, ParamValue, RunRecord, TestResult, TestSpec};
 
 /// The value of `metric` in a result: its headline, when that is `metric` and was measured.
@@ -89,9 +90,9 @@ impl Grid {
             .map(|a| {
                 let mut names = vec![a.name.clone()];
                 names.extend(a.tied.iter().cloned());
-                let bytes = is_size_param(&a.name);
-                let values = a.values.iter().map(|v| value_of(v, bytes)).collect();
-                GridAxis { name: names.join("="), bytes, values }
+                let kind = kind_of(&a.name);
+                let values = a.values.iter().map(|v| value_of(v, kind)).collect();
+                GridAxis { name: names.join("="), bytes: kind == ValueKind::Bytes, values }
             })
             .collect();
         let points = sweep
@@ -140,62 +141,54 @@ fn spec_title(s: &TestSpec) -> String {
     }
 }
 
-/// Parameters of a spec that a grid may vary: name, byte size?, value.
-fn params(s: &TestSpec) -> Vec<(&'static str, bool, Option<ParamValue>)> {
-    let int = |v: u32| Some(ParamValue::Int(u64::from(v)));
-    let opt = |v: Option<u32>| v.map(|v| ParamValue::Int(u64::from(v)));
-    vec![
-        ("write size", true, int(s.send_len)),
-        ("read size", true, int(s.recv_len)),
-        ("request", true, int(s.request_len)),
-        ("response", true, int(s.response_len)),
-        ("sndbuf", true, opt(s.sndbuf)),
-        ("rcvbuf", true, opt(s.rcvbuf)),
-        ("server sndbuf", true, opt(s.remote_sndbuf)),
-        ("server rcvbuf", true, opt(s.remote_rcvbuf)),
-        ("mss", true, opt(s.mss)),
-        ("streams", false, int(s.parallel)),
-        ("burst", false, int(s.burst)),
-        ("nodelay", false, Some(ParamValue::Bool(s.nodelay))),
-        ("congestion", false, s.congestion.clone().map(ParamValue::Text)),
-    ]
+/// A spec's settings as a grid may vary them: every spec field of [`results::setting`] but
+/// the direction (which is in the grid's title), in the table's order (sizes first).
+type Row = Vec<(&'static Setting, Option<ParamValue>)>;
+
+fn params(s: &TestSpec) -> Row {
+    setting::ALL
+        .iter()
+        .filter(|p| !p.is_combined() && p.id != setting::DIRECTION.id)
+        .map(|p| (*p, (p.get)(s)))
+        .collect()
 }
 
-/// Parameters of `tests` that differ: (names of parameters changing together, byte
-/// sizes?, column index in [`params`]).
-type Varying = Vec<(Vec<&'static str>, bool, usize)>;
+/// Parameters of `tests` that differ: (settings changing together, their kind of value,
+/// column index in [`params`]).
+type Varying = Vec<(Vec<&'static Setting>, ValueKind, usize)>;
 
-/// A name for parameters that change together: the usual name of a known group (`-w` sets
-/// all four socket buffers), else the first name with the rest in parentheses.
-fn axis_name(names: &[&str]) -> String {
-    const GROUPS: [(&[&str], &str); 4] = [
-        (&["sndbuf", "rcvbuf", "server sndbuf", "server rcvbuf"], "window"),
-        (&["write size", "read size"], "write size"),
-        (&["request", "response"], "request=response"),
-        (&["sndbuf", "rcvbuf"], "client buffers"),
-    ];
-    if let Some((_, name)) = GROUPS.iter().find(|(g, _)| *g == names) {
-        return name.to_string();
+/// A name for settings that change together: the label of the combined setting made of
+/// exactly them (`-w` sets all four socket buffers: `window`), else the first label with the
+/// rest in parentheses.
+fn axis_name(settings: &[&Setting]) -> String {
+    let combined = setting::ALL.iter().find(|c| {
+        c.is_combined() && c.parts.len() == settings.len() && settings.iter().all(|s| c.parts.contains(&s.id))
+    });
+    if let Some(c) = combined {
+        return c.label.to_string();
     }
-    match names {
+    match settings {
         [] => String::new(),
-        [one] => one.to_string(),
-        [first, rest @ ..] => format!("{first} (= {})", rest.join(", ")),
+        [one] => one.label.to_string(),
+        [first, rest @ ..] => {
+            let rest: Vec<&str> = rest.iter().map(|s| s.label).collect();
+            format!("{} (= {})", first.label, rest.join(", "))
+        }
     }
 }
 
-fn varying(table: &[Vec<(&'static str, bool, Option<ParamValue>)>]) -> Varying {
-    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
+fn varying(table: &[Row]) -> Varying {
+    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].1.clone()).collect() };
     let mut axes: Varying = Vec::new();
     let Some(first) = table.first() else { return Vec::new() };
-    for (i, (name, bytes, _)) in first.iter().enumerate() {
+    for (i, (s, _)) in first.iter().enumerate() {
         let col = column(i);
         if col.iter().all(|v| *v == col[0]) {
             continue;
         }
         match axes.iter_mut().find(|(_, _, j)| same_partition(&column(*j), &col)) {
-            Some(axis) => axis.0.push(name),
-            None => axes.push((vec![name], *bytes, i)),
+            Some(axis) => axis.0.push(s),
+            None => axes.push((vec![s], s.kind, i)),
         }
     }
     axes
@@ -223,8 +216,8 @@ pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
         for (row, i) in table.iter().zip(&members) {
             let parts: Vec<String> = axes
                 .iter()
-                .map(|(names, bytes, c)| {
-                    format!("{} {}", axis_name(names), value_of_opt(&row[*c].2, *bytes).label)
+                .map(|(names, kind, c)| {
+                    format!("{} {}", axis_name(names), value_of_opt(&row[*c].1, *kind).label)
                 })
                 .collect();
             out[*i] = format!("{} ({})", t.label, parts.join(", "));
@@ -236,20 +229,20 @@ pub fn distinct_labels(tests: &[&TestResult]) -> Vec<String> {
 fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
     let first = tests.first()?;
     let metric = first.summary.headline?.metric;
-    let table: Vec<Vec<(&str, bool, Option<ParamValue>)>> = tests.iter().map(|t| params(&t.spec)).collect();
+    let table: Vec<Row> = tests.iter().map(|t| params(&t.spec)).collect();
     let mut axes = varying(&table);
     if axes.is_empty() {
         return None;
     }
     // Sizes come first in `params`; as the last (fastest) axis they become the x axis.
     axes.reverse();
-    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].2.clone()).collect() };
+    let column = |i: usize| -> Vec<Option<ParamValue>> { table.iter().map(|row| row[i].1.clone()).collect() };
     let grid_axes: Vec<GridAxis> = axes
         .iter()
-        .map(|(names, bytes, i)| GridAxis {
+        .map(|(names, kind, i)| GridAxis {
             name: axis_name(names),
-            bytes: *bytes,
-            values: distinct(&column(*i), *bytes),
+            bytes: *kind == ValueKind::Bytes,
+            values: distinct(&column(*i), *kind),
         })
         .collect();
     let mut cells: BTreeMap<Vec<usize>, Vec<f64>> = BTreeMap::new();
@@ -258,8 +251,8 @@ fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
         let coords: Option<Vec<usize>> = axes
             .iter()
             .zip(&grid_axes)
-            .map(|((_, bytes, i), ga)| {
-                let label = value_of_opt(&row[*i].2, *bytes).label;
+            .map(|((_, kind, i), ga)| {
+                let label = value_of_opt(&row[*i].1, *kind).label;
                 ga.values.iter().position(|v| v.label == label)
             })
             .collect();
@@ -276,10 +269,10 @@ fn same_partition(a: &[Option<ParamValue>], b: &[Option<ParamValue>]) -> bool {
     (0..n).all(|i| (0..n).all(|j| (a[i] == a[j]) == (b[i] == b[j])))
 }
 
-fn distinct(col: &[Option<ParamValue>], bytes: bool) -> Vec<AxisValue> {
+fn distinct(col: &[Option<ParamValue>], kind: ValueKind) -> Vec<AxisValue> {
     let mut vals: Vec<AxisValue> = Vec::new();
     for v in col {
-        let av = value_of_opt(v, bytes);
+        let av = value_of_opt(v, kind);
         if !vals.iter().any(|x| x.label == av.label) {
             vals.push(av);
         }
@@ -293,26 +286,30 @@ fn distinct(col: &[Option<ParamValue>], bytes: bool) -> Vec<AxisValue> {
     vals
 }
 
-fn value_of_opt(v: &Option<ParamValue>, bytes: bool) -> AxisValue {
+fn value_of_opt(v: &Option<ParamValue>, kind: ValueKind) -> AxisValue {
     match v {
-        Some(v) => value_of(v, bytes),
+        Some(v) => value_of(v, kind),
         None => AxisValue { label: "default".into(), num: None },
     }
 }
 
-fn value_of(v: &ParamValue, bytes: bool) -> AxisValue {
-    match v {
-        ParamValue::Int(n) if bytes => {
-            AxisValue { label: crate::plot::scale::size(*n as f64), num: Some(*n as f64) }
-        }
-        ParamValue::Int(n) => AxisValue { label: n.to_string(), num: Some(*n as f64) },
-        other => AxisValue { label: other.to_string(), num: None },
-    }
+/// A value as an axis shows it: sizes `64K`, times `2.5 s`, rates `5.00 Mbit/s`, others as
+/// stored.
+fn value_of(v: &ParamValue, kind: ValueKind) -> AxisValue {
+    let ParamValue::Int(n) = v else { return AxisValue { label: v.to_string(), num: None } };
+    let num = Some(*n as f64);
+    let label = match kind {
+        ValueKind::Bytes => crate::plot::scale::size(*n as f64),
+        ValueKind::Millis => format!("{} s", *n as f64 / 1000.0),
+        ValueKind::Rate => crate::units::metric(Metric::Goodput, *n as f64),
+        _ => n.to_string(),
+    };
+    AxisValue { label, num }
 }
 
-/// Whether a sweep parameter (command-line name) is a byte size.
-fn is_size_param(name: &str) -> bool {
-    ["len", "buf", "window", "size", "mss", "request", "response"].iter().any(|k| name.contains(k))
+/// The kind of value of a sweep axis (a setting's id or alias); a count when unknown.
+fn kind_of(name: &str) -> ValueKind {
+    setting::find(name).map_or(ValueKind::Count, |s| s.kind)
 }
 
 fn point(coords: Vec<usize>, vs: &[f64]) -> GridPoint {
@@ -334,5 +331,63 @@ fn t95(df: usize) -> f64 {
         11..=20 => 2.086 + (2.228 - 2.086) * (20 - df) as f64 / 10.0,
         21..=30 => 2.042 + (2.086 - 2.042) * (30 - df) as f64 / 10.0,
         _ => 1.96,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    fn labels(names: &[&str]) -> String {
+        let settings: Vec<&Setting> =
+            names.iter().map(|n| setting::by_id(n).unwrap_or_else(|| panic!("{n}"))).collect();
+        axis_name(&settings)
+    }
+
+    #[test]
+    fn settings_changing_together_are_named_by_their_combined_setting() {
+        assert_eq!(labels(&["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"]), "window");
+        assert_eq!(labels(&["send_len", "recv_len"]), "write size");
+        assert_eq!(labels(&["request_len", "response_len"]), "request=response");
+        assert_eq!(labels(&["sndbuf", "rcvbuf"]), "sndbuf (= rcvbuf)");
+        assert_eq!(labels(&["remote_rcvbuf"]), "server rcvbuf");
+    }
+
+    #[test]
+    fn loose_results_differing_in_any_setting_form_a_grid_labelled_from_the_table() {
+        let mut tests = Vec::new();
+        for (rate, secs) in [(1_000_000, 5_000), (1_000_000, 10_000), (5_000_000, 5_000), (5_000_000, 10_000)]
+        {
+            let mut t = fixture::stream(1024, 65_536, 1.0);
+            (t.spec.rate_bps, t.spec.duration_ms) = (rate, secs);
+            tests.push(t);
+        }
+        let refs: Vec<&TestResult> = tests.iter().collect();
+        let grids = Grid::derive(&refs);
+        let [grid] = &grids[..] else { panic!("one grid expected: {grids:?}") };
+        let axes: Vec<(&str, Vec<&str>)> = grid
+            .axes
+            .iter()
+            .map(|a| (a.name.as_str(), a.values.iter().map(|v| v.label.as_str()).collect()))
+            .collect();
+        assert_eq!(
+            axes,
+            vec![("duration", vec!["5 s", "10 s"]), ("rate", vec!["1.00 Mbit/s", "5.00 Mbit/s"])]
+        );
+        assert_eq!(grid.points.len(), 4, "different settings are not averaged together");
+        let labels = distinct_labels(&refs);
+        assert!(labels[3].ends_with("(rate 5.00 Mbit/s, duration 10 s)"), "{labels:?}");
+    }
+
+    #[test]
+    fn sweep_axes_take_their_kind_from_the_table_under_old_names_too() {
+        assert_eq!(kind_of("send-len"), ValueKind::Bytes);
+        assert_eq!(kind_of("window"), ValueKind::Bytes);
+        assert_eq!(kind_of("time"), ValueKind::Millis);
+        assert_eq!(kind_of("parallel"), ValueKind::Count);
+        let grid =
+            Grid::from_sweep(&fixture::sweep_run()).unwrap_or_else(|| panic!("the fixture is a sweep"));
+        assert!(grid.axes.iter().all(|a| a.bytes), "window and len are sizes");
     }
 }

@@ -32,7 +32,9 @@ impl std::fmt::Display for ParamValue {
 /// A parameter set to a value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParamSetting {
-    /// Parameter name as on the command line (`len`, `rcvbuf`, …).
+    /// The setting's id ([`crate::setting`]: `send_len`, `rcvbuf`, `len` …). Points stored
+    /// before the ids name it by an alias (`send-len`, `request`, `time`), which
+    /// [`crate::setting::find`] resolves too.
     pub name: String,
     /// Its value.
     pub value: ParamValue,
@@ -41,9 +43,12 @@ pub struct ParamSetting {
 /// One `--vary`: a parameter and the values it takes, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
-    /// Parameter name as on the command line (`len`, `rcvbuf`, …).
+    /// The setting's id ([`crate::setting`]: `send_len`, `rcvbuf`, `len` …). Plans stored
+    /// before the ids name it by an alias (`send-len`, `request`, `time`), which
+    /// [`crate::setting::find`] resolves too.
     pub name: String,
-    /// Parameters tied to this one (`--tie sndbuf=rcvbuf=len`): they take the same value.
+    /// Settings tied to this one (`--tie sndbuf=rcvbuf=len`), named as `name` is: they take
+    /// the same value.
     #[serde(default)]
     pub tied: Vec<String>,
     /// The values, in sweep order.

@@ -27,11 +27,8 @@ pub struct SweepArgs {
     /// Test type: any registered one, by command or id (stream, rr, crr, udp, udp-rr, tcp-stream …).
     #[arg(long, value_parser = parse::test_kind, default_value = "stream")]
     pub test: results::TestKind,
-    /// NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a grid.
-    /// NAME: len, send-len, recv-len, window, sndbuf, rcvbuf, remote-sndbuf, remote-rcvbuf,
-    /// request, response, size, mss, bytes, parallel, burst, time, interval, omit, nodelay,
-    /// congestion, direction, rate (udp).
-    #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume")]
+    // The help lists the settings from results::setting, those some test type takes.
+    #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume", help = crate::sweep_plan::vary_help())]
     pub vary: Vec<String>,
     /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
     #[arg(long = "tie", value_name = "A=B[=C…]")]

@@ -1,0 +1,706 @@
+//! Every setting of a [`TestSpec`], named once: its id (the spec field, snake_case, as a
+//! server's rejection names it), the other names a sweep accepts, the flag that sets it, its
+//! label in reports, the kind of value it takes, and how to read it from a spec and write it
+//! into one. Sweeps, the server's checks, the registry's sweepable parameters and the reports'
+//! grids all name settings through this table.
+//!
+//! A few entries are combined settings (`len`, `window`, `size`): one value written into
+//! several fields at once, as `-l`, `-w` and `-r` do. Their [`Setting::parts`] list those
+//! fields.
+
+use crate::spec::{Direction, TestSpec};
+use crate::sweep::ParamValue;
+
+/// How a setting's value is written and stored ([`ParamValue`] holds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// Bytes (`Int`); written with K/M/G, powers of 1024.
+    Bytes,
+    /// A plain count (`Int`).
+    Count,
+    /// A time, stored in milliseconds (`Int`); written in seconds as `-t` is.
+    Millis,
+    /// On or off (`Bool`).
+    Bool,
+    /// A name (`Text`), e.g. a congestion control.
+    Text,
+    /// Bits per second (`Int`); written with k/M/G, powers of 1000.
+    Rate,
+    /// `forward`, `reverse` or `bidir` (`Text`).
+    Direction,
+}
+
+impl ValueKind {
+    /// Whether values are numbers (so a range `FROM..TO` can list them).
+    pub fn is_numeric(self) -> bool {
+        matches!(self, ValueKind::Bytes | ValueKind::Count | ValueKind::Millis | ValueKind::Rate)
+    }
+}
+
+/// One setting of a test.
+#[derive(Debug)]
+pub struct Setting {
+    /// The spec field's name (`send_len`), or a combined setting's name (`len`).
+    pub id: &'static str,
+    /// Other names a sweep accepts (`send-len`, `l`), including the names stored sweep plans
+    /// used before the ids (`request`, `time`, `rate`).
+    pub aliases: &'static [&'static str],
+    /// The command-line flag that sets it, for help and error messages (`-l/--len`).
+    pub flag: &'static str,
+    /// Its name in reports (`write size`, `server rcvbuf`).
+    pub label: &'static str,
+    /// The kind of value it takes.
+    pub kind: ValueKind,
+    /// For a combined setting, the ids of the fields it sets; empty for a spec field.
+    pub parts: &'static [&'static str],
+    /// Its value in a spec; `None` when unset (the OS or test type default), and for a
+    /// combined setting when its parts differ.
+    pub get: fn(&TestSpec) -> Option<ParamValue>,
+    /// Writes a value into a spec; an error says why the value does not fit.
+    pub set: fn(&mut TestSpec, &ParamValue) -> Result<(), String>,
+}
+
+impl Setting {
+    /// Whether this setting writes several fields at once.
+    pub fn is_combined(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// The ids of the spec fields it writes: its parts, or its own id.
+    pub fn fields(&self) -> &[&'static str] {
+        if self.parts.is_empty() {
+            std::slice::from_ref(&self.id)
+        } else {
+            self.parts
+        }
+    }
+
+    /// Whether `name` is its id or one of its aliases.
+    pub fn is_named(&self, name: &str) -> bool {
+        self.id == name || self.aliases.contains(&name)
+    }
+}
+
+/// The setting whose id or alias is `name`.
+pub fn find(name: &str) -> Option<&'static Setting> {
+    ALL.iter().copied().find(|s| s.is_named(name))
+}
+
+/// The setting whose id is `id` (aliases not accepted).
+pub fn by_id(id: &str) -> Option<&'static Setting> {
+    ALL.iter().copied().find(|s| s.id == id)
+}
+
+fn int(v: &ParamValue) -> Result<u64, String> {
+    match v {
+        ParamValue::Int(n) => Ok(*n),
+        other => Err(format!("'{other}' is not a number")),
+    }
+}
+
+fn int32(v: &ParamValue) -> Result<u32, String> {
+    let n = int(v)?;
+    u32::try_from(n).map_err(|_| format!("{n} is too large (at most {})", u32::MAX))
+}
+
+fn flag(v: &ParamValue) -> Result<bool, String> {
+    match v {
+        ParamValue::Bool(b) => Ok(*b),
+        other => Err(format!("'{other}' is not true or false")),
+    }
+}
+
+fn text(v: &ParamValue) -> Result<String, String> {
+    match v {
+        ParamValue::Text(s) => Ok(s.clone()),
+        other => Err(format!("'{other}' is not a name")),
+    }
+}
+
+/// A direction by name: `forward`, `reverse`, `bidir`.
+pub fn direction(name: &str) -> Result<Direction, String> {
+    match name {
+        "forward" => Ok(Direction::Forward),
+        "reverse" => Ok(Direction::Reverse),
+        "bidir" => Ok(Direction::Bidir),
+        other => Err(format!("direction '{other}' must be forward, reverse or bidir")),
+    }
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Forward => "forward",
+        Direction::Reverse => "reverse",
+        Direction::Bidir => "bidir",
+    }
+}
+
+fn n32(v: u32) -> Option<ParamValue> {
+    Some(ParamValue::Int(u64::from(v)))
+}
+
+fn opt32(v: Option<u32>) -> Option<ParamValue> {
+    v.map(|v| ParamValue::Int(u64::from(v)))
+}
+
+/// The value all of `parts` share, if they do.
+fn same(parts: &[Option<ParamValue>]) -> Option<ParamValue> {
+    let first = parts.first()?.clone();
+    parts.iter().all(|p| *p == first).then_some(first).flatten()
+}
+
+/// Bytes per write (`-l`).
+pub static SEND_LEN: Setting = Setting {
+    id: "send_len",
+    aliases: &["send-len"],
+    flag: "-l/--len",
+    label: "write size",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| n32(s.send_len),
+    set: |s, v| {
+        s.send_len = int32(v)?;
+        Ok(())
+    },
+};
+
+/// Bytes per read.
+pub static RECV_LEN: Setting = Setting {
+    id: "recv_len",
+    aliases: &["recv-len"],
+    flag: "--recv-len",
+    label: "read size",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| n32(s.recv_len),
+    set: |s, v| {
+        s.recv_len = int32(v)?;
+        Ok(())
+    },
+};
+
+/// Request size (rr, crr, udp-rr).
+pub static REQUEST_LEN: Setting = Setting {
+    id: "request_len",
+    aliases: &["request", "req", "request-len"],
+    flag: "-r/--size",
+    label: "request",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| n32(s.request_len),
+    set: |s, v| {
+        s.request_len = int32(v)?;
+        Ok(())
+    },
+};
+
+/// Response size (rr, crr, udp-rr).
+pub static RESPONSE_LEN: Setting = Setting {
+    id: "response_len",
+    aliases: &["response", "resp", "response-len"],
+    flag: "-r/--size",
+    label: "response",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| n32(s.response_len),
+    set: |s, v| {
+        s.response_len = int32(v)?;
+        Ok(())
+    },
+};
+
+/// SO_SNDBUF on the client's data sockets.
+pub static SNDBUF: Setting = Setting {
+    id: "sndbuf",
+    aliases: &[],
+    flag: "--sndbuf",
+    label: "sndbuf",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| opt32(s.sndbuf),
+    set: |s, v| {
+        s.sndbuf = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// SO_RCVBUF on the client's data sockets.
+pub static RCVBUF: Setting = Setting {
+    id: "rcvbuf",
+    aliases: &[],
+    flag: "--rcvbuf",
+    label: "rcvbuf",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| opt32(s.rcvbuf),
+    set: |s, v| {
+        s.rcvbuf = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// SO_SNDBUF on the server's data sockets.
+pub static REMOTE_SNDBUF: Setting = Setting {
+    id: "remote_sndbuf",
+    aliases: &["remote-sndbuf"],
+    flag: "--remote-sndbuf",
+    label: "server sndbuf",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| opt32(s.remote_sndbuf),
+    set: |s, v| {
+        s.remote_sndbuf = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// SO_RCVBUF on the server's data sockets.
+pub static REMOTE_RCVBUF: Setting = Setting {
+    id: "remote_rcvbuf",
+    aliases: &["remote-rcvbuf"],
+    flag: "--remote-rcvbuf",
+    label: "server rcvbuf",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| opt32(s.remote_rcvbuf),
+    set: |s, v| {
+        s.remote_rcvbuf = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// TCP_MAXSEG.
+pub static MSS: Setting = Setting {
+    id: "mss",
+    aliases: &["M"],
+    flag: "-M/--mss",
+    label: "mss",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| opt32(s.mss),
+    set: |s, v| {
+        s.mss = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// Streams or flows per direction.
+pub static PARALLEL: Setting = Setting {
+    id: "parallel",
+    aliases: &["P"],
+    flag: "-P/--parallel",
+    label: "streams",
+    kind: ValueKind::Count,
+    parts: &[],
+    get: |s| n32(s.parallel),
+    set: |s, v| {
+        s.parallel = int32(v)?;
+        Ok(())
+    },
+};
+
+/// Transactions in flight (rr, udp-rr); datagrams per pacing step (udp).
+pub static BURST: Setting = Setting {
+    id: "burst",
+    aliases: &[],
+    flag: "--burst",
+    label: "burst",
+    kind: ValueKind::Count,
+    parts: &[],
+    get: |s| n32(s.burst),
+    set: |s, v| {
+        s.burst = int32(v)?;
+        Ok(())
+    },
+};
+
+/// TCP_NODELAY.
+pub static NODELAY: Setting = Setting {
+    id: "nodelay",
+    aliases: &["N"],
+    flag: "-N/--nodelay",
+    label: "nodelay",
+    kind: ValueKind::Bool,
+    parts: &[],
+    get: |s| Some(ParamValue::Bool(s.nodelay)),
+    set: |s, v| {
+        s.nodelay = flag(v)?;
+        Ok(())
+    },
+};
+
+/// Congestion control on both ends.
+pub static CONGESTION: Setting = Setting {
+    id: "congestion",
+    aliases: &["C"],
+    flag: "-C/--congestion",
+    label: "congestion",
+    kind: ValueKind::Text,
+    parts: &[],
+    get: |s| s.congestion.clone().map(ParamValue::Text),
+    set: |s, v| {
+        s.congestion = Some(text(v)?);
+        Ok(())
+    },
+};
+
+/// UDP target rate per stream, bit/s.
+pub static RATE_BPS: Setting = Setting {
+    id: "rate_bps",
+    aliases: &["rate", "b"],
+    flag: "-b/--rate",
+    label: "rate",
+    kind: ValueKind::Rate,
+    parts: &[],
+    get: |s| Some(ParamValue::Int(s.rate_bps)),
+    set: |s, v| {
+        s.rate_bps = int(v)?;
+        Ok(())
+    },
+};
+
+/// Bytes to send per direction. Setting it makes the test byte-limited as `-n` does: the
+/// time limit and the omitted time go to 0.
+pub static BYTES_LIMIT: Setting = Setting {
+    id: "bytes_limit",
+    aliases: &["bytes", "n"],
+    flag: "-n/--bytes",
+    label: "bytes",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    get: |s| s.bytes_limit.map(ParamValue::Int),
+    set: |s, v| {
+        (s.bytes_limit, s.duration_ms, s.omit_ms) = (Some(int(v)?), 0, 0);
+        Ok(())
+    },
+};
+
+/// Time limit.
+pub static DURATION_MS: Setting = Setting {
+    id: "duration_ms",
+    aliases: &["time", "t", "duration", "duration-ms"],
+    flag: "-t/--time",
+    label: "duration",
+    kind: ValueKind::Millis,
+    parts: &[],
+    get: |s| Some(ParamValue::Int(s.duration_ms)),
+    set: |s, v| {
+        s.duration_ms = int(v)?;
+        Ok(())
+    },
+};
+
+/// Interval report period.
+pub static INTERVAL_MS: Setting = Setting {
+    id: "interval_ms",
+    aliases: &["interval", "i"],
+    flag: "-i/--interval",
+    label: "interval",
+    kind: ValueKind::Millis,
+    parts: &[],
+    get: |s| Some(ParamValue::Int(s.interval_ms)),
+    set: |s, v| {
+        s.interval_ms = int(v)?;
+        Ok(())
+    },
+};
+
+/// Leading time left out of summaries.
+pub static OMIT_MS: Setting = Setting {
+    id: "omit_ms",
+    aliases: &["omit", "O"],
+    flag: "-O/--omit",
+    label: "omitted",
+    kind: ValueKind::Millis,
+    parts: &[],
+    get: |s| Some(ParamValue::Int(s.omit_ms)),
+    set: |s, v| {
+        s.omit_ms = int(v)?;
+        Ok(())
+    },
+};
+
+/// Which way the data flows.
+pub static DIRECTION: Setting = Setting {
+    id: "direction",
+    aliases: &[],
+    flag: "-R/--reverse, --bidir",
+    label: "direction",
+    kind: ValueKind::Direction,
+    parts: &[],
+    get: |s| Some(ParamValue::Text(direction_name(s.direction).into())),
+    set: |s, v| {
+        s.direction = direction(&text(v)?)?;
+        Ok(())
+    },
+};
+
+/// Spin on reads (rr).
+pub static BUSY_POLL: Setting = Setting {
+    id: "busy_poll",
+    aliases: &["busy-poll"],
+    flag: "--busy-poll",
+    label: "busy poll",
+    kind: ValueKind::Bool,
+    parts: &[],
+    get: |s| Some(ParamValue::Bool(s.busy_poll)),
+    set: |s, v| {
+        s.busy_poll = flag(v)?;
+        Ok(())
+    },
+};
+
+/// UDP without checksums.
+pub static NO_CHECKSUM: Setting = Setting {
+    id: "no_checksum",
+    aliases: &["no-checksum"],
+    flag: "--no-checksum",
+    label: "no checksum",
+    kind: ValueKind::Bool,
+    parts: &[],
+    get: |s| Some(ParamValue::Bool(s.no_checksum)),
+    set: |s, v| {
+        s.no_checksum = flag(v)?;
+        Ok(())
+    },
+};
+
+/// UDP without GSO/GRO and batches.
+pub static NO_OFFLOAD: Setting = Setting {
+    id: "no_offload",
+    aliases: &["no-offload"],
+    flag: "--no-offload",
+    label: "no offload",
+    kind: ValueKind::Bool,
+    parts: &[],
+    get: |s| Some(ParamValue::Bool(s.no_offload)),
+    set: |s, v| {
+        s.no_offload = flag(v)?;
+        Ok(())
+    },
+};
+
+/// CPU the client's workers are pinned to.
+pub static CPU_LOCAL: Setting = Setting {
+    id: "cpu_local",
+    aliases: &["cpu-local"],
+    flag: "-A/--affinity",
+    label: "client CPU",
+    kind: ValueKind::Count,
+    parts: &[],
+    get: |s| opt32(s.cpu_local),
+    set: |s, v| {
+        s.cpu_local = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// CPU the server's workers are pinned to.
+pub static CPU_REMOTE: Setting = Setting {
+    id: "cpu_remote",
+    aliases: &["cpu-remote"],
+    flag: "-A/--affinity",
+    label: "server CPU",
+    kind: ValueKind::Count,
+    parts: &[],
+    get: |s| opt32(s.cpu_remote),
+    set: |s, v| {
+        s.cpu_remote = Some(int32(v)?);
+        Ok(())
+    },
+};
+
+/// Write and read size together, as `-l` sets them.
+pub static LEN: Setting = Setting {
+    id: "len",
+    aliases: &["l"],
+    flag: "-l/--len",
+    label: "write size",
+    kind: ValueKind::Bytes,
+    parts: &["send_len", "recv_len"],
+    get: |s| same(&[n32(s.send_len), n32(s.recv_len)]),
+    set: |s, v| {
+        let n = int32(v)?;
+        (s.send_len, s.recv_len) = (n, n);
+        Ok(())
+    },
+};
+
+/// All four socket buffers, as `-w` sets them.
+pub static WINDOW: Setting = Setting {
+    id: "window",
+    aliases: &["w"],
+    flag: "-w/--window",
+    label: "window",
+    kind: ValueKind::Bytes,
+    parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
+    get: |s| same(&[opt32(s.sndbuf), opt32(s.rcvbuf), opt32(s.remote_sndbuf), opt32(s.remote_rcvbuf)]),
+    set: |s, v| {
+        let w = Some(int32(v)?);
+        (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf) = (w, w, w, w);
+        Ok(())
+    },
+};
+
+/// Request and response size together, as `-r N` sets them.
+pub static SIZE: Setting = Setting {
+    id: "size",
+    aliases: &[],
+    flag: "-r/--size",
+    label: "request=response",
+    kind: ValueKind::Bytes,
+    parts: &["request_len", "response_len"],
+    get: |s| same(&[n32(s.request_len), n32(s.response_len)]),
+    set: |s, v| {
+        let n = int32(v)?;
+        (s.request_len, s.response_len) = (n, n);
+        Ok(())
+    },
+};
+
+/// The table: spec fields first (sizes first, the order reports list them in), then the
+/// combined settings.
+pub static ALL: &[&Setting] = &[
+    &SEND_LEN,
+    &RECV_LEN,
+    &REQUEST_LEN,
+    &RESPONSE_LEN,
+    &SNDBUF,
+    &RCVBUF,
+    &REMOTE_SNDBUF,
+    &REMOTE_RCVBUF,
+    &MSS,
+    &PARALLEL,
+    &BURST,
+    &NODELAY,
+    &CONGESTION,
+    &RATE_BPS,
+    &BYTES_LIMIT,
+    &DURATION_MS,
+    &INTERVAL_MS,
+    &OMIT_MS,
+    &DIRECTION,
+    &BUSY_POLL,
+    &NO_CHECKSUM,
+    &NO_OFFLOAD,
+    &CPU_LOCAL,
+    &CPU_REMOTE,
+    &LEN,
+    &WINDOW,
+    &SIZE,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::TestKind;
+    use std::collections::BTreeSet;
+
+    /// The spec's fields as JSON, keyed by name.
+    fn fields(spec: &TestSpec) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(spec) {
+            Ok(serde_json::Value::Object(m)) => m,
+            other => panic!("a spec serializes to an object, not {other:?}"),
+        }
+    }
+
+    /// The fields whose values differ between `a` and `b`.
+    fn changed(a: &TestSpec, b: &TestSpec) -> BTreeSet<String> {
+        let (fa, fb) = (fields(a), fields(b));
+        fa.keys().filter(|k| fa.get(*k) != fb.get(*k)).cloned().collect()
+    }
+
+    /// A value of `kind` that differs from every default of [`TestSpec::new`].
+    fn sample(kind: ValueKind) -> ParamValue {
+        match kind {
+            ValueKind::Bytes => ParamValue::Int(4096),
+            ValueKind::Count => ParamValue::Int(3),
+            ValueKind::Millis => ParamValue::Int(2500),
+            ValueKind::Bool => ParamValue::Bool(true),
+            ValueKind::Text => ParamValue::Text("reno".into()),
+            ValueKind::Rate => ParamValue::Int(5_000_000),
+            ValueKind::Direction => ParamValue::Text("reverse".into()),
+        }
+    }
+
+    #[test]
+    fn every_spec_field_but_the_test_type_is_a_setting_and_no_other() {
+        let spec_fields: BTreeSet<String> =
+            fields(&TestSpec::new(TestKind::TcpStream)).keys().cloned().collect();
+        let ids: BTreeSet<String> =
+            ALL.iter().filter(|s| !s.is_combined()).map(|s| s.id.to_string()).collect();
+        let mut expected = spec_fields;
+        expected.remove("test");
+        assert_eq!(ids, expected);
+    }
+
+    #[test]
+    fn every_name_means_one_setting() {
+        let mut seen = BTreeSet::new();
+        for s in ALL {
+            for name in std::iter::once(&s.id).chain(s.aliases) {
+                assert!(seen.insert(*name), "'{name}' names two settings");
+                assert_eq!(find(name).map(|f| f.id), Some(s.id));
+            }
+            assert!(!s.label.is_empty() && s.flag.starts_with('-'), "{}", s.id);
+        }
+        assert!(find("colour").is_none() && by_id("len").is_some() && by_id("l").is_none());
+    }
+
+    #[test]
+    fn a_combined_setting_is_made_of_fields_of_its_kind() {
+        for s in ALL.iter().filter(|s| s.is_combined()) {
+            for part in s.parts {
+                let p = by_id(part).unwrap_or_else(|| panic!("{}: part '{part}' is not an id", s.id));
+                assert!(!p.is_combined() && p.kind == s.kind, "{}: {part}", s.id);
+            }
+        }
+        assert_eq!(LEN.fields(), &["send_len", "recv_len"]);
+        assert_eq!(MSS.fields(), &["mss"]);
+    }
+
+    #[test]
+    fn a_setter_writes_its_own_fields_and_the_getter_reads_them_back() {
+        for s in ALL {
+            let mut before = TestSpec::new(TestKind::TcpStream);
+            before.omit_ms = 500;
+            let mut after = before.clone();
+            let v = sample(s.kind);
+            (s.set)(&mut after, &v).unwrap_or_else(|e| panic!("{}: {e}", s.id));
+            assert_eq!((s.get)(&after), Some(v.clone()), "{}", s.id);
+            let mut expected: BTreeSet<String> = s.fields().iter().map(|f| f.to_string()).collect();
+            if s.id == "bytes_limit" {
+                expected.extend(["duration_ms".to_string(), "omit_ms".to_string()]);
+            }
+            assert_eq!(changed(&before, &after), expected, "{}", s.id);
+            for part in s.parts {
+                let p = by_id(part).unwrap_or_else(|| panic!("{part}"));
+                assert_eq!((p.get)(&after), Some(v.clone()), "{} sets {part}", s.id);
+            }
+        }
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_or_size_is_refused() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        let text = ParamValue::Text("x".into());
+        for s in ALL.iter().filter(|s| s.kind != ValueKind::Text && s.kind != ValueKind::Direction) {
+            assert!((s.set)(&mut spec, &text).is_err(), "{}", s.id);
+        }
+        assert!((SEND_LEN.set)(&mut spec, &ParamValue::Int(1 << 32)).is_err());
+        assert!((NODELAY.set)(&mut spec, &ParamValue::Int(1)).is_err());
+        let up = (DIRECTION.set)(&mut spec, &ParamValue::Text("up".into()));
+        assert!(up.is_err_and(|e| e.contains("forward, reverse or bidir")));
+        assert_eq!(spec, TestSpec::new(TestKind::TcpStream), "a refused value changes nothing");
+    }
+
+    #[test]
+    fn a_combined_setting_reads_nothing_when_its_parts_differ() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.recv_len = 1;
+        assert_eq!((LEN.get)(&spec), None);
+        assert_eq!((WINDOW.get)(&spec), None, "unset buffers have no common value");
+        spec.sndbuf = Some(8);
+        assert_eq!((WINDOW.get)(&spec), None);
+    }
+}
