@@ -60,15 +60,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
     match command {
         Command::Run(a) => cmd::run::run(a, stop),
         Command::Server(a) => cmd::server::run(a, stop),
-        Command::Stream(a) => cmd::test::run_with(
-            &a.client,
-            &a.path,
-            settings::stream_spec(a)?,
-            settings::link_reference(&a.link, results::TestKind::TcpStream)?,
-            stop,
-        ),
-        Command::Rr(a) => cmd::test::run_with(&a.client, &a.path, settings::rr_spec(a)?, None, stop),
-        Command::Crr(a) => cmd::test::run_with(&a.client, &a.path, settings::crr_spec(a)?, None, stop),
+        Command::Test(t) => cmd::test::run(t, stop),
         Command::Model(a) => cmd::model::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Sweep(a) => cmd::sweep::run(a, stop),
@@ -76,16 +68,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Show(a) => cmd::history::show(a),
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
-        Command::Udp(a) => cmd::test::run_with(
-            &a.client,
-            &a.path,
-            udp_settings::udp_spec(a)?,
-            settings::link_reference(&a.link, results::TestKind::UdpStream)?,
-            stop,
-        ),
-        Command::UdpRr(a) => {
-            cmd::test::run_with(&a.client, &a.path, udp_settings::udp_rr_spec(a)?, None, stop)
-        }
         Command::Emu(a) => cmd::emu::run(a),
     }
 }

@@ -211,7 +211,9 @@ mod tests {
         use clap::Parser;
         let argv = ["tcplab", "udp", "-b", "1M", "-l", "8K", "--path", "rate=1mbit,up:rate=1M,queue=8K"];
         let cli = crate::args::Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{e}"));
-        let crate::args::Command::Udp(udp) = cli.command else { panic!("not udp") };
+        let crate::args::Command::Test(crate::args::measure::TestCommand::Udp(udp)) = cli.command else {
+            panic!("not udp")
+        };
         let spec = udp.path.path.as_deref().unwrap_or_default();
         let path = emu::PathConfig::parse(spec).unwrap_or_else(|e| panic!("{e}"));
         for link in [&path.up, &path.down] {

@@ -1,7 +1,7 @@
 //! tcplab's test engines: the client and server sides of each test type over the native
 //! control protocol, the server itself, and the summaries built from both ends' measurements.
 //!
-//! One file per test type ([`stream`], [`rr`], [`crr`], [`udp`], [`udp_rr`]) plus the
+//! One file per test type under [`registry`] (re-exported: [`stream`], [`rr`], [`crr`], [`udp`], [`udp_rr`]) plus the
 //! [`registry`]; UDP flows are set up by [`udp_flow`]; the
 //! [`client`] and [`server`] drive them. They speak the protocol's own message types and
 //! convert to and from the archive's in one file, [`protocol`].
@@ -9,27 +9,23 @@
 
 pub mod client;
 pub mod control;
-pub mod crr;
 pub mod limits;
 pub mod meter;
 pub mod pacing;
 pub mod protocol;
 pub mod registry;
-pub mod rr;
 pub mod server;
 pub mod side;
 pub mod stop;
-pub mod stream;
 pub mod summarize;
-pub mod udp;
 pub mod udp_flow;
 pub mod udp_path;
-pub mod udp_rr;
 pub mod udp_summary;
 
 use std::io;
 
 pub use client::{run_test, ClientOptions, Observer};
+pub use registry::{crr, rr, stream, udp, udp_rr};
 pub use server::{Server, ServerConfig};
 pub use stop::StopFlag;
 

@@ -67,7 +67,44 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
             check_range(field.id, cpu.into(), 0, 4095)?;
         }
     }
-    crate::registry::of(spec.test).check(spec)
+    let ty = crate::registry::of(spec.test);
+    check_options(spec, ty.options())?;
+    ty.check(spec)
+}
+
+/// Most type-specific options a spec may carry, and the longest text value.
+const MAX_OPTIONS: usize = 32;
+const MAX_OPTION_TEXT: usize = 4096;
+
+/// Every option of `spec` must be one its test type declares, with a value of its kind.
+fn check_options(spec: &TestSpec, declared: &[crate::registry::TypeOption]) -> Result<(), Rejection> {
+    use results::setting::ValueKind;
+    use results::ParamValue;
+    if spec.options.len() > MAX_OPTIONS {
+        return Err(Rejection::field("options", format!("at most {MAX_OPTIONS} options")));
+    }
+    for (name, value) in &spec.options {
+        let field = format!("options.{name}");
+        let Some(opt) = declared.iter().find(|o| o.name == name) else {
+            let known: Vec<&str> = declared.iter().map(|o| o.name).collect();
+            let msg =
+                format!("{} tests have no setting '{name}' (theirs: {})", spec.test.id(), known.join(", "));
+            return Err(Rejection::field(&field, msg));
+        };
+        let fits = match (opt.kind, value) {
+            (ValueKind::Bool, ParamValue::Bool(_)) => true,
+            (ValueKind::Text | ValueKind::Direction, ParamValue::Text(t)) => t.len() <= MAX_OPTION_TEXT,
+            (
+                ValueKind::Bytes | ValueKind::Count | ValueKind::Millis | ValueKind::Rate,
+                ParamValue::Int(_),
+            ) => true,
+            _ => false,
+        };
+        if !fits {
+            return Err(Rejection::field(&field, format!("'{value}' is not a valid {name} ({})", opt.about)));
+        }
+    }
+    Ok(())
 }
 
 /// Settings that only some test types take; each type's check names the ones it takes and
@@ -207,6 +244,13 @@ mod tests {
         let mut u = spec(TestKind::UdpStream);
         (u.send_len, u.recv_len, u.rate_bps, u.no_offload) = (1400, 1400, 1_000_000, true);
         assert!(ok(&u));
+    }
+
+    #[test]
+    fn an_option_the_test_type_does_not_declare_is_refused() {
+        let mut s = spec(TestKind::TcpStream);
+        s.options.insert("sink".into(), results::ParamValue::Text("fsync".into()));
+        assert_eq!(field_of(&s).as_deref(), Some("options.sink"));
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub fn request(spec: &r::TestSpec) -> w::TestRequest {
         rate_bps,
         no_checksum,
         no_offload,
+        options,
     } = spec.clone();
     w::TestRequest {
         test: test.id().to_string(),
@@ -101,6 +102,23 @@ pub fn request(spec: &r::TestSpec) -> w::TestRequest {
         rate_bps,
         no_checksum,
         no_offload,
+        options: options.into_iter().map(|(k, v)| (k, option_to_wire(v))).collect(),
+    }
+}
+
+fn option_to_wire(v: r::ParamValue) -> w::OptionValue {
+    match v {
+        r::ParamValue::Bool(b) => w::OptionValue::Bool(b),
+        r::ParamValue::Int(n) => w::OptionValue::Int(n),
+        r::ParamValue::Text(t) => w::OptionValue::Text(t),
+    }
+}
+
+fn option_from_wire(v: w::OptionValue) -> r::ParamValue {
+    match v {
+        w::OptionValue::Bool(b) => r::ParamValue::Bool(b),
+        w::OptionValue::Int(n) => r::ParamValue::Int(n),
+        w::OptionValue::Text(t) => r::ParamValue::Text(t),
     }
 }
 
@@ -142,6 +160,7 @@ pub fn spec(req: w::TestRequest) -> Result<r::TestSpec, wire::Rejection> {
         rate_bps: req.rate_bps,
         no_checksum: req.no_checksum,
         no_offload: req.no_offload,
+        options: req.options.into_iter().map(|(k, v)| (k, option_from_wire(v))).collect(),
     })
 }
 

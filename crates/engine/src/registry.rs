@@ -1,12 +1,19 @@
-//! Every test type, in one table. A test type is one module implementing [`TestType`] plus one
-//! line in [`of`]: its settings and their checks, the client's and server's jobs, its
+//! Every test type, in one table. A test type is one module beside this file (declared at
+//! the top) implementing [`TestType`], plus one line in [`of`]: its settings and their checks, the client's and server's jobs, its
 //! summary and headline metric, its label and the parameters a sweep may vary. The server's
 //! dispatch, the client, the CLI's help and names, sweeps, confidence judging, the archive and
 //! the reports all derive from this table; nothing else branches on a test's kind.
 
+pub mod crr;
+pub mod rr;
+pub mod stream;
+pub mod udp;
+pub mod udp_rr;
+
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 
+use results::setting::ValueKind;
 use results::{Metric, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use wire::{Rejection, Token};
 
@@ -41,6 +48,17 @@ pub enum Data {
     },
     /// Server of a per-transaction test: the connections as they arrive.
     Accept(Receiver<TcpStream>),
+}
+
+/// A setting only one test type has, carried in [`TestSpec::options`] by `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeOption {
+    /// Its name in the spec, the wire and the archive.
+    pub name: &'static str,
+    /// How its value is written and checked.
+    pub kind: ValueKind,
+    /// One line for help and errors.
+    pub about: &'static str,
 }
 
 /// One test type. Implementations are unit structs, one per module, registered in [`of`].
@@ -86,6 +104,10 @@ pub trait TestType: Sync + std::fmt::Debug {
     /// [`results::setting`] (a combined setting such as `len` is taken when one of its parts
     /// is).
     fn sweep_params(&self) -> &'static [&'static str];
+    /// Settings only this type has ([`TestSpec::options`]); any other name is refused.
+    fn options(&self) -> &'static [TypeOption] {
+        &[]
+    }
 }
 
 /// The test type of `kind`: the registry's one line per type. The match is exhaustive, so a

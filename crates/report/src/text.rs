@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use results::{
-    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Reference, ReferenceKind, RrSummary,
-    Shape, Status, TestResult, TestSpec,
+    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Metric, Reference, ReferenceKind,
+    RrSummary, Shape, Status, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, micros, rate, sig3, UNKNOWN};
@@ -100,7 +100,8 @@ pub fn test_summary(r: &TestResult) -> String {
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     if let Some(rr) = &r.summary.rr {
-        rr_block(&mut o, rr, &r.spec);
+        let metric = r.summary.headline.map_or(Metric::TransactionRate, |h| h.metric);
+        rr_block(&mut o, rr, &r.spec, metric);
     }
     sockets_block(&mut o, r);
     placement_line(&mut o, r);
@@ -206,7 +207,7 @@ fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Refe
     );
 }
 
-fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
+fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
     let l = &rr.latency;
     let _ = writeln!(
         o,
@@ -219,9 +220,9 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec) {
     );
     let _ = writeln!(
         o,
-        "    {} transactions · {} trans/s · RTT from rate {}",
+        "    {} transactions · {} · RTT from rate {}",
         count(rr.transactions),
-        sig3(rr.trans_per_s),
+        crate::units::metric(metric, rr.trans_per_s),
         micros(rr.rtt_from_rate_us)
     );
     if l.count == 0 {

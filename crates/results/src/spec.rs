@@ -1,7 +1,11 @@
 //! What a test was asked to do. The same value travels to the server, into the archive and
 //! into reports; sweeps vary its fields by name.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::sweep::ParamValue;
 
 /// One stable kebab-case id per test type (STYLE.md), used everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -113,6 +117,10 @@ pub struct TestSpec {
     /// UDP: no GSO/GRO and no sendmmsg/recvmmsg batches (one datagram per call).
     #[serde(default)]
     pub no_offload: bool,
+    /// Settings only one test type has, by name (e.g. a file test's sink), declared and
+    /// checked by that test type (engine's registry); empty for the others.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, ParamValue>,
 }
 
 impl TestSpec {
@@ -145,6 +153,7 @@ impl TestSpec {
             rate_bps: 0,
             no_checksum: false,
             no_offload: false,
+            options: BTreeMap::new(),
         }
     }
 

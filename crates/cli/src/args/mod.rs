@@ -9,6 +9,7 @@ use crate::parse;
 
 pub mod archive;
 pub mod link;
+pub mod measure;
 pub mod model;
 pub mod sweep;
 
@@ -36,16 +37,9 @@ pub enum Command {
     Run(RunArgs),
     /// Serve tests to tcplab clients (control port 9180).
     Server(ServerArgs),
-    /// TCP bulk transfer (netperf TCP_STREAM; -R = TCP_MAERTS; --bidir both at once).
-    Stream(StreamArgs),
-    /// TCP request/response on one connection per flow (netperf TCP_RR).
-    Rr(RrArgs),
-    /// TCP connect/request/response, one connection per transaction (netperf TCP_CRR).
-    Crr(CrrArgs),
-    /// Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun.
-    Udp(udp::UdpArgs),
-    /// UDP request/response (netperf UDP_RR): latency, lost requests retried by timeout.
-    UdpRr(udp::UdpRrArgs),
+    /// One test of a registered test type (stream, rr, crr, udp, udp-rr …).
+    #[command(flatten)]
+    Test(measure::TestCommand),
     /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
     Sweep(SweepArgs),
     /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
@@ -69,11 +63,7 @@ impl Command {
     pub fn output(&self) -> Option<&OutputArgs> {
         match self {
             Command::Run(a) => Some(&a.output),
-            Command::Stream(a) => Some(&a.client.output),
-            Command::Rr(a) => Some(&a.client.output),
-            Command::Crr(a) => Some(&a.client.output),
-            Command::Udp(a) => Some(&a.client.output),
-            Command::UdpRr(a) => Some(&a.client.output),
+            Command::Test(t) => Some(&t.client().output),
             Command::Sweep(a) => Some(&a.output),
             Command::Server(_)
             | Command::Model(_)
@@ -310,5 +300,18 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Every registered test type has its command, helped by its registry line: a type
+    /// registered without one fails here.
+    #[test]
+    fn every_registered_test_type_has_its_command() {
+        let cli = super::Cli::command();
+        for t in engine::registry::all() {
+            let sub = cli
+                .find_subcommand(t.command())
+                .unwrap_or_else(|| panic!("no `tcplab {}` for {}", t.command(), t.kind().id()));
+            assert_eq!(sub.get_about().map(|a| a.to_string()), Some(t.about().to_string()));
+        }
     }
 }

@@ -4,22 +4,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use engine::StopFlag;
-use results::{Reference, TestSpec};
 
-use crate::args::emu::PathArgs;
-use crate::args::ClientArgs;
+use crate::args::measure::TestCommand;
 use crate::settings;
 
-/// Runs `spec` against the server in `client`, or across the emulated path in `path` if it
-/// names one; compares its throughput with `reference` (from `--link`) and diagnoses it.
-pub fn run_with(
-    client: &ClientArgs,
-    path: &PathArgs,
-    spec: TestSpec,
-    reference: Option<Reference>,
-    stop: &StopFlag,
-) -> Result<ExitCode> {
-    let cfg = settings::test_config(client, path)?;
-    let confidence = settings::confidence(&client.confidence);
+/// Runs the test of `t` against its server, or across the emulated path it names; compares
+/// its throughput with its reference (`--link`) and diagnoses it.
+pub fn run(t: &TestCommand, stop: &StopFlag) -> Result<ExitCode> {
+    let (spec, reference) = (t.spec()?, t.reference()?);
+    let cfg = settings::test_config(t.client(), t.path())?;
+    let confidence = settings::confidence(&t.client().confidence);
     pipeline::single::run(&cfg, &spec, confidence.as_ref(), reference, stop)
 }

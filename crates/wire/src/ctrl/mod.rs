@@ -23,7 +23,7 @@ pub mod request;
 pub mod side;
 
 pub use host::Host;
-pub use request::{Direction, TestRequest};
+pub use request::{Direction, OptionValue, TestRequest};
 pub use side::{
     CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
     SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,

@@ -4,6 +4,8 @@
 //! to the archive. The archive's `results::TestSpec` has the same fields today, but the two
 //! change separately; the engine converts between them in one place.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Which way bulk data flows, seen from the client.
@@ -78,6 +80,22 @@ pub struct TestRequest {
     pub no_checksum: bool,
     /// UDP: one datagram per call, no GSO/GRO.
     pub no_offload: bool,
+    /// Settings only the requested test type has, by name; the server refuses a name the
+    /// test type does not declare. Absent when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, OptionValue>,
+}
+
+/// The value of a test type's own setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    /// On/off.
+    Bool(bool),
+    /// A size, count or time in the setting's unit.
+    Int(u64),
+    /// A name.
+    Text(String),
 }
 
 #[cfg(test)]
@@ -122,6 +140,7 @@ mod tests {
             rate_bps: 10_000_000,
             no_checksum: true,
             no_offload: false,
+            options: BTreeMap::new(),
         }
     }
 
@@ -162,6 +181,24 @@ mod tests {
         for parallel in [r#""many""#, "-1", "4294967296", "1.5", "null"] {
             let body = SETUP.replace(r#""parallel":2"#, &format!(r#""parallel":{parallel}"#));
             assert!(Message::decode(body.as_bytes()).is_err(), "parallel {parallel} accepted");
+        }
+    }
+
+    #[test]
+    fn options_are_absent_when_empty_and_carried_by_name_otherwise() {
+        assert!(!SETUP.contains("options"));
+        let with = SETUP.replace(
+            r#""no_offload":false"#,
+            r#""no_offload":false,"options":{"sink":"fsync","size":11534336}"#,
+        );
+        match Message::decode(with.as_bytes()).unwrap() {
+            Message::Setup { spec } => {
+                assert_eq!(spec.options.get("sink"), Some(&OptionValue::Text("fsync".into())));
+                assert_eq!(spec.options.get("size"), Some(&OptionValue::Int(11_534_336)));
+                let again = Message::Setup { spec }.encode().unwrap();
+                assert_eq!(&again[4..], with.as_bytes());
+            }
+            other => panic!("{other:?}"),
         }
     }
 

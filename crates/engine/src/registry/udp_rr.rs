@@ -250,7 +250,7 @@ impl TestType for UdpRrTest {
     }
 
     fn about(&self) -> &'static str {
-        "UDP request/response: transactions/s, latency, lost requests"
+        "UDP request/response: transactions/s, latency, lost requests retried by timeout (netperf UDP_RR)"
     }
 
     fn transport(&self) -> Transport {

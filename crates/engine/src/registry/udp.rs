@@ -356,7 +356,7 @@ impl TestType for UdpStreamTest {
     }
 
     fn about(&self) -> &'static str {
-        "paced UDP datagrams: achieved rate, loss, reordering, duplicates, jitter, receiver overrun"
+        "Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun (netperf UDP_STREAM, iperf3 -u)"
     }
 
     fn transport(&self) -> Transport {

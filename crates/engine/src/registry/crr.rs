@@ -150,7 +150,7 @@ impl TestType for TcpCrrTest {
     }
 
     fn about(&self) -> &'static str {
-        "TCP connect/request/response: connections/s and latency"
+        "TCP connect/request/response, one connection per transaction: connections/s and latency (netperf TCP_CRR)"
     }
 
     fn transport(&self) -> Transport {

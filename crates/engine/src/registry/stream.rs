@@ -147,7 +147,7 @@ impl TestType for TcpStreamTest {
     }
 
     fn about(&self) -> &'static str {
-        "TCP bulk transfer: throughput, retransmits, RTT, CPU cost"
+        "TCP bulk transfer: throughput, retransmits, RTT, CPU cost (netperf TCP_STREAM; -R = TCP_MAERTS; --bidir both at once)"
     }
 
     fn transport(&self) -> Transport {

@@ -191,7 +191,7 @@ impl TestType for TcpRrTest {
     }
 
     fn about(&self) -> &'static str {
-        "TCP request/response on one connection: transactions/s and latency"
+        "TCP request/response on one connection per flow: transactions/s and latency (netperf TCP_RR)"
     }
 
     fn transport(&self) -> Transport {
