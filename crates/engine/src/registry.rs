@@ -61,23 +61,58 @@ pub struct TypeOption {
     pub about: &'static str,
 }
 
-/// One test type. Implementations are unit structs, one per module, registered in [`of`].
-pub trait TestType: Sync + std::fmt::Debug {
-    /// The stable id's kind.
-    fn kind(&self) -> TestKind;
+/// The static facts of a test type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Info {
+    /// Its kind (stable id).
+    pub kind: TestKind,
     /// The subcommand that runs it (`stream`, `udp-rr`), also accepted wherever a test type
     /// is named (`history --test`, `sweep --test`).
-    fn command(&self) -> &'static str;
+    pub command: &'static str,
     /// netperf's name for the same test.
-    fn netperf_name(&self) -> &'static str;
+    pub netperf_name: &'static str,
     /// One line on what it measures (the subcommand's help).
-    fn about(&self) -> &'static str;
+    pub about: &'static str,
     /// How its data travels.
-    fn transport(&self) -> Transport;
+    pub transport: Transport,
     /// The number it is judged by.
-    fn headline(&self) -> Metric;
+    pub headline: Metric,
     /// How its summary and intervals are laid out.
-    fn shape(&self) -> Shape;
+    pub shape: Shape,
+}
+
+/// One test type. Implementations are unit structs, one per module, registered in [`of`].
+pub trait TestType: Sync + std::fmt::Debug {
+    /// What it is: id, command, names, transport, headline metric, shape.
+    fn info(&self) -> &'static Info;
+    /// The stable id's kind.
+    fn kind(&self) -> TestKind {
+        self.info().kind
+    }
+    /// The subcommand that runs it.
+    fn command(&self) -> &'static str {
+        self.info().command
+    }
+    /// netperf's name for the same test.
+    fn netperf_name(&self) -> &'static str {
+        self.info().netperf_name
+    }
+    /// One line on what it measures.
+    fn about(&self) -> &'static str {
+        self.info().about
+    }
+    /// How its data travels.
+    fn transport(&self) -> Transport {
+        self.info().transport
+    }
+    /// The number it is judged by.
+    fn headline(&self) -> Metric {
+        self.info().headline
+    }
+    /// How its summary and intervals are laid out.
+    fn shape(&self) -> Shape {
+        self.info().shape
+    }
     /// Its default settings (iperf3's and netperf's where they have the test).
     fn defaults(&self) -> TestSpec {
         TestSpec::new(self.kind())

@@ -16,7 +16,7 @@ use wire::{Hello, Rejection, Token};
 
 use crate::limits::only;
 use crate::meter::WorkerCtx;
-use crate::registry::{self, Data, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::rr::{failure, read_full, Ended};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, CALL_SLICE};
@@ -137,32 +137,16 @@ fn answer(sock: &mut TcpStream, request: &mut [u8], response: &[u8], ctx: &Worke
 pub struct TcpCrrTest;
 
 impl TestType for TcpCrrTest {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpCrr
-    }
-
-    fn command(&self) -> &'static str {
-        "crr"
-    }
-
-    fn netperf_name(&self) -> &'static str {
-        "TCP_CRR"
-    }
-
-    fn about(&self) -> &'static str {
-        "TCP connect/request/response, one connection per transaction: connections/s and latency (netperf TCP_CRR)"
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::TcpPerTransaction
-    }
-
-    fn headline(&self) -> Metric {
-        Metric::ConnectionRate
-    }
-
-    fn shape(&self) -> Shape {
-        Shape::Transactions
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::TcpCrr,
+            command: "crr",
+            netperf_name: "TCP_CRR",
+            about: "TCP connect/request/response, one connection per transaction: connections/s and latency (netperf TCP_CRR)",
+            transport: Transport::TcpPerTransaction,
+            headline: Metric::ConnectionRate,
+            shape: Shape::Transactions,
+        }
     }
 
     fn defaults(&self) -> TestSpec {

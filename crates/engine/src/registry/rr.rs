@@ -16,7 +16,7 @@ use wire::Rejection;
 use crate::control::is_timeout;
 use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
-use crate::registry::{self, Data, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, sock_name, CALL_SLICE};
 use crate::Error;
@@ -178,32 +178,17 @@ pub(crate) fn failure(result: Result<(), Ended>) -> Option<String> {
 pub struct TcpRrTest;
 
 impl TestType for TcpRrTest {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpRr
-    }
-
-    fn command(&self) -> &'static str {
-        "rr"
-    }
-
-    fn netperf_name(&self) -> &'static str {
-        "TCP_RR"
-    }
-
-    fn about(&self) -> &'static str {
-        "TCP request/response on one connection per flow: transactions/s and latency (netperf TCP_RR)"
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::TcpConnections
-    }
-
-    fn headline(&self) -> Metric {
-        Metric::TransactionRate
-    }
-
-    fn shape(&self) -> Shape {
-        Shape::Transactions
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::TcpRr,
+            command: "rr",
+            netperf_name: "TCP_RR",
+            about:
+                "TCP request/response on one connection per flow: transactions/s and latency (netperf TCP_RR)",
+            transport: Transport::TcpConnections,
+            headline: Metric::TransactionRate,
+            shape: Shape::Transactions,
+        }
     }
 
     fn defaults(&self) -> TestSpec {

@@ -13,7 +13,7 @@ use wire::Rejection;
 use crate::control::is_timeout;
 use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
-use crate::registry::{self, Data, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
 use crate::Error;
 
@@ -134,32 +134,16 @@ pub(crate) fn sock_name(sock: &TcpStream) -> String {
 pub struct TcpStreamTest;
 
 impl TestType for TcpStreamTest {
-    fn kind(&self) -> TestKind {
-        TestKind::TcpStream
-    }
-
-    fn command(&self) -> &'static str {
-        "stream"
-    }
-
-    fn netperf_name(&self) -> &'static str {
-        "TCP_STREAM"
-    }
-
-    fn about(&self) -> &'static str {
-        "TCP bulk transfer: throughput, retransmits, RTT, CPU cost (netperf TCP_STREAM; -R = TCP_MAERTS; --bidir both at once)"
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::TcpConnections
-    }
-
-    fn headline(&self) -> Metric {
-        Metric::Goodput
-    }
-
-    fn shape(&self) -> Shape {
-        Shape::TcpBulk
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::TcpStream,
+            command: "stream",
+            netperf_name: "TCP_STREAM",
+            about: "TCP bulk transfer: throughput, retransmits, RTT, CPU cost (netperf TCP_STREAM; -R = TCP_MAERTS; --bidir both at once)",
+            transport: Transport::TcpConnections,
+            headline: Metric::Goodput,
+            shape: Shape::TcpBulk,
+        }
     }
 
     fn label(&self, spec: &TestSpec) -> String {

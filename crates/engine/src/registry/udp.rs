@@ -20,7 +20,7 @@ use wire::{Datagram, Rejection};
 use crate::limits::{check_datagram, only, Optional};
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
-use crate::registry::{self, Data, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, role};
 use crate::udp_flow::UdpFlow;
@@ -343,32 +343,16 @@ fn account_batch(batch: &RecvBatch, arrival_ns: u64, ctx: &WorkerCtx, announced:
 pub struct UdpStreamTest;
 
 impl TestType for UdpStreamTest {
-    fn kind(&self) -> TestKind {
-        TestKind::UdpStream
-    }
-
-    fn command(&self) -> &'static str {
-        "udp"
-    }
-
-    fn netperf_name(&self) -> &'static str {
-        "UDP_STREAM"
-    }
-
-    fn about(&self) -> &'static str {
-        "Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun (netperf UDP_STREAM, iperf3 -u)"
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::Udp
-    }
-
-    fn headline(&self) -> Metric {
-        Metric::Goodput
-    }
-
-    fn shape(&self) -> results::Shape {
-        results::Shape::UdpBulk
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::UdpStream,
+            command: "udp",
+            netperf_name: "UDP_STREAM",
+            about: "Paced UDP stream: achieved rate, loss, reordering, duplicates, jitter, receiver overrun (netperf UDP_STREAM, iperf3 -u)",
+            transport: Transport::Udp,
+            headline: Metric::Goodput,
+            shape: results::Shape::UdpBulk,
+        }
     }
 
     fn defaults(&self) -> TestSpec {

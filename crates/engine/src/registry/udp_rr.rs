@@ -16,7 +16,7 @@ use wire::{Datagram, Rejection};
 
 use crate::limits::{check_datagram, only, Optional};
 use crate::meter::WorkerCtx;
-use crate::registry::{self, Data, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::payload;
 use crate::udp_flow::UdpFlow;
@@ -237,32 +237,16 @@ fn server_loop(flow: UdpFlow, req: usize, resp: usize, ctx: &WorkerCtx) -> Worke
 pub struct UdpRrTest;
 
 impl TestType for UdpRrTest {
-    fn kind(&self) -> TestKind {
-        TestKind::UdpRr
-    }
-
-    fn command(&self) -> &'static str {
-        "udp-rr"
-    }
-
-    fn netperf_name(&self) -> &'static str {
-        "UDP_RR"
-    }
-
-    fn about(&self) -> &'static str {
-        "UDP request/response: transactions/s, latency, lost requests retried by timeout (netperf UDP_RR)"
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::Udp
-    }
-
-    fn headline(&self) -> Metric {
-        Metric::TransactionRate
-    }
-
-    fn shape(&self) -> Shape {
-        Shape::Transactions
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::UdpRr,
+            command: "udp-rr",
+            netperf_name: "UDP_RR",
+            about: "UDP request/response: transactions/s, latency, lost requests retried by timeout (netperf UDP_RR)",
+            transport: Transport::Udp,
+            headline: Metric::TransactionRate,
+            shape: Shape::Transactions,
+        }
     }
 
     fn defaults(&self) -> TestSpec {
