@@ -173,7 +173,7 @@ impl Session<'_> {
         let stream: TcpStream = sock.into();
         self.same_host =
             stream.local_addr().map(|l| l.ip() == addr.ip() || addr.ip().is_loopback()).unwrap_or(false);
-        let mut ctrl = Control::new(stream);
+        let mut ctrl = Control::client(stream);
         ctrl.send_hello(&Hello::control(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
         let hello = ctrl.recv_hello(self.opts.timeout).map_err(|e| match e {
             Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },

@@ -21,11 +21,21 @@ pub struct Control {
 }
 
 impl Control {
-    /// Wraps a connected stream.
+    /// Wraps a server's connected stream: it reads only small requests.
     pub fn new(stream: TcpStream) -> Control {
+        Control::with_decoder(stream, FrameDecoder::new())
+    }
+
+    /// Wraps a client's connected stream: it also reads the server's results, which grow
+    /// with the test ([`wire::MAX_RESULTS_FRAME_BYTES`]).
+    pub fn client(stream: TcpStream) -> Control {
+        Control::with_decoder(stream, FrameDecoder::with_max(wire::MAX_RESULTS_FRAME_BYTES))
+    }
+
+    fn with_decoder(stream: TcpStream, decoder: FrameDecoder) -> Control {
         let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
         let _ = stream.set_nodelay(true);
-        Control { stream, decoder: FrameDecoder::new(), peer }
+        Control { stream, decoder, peer }
     }
 
     /// The peer's address, for messages.

@@ -69,7 +69,31 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     }
     let ty = crate::registry::of(spec.test);
     check_options(spec, ty.options())?;
+    check_results_size(spec, ty.data_connections(spec).max(spec.parallel))?;
     ty.check(spec)
+}
+
+/// Bytes of results JSON budgeted per stream and interval (measured: ~125 for TCP, more with
+/// UDP counts), so that a test whose results could not be sent is refused up front.
+const RESULT_BYTES_PER_STREAM_INTERVAL: u64 = 300;
+
+/// Refuses a test whose per-interval results could exceed what one results message carries.
+fn check_results_size(spec: &TestSpec, streams: u32) -> Result<(), Rejection> {
+    if spec.interval_ms == 0 {
+        return Ok(());
+    }
+    let intervals = spec.duration_ms.max(spec.interval_ms) / spec.interval_ms + 2;
+    let bytes = intervals.saturating_mul(u64::from(streams)).saturating_mul(RESULT_BYTES_PER_STREAM_INTERVAL);
+    let max = wire::MAX_RESULTS_FRAME_BYTES as u64;
+    if bytes <= max {
+        return Ok(());
+    }
+    let most = max / RESULT_BYTES_PER_STREAM_INTERVAL / u64::from(streams.max(1));
+    let msg = format!(
+        "{intervals} intervals of {streams} streams are more results than one test can carry \
+         (at most {most} intervals per stream): use a longer interval (-i) or fewer streams"
+    );
+    Err(Rejection::field("interval_ms", msg))
 }
 
 /// Most type-specific options a spec may carry, and the longest text value.
@@ -251,6 +275,15 @@ mod tests {
         let mut s = spec(TestKind::TcpStream);
         s.options.insert("sink".into(), results::ParamValue::Text("fsync".into()));
         assert_eq!(field_of(&s).as_deref(), Some("options.sink"));
+    }
+
+    #[test]
+    fn results_too_large_for_one_message_are_refused_up_front() {
+        let mut s = spec(TestKind::TcpStream);
+        (s.duration_ms, s.interval_ms, s.parallel) = (3_600_000, 1000, 8);
+        assert!(ok(&s), "an hour of 1 s intervals of 8 streams fits");
+        (s.interval_ms, s.parallel) = (100, 128);
+        assert_eq!(field_of(&s).as_deref(), Some("interval_ms"));
     }
 
     #[test]

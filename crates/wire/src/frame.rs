@@ -1,12 +1,17 @@
 //! Length-prefixed frames: a u32 big-endian length, then that many bytes.
 //!
-//! The length is checked before any byte of the body is buffered: zero and anything above
-//! [`MAX_FRAME_BYTES`] are refused, so a peer cannot make the reader allocate more than the cap.
+//! The length is checked before any byte of the body is buffered: zero and anything above the
+//! reader's cap are refused, so a peer cannot make the reader allocate more than the cap. A
+//! server reads only small requests ([`MAX_FRAME_BYTES`]); a client also reads the server's
+//! results, whose intervals grow with the test ([`MAX_RESULTS_FRAME_BYTES`]).
 
 use thiserror::Error;
 
-/// Largest frame body accepted (64 KiB).
+/// Largest frame body of every message but the server's results (64 KiB).
 pub const MAX_FRAME_BYTES: usize = 64 * 1024;
+/// Largest frame body of the server's results, and so the client's cap (32 MiB: an hour of
+/// 1 s intervals of tens of streams).
+pub const MAX_RESULTS_FRAME_BYTES: usize = 32 * 1024 * 1024;
 const HEADER_BYTES: usize = 4;
 
 /// Why a byte stream is not a sequence of frames.
@@ -20,23 +25,32 @@ pub enum FrameError {
     TooLong { len: u64, max: usize },
 }
 
-/// Checks a frame header and returns the body length it announces.
+/// Checks a frame header and returns the body length it announces (at most [`MAX_FRAME_BYTES`]).
 pub fn body_len(header: [u8; HEADER_BYTES]) -> Result<usize, FrameError> {
+    body_len_max(header, MAX_FRAME_BYTES)
+}
+
+fn body_len_max(header: [u8; HEADER_BYTES], max: usize) -> Result<usize, FrameError> {
     let len = u32::from_be_bytes(header);
     match len as usize {
         0 => Err(FrameError::Empty),
-        n if n > MAX_FRAME_BYTES => Err(FrameError::TooLong { len: len.into(), max: MAX_FRAME_BYTES }),
+        n if n > max => Err(FrameError::TooLong { len: len.into(), max }),
         n => Ok(n),
     }
 }
 
-/// Encodes `body` as one frame. Fails if the body is empty or over the cap.
+/// Encodes `body` as one frame. Fails if the body is empty or over [`MAX_FRAME_BYTES`].
 pub fn encode(body: &[u8]) -> Result<Vec<u8>, FrameError> {
+    encode_max(body, MAX_FRAME_BYTES)
+}
+
+/// Encodes `body` as one frame of at most `max` bytes.
+pub fn encode_max(body: &[u8], max: usize) -> Result<Vec<u8>, FrameError> {
     if body.is_empty() {
         return Err(FrameError::Empty);
     }
-    if body.len() > MAX_FRAME_BYTES {
-        return Err(FrameError::TooLong { len: body.len() as u64, max: MAX_FRAME_BYTES });
+    if body.len() > max {
+        return Err(FrameError::TooLong { len: body.len() as u64, max });
     }
     let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
     out.extend_from_slice(&(body.len() as u32).to_be_bytes());
@@ -46,17 +60,30 @@ pub fn encode(body: &[u8]) -> Result<Vec<u8>, FrameError> {
 
 /// Incremental decoder: push bytes as they arrive, take whole frames out.
 ///
-/// It never holds more than one frame's header and body (at most 4 + [`MAX_FRAME_BYTES`]
-/// bytes) beyond what the caller pushed in one call.
-#[derive(Debug, Default)]
+/// It never holds more than one frame's header and body (at most 4 + its cap bytes) beyond
+/// what the caller pushed in one call.
+#[derive(Debug)]
 pub struct FrameDecoder {
     buf: Vec<u8>,
+    max: usize,
+}
+
+impl Default for FrameDecoder {
+    fn default() -> FrameDecoder {
+        FrameDecoder::with_max(MAX_FRAME_BYTES)
+    }
 }
 
 impl FrameDecoder {
-    /// An empty decoder.
+    /// An empty decoder capped at [`MAX_FRAME_BYTES`] (a server's).
     pub fn new() -> FrameDecoder {
         FrameDecoder::default()
+    }
+
+    /// An empty decoder capped at `max` bytes per frame (a client's:
+    /// [`MAX_RESULTS_FRAME_BYTES`]).
+    pub fn with_max(max: usize) -> FrameDecoder {
+        FrameDecoder { buf: Vec::new(), max }
     }
 
     /// Appends received bytes.
@@ -73,14 +100,14 @@ impl FrameDecoder {
     pub fn wanted(&self) -> Result<usize, FrameError> {
         match self.header() {
             None => Ok(HEADER_BYTES - self.buf.len()),
-            Some(h) => Ok((HEADER_BYTES + body_len(h)?).saturating_sub(self.buf.len())),
+            Some(h) => Ok((HEADER_BYTES + body_len_max(h, self.max)?).saturating_sub(self.buf.len())),
         }
     }
 
     /// Takes the next complete frame body, if one is buffered.
     pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
         let Some(header) = self.header() else { return Ok(None) };
-        let len = body_len(header)?;
+        let len = body_len_max(header, self.max)?;
         if self.buf.len() < HEADER_BYTES + len {
             return Ok(None);
         }
@@ -98,6 +125,19 @@ impl FrameDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_decoder_takes_large_results_and_a_server_decoder_does_not() {
+        let body = vec![b'x'; MAX_FRAME_BYTES + 1];
+        let frame = encode_max(&body, MAX_RESULTS_FRAME_BYTES).unwrap();
+        assert!(encode(&body).is_err());
+        let mut server = FrameDecoder::new();
+        server.push(&frame);
+        assert!(matches!(server.next_frame(), Err(FrameError::TooLong { .. })));
+        let mut client = FrameDecoder::with_max(MAX_RESULTS_FRAME_BYTES);
+        client.push(&frame);
+        assert_eq!(client.next_frame().unwrap().map(|b| b.len()), Some(body.len()));
+    }
 
     #[test]
     fn boundary_lengths() {

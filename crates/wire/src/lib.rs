@@ -18,6 +18,6 @@ pub mod pcap;
 pub mod udp;
 
 pub use ctrl::{ErrorCode, Message, Rejection};
-pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES};
+pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES, MAX_RESULTS_FRAME_BYTES};
 pub use hello::{Hello, HelloError, HelloKind, Token, HELLO_LEN, PROTOCOL_VERSION};
 pub use udp::Datagram;

@@ -171,7 +171,10 @@ impl Message {
     pub fn encode(&self) -> Result<Vec<u8>, FrameError> {
         // Serializing plain data to a Vec cannot fail; an empty body is refused by `frame`.
         let body = serde_json::to_vec(self).unwrap_or_default();
-        frame::encode(&body)
+        match self {
+            Message::Results { .. } => frame::encode_max(&body, frame::MAX_RESULTS_FRAME_BYTES),
+            _ => frame::encode(&body),
+        }
     }
 
     /// A short name for logs and out-of-state errors.
