@@ -8,7 +8,6 @@ use model::loss::{mathis_bps, LossPath, MathisConstant};
 use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
-use crate::MIN_CONTRIBUTING_WEIGHT;
 use model::human::{micros, rate, size};
 
 /// A rule: facts in, a finding out when it applies.
@@ -58,16 +57,28 @@ pub const NEAR_LINK_FRAC: f64 = 0.9;
 /// Share above which the result cannot have crossed that link (measurement noise allowed).
 pub const ABOVE_LINK_FRAC: f64 = 1.05;
 
-/// Within a few % of the link's theoretical limit: the link is the limit. Far above it, the
-/// link is not the path measured: [`crate::annotate`] warns and takes the reference away.
+/// Within a few % of the link's theoretical limit: the link is the limit. Over an emulated
+/// path whose only drops were its full queue, the retransmitted share counts too: the link
+/// was full, part of it carrying segments twice. Far above the limit, the link is not the
+/// path measured: [`crate::annotate`] warns and takes the reference away.
 pub fn link(f: &Facts) -> Option<Finding> {
     let r = f.reference.as_ref().filter(|r| r.kind == ReferenceKind::Link)?;
-    let frac = f.of_reference().filter(|&x| (NEAR_LINK_FRAC..=ABOVE_LINK_FRAC).contains(&x))?;
+    let frac = f.of_reference().filter(|&x| x <= ABOVE_LINK_FRAC)?;
+    let carried = link_carried(f)?;
+    let resent = match carried > frac {
+        true => format!(
+            "; with {} of segments sent twice after the emulator's full queue dropped {}, the link carried {}",
+            pct(f.loss_rate()),
+            f.path_drops.map_or(0, |d| d.queue_overflow),
+            pct(carried)
+        ),
+        false => String::new(),
+    };
     Some(Finding {
         cause: Cause::Link,
         weight: 0.97,
         evidence: format!(
-            "{} is {} of the theoretical {} ({})",
+            "{} is {} of the theoretical {} ({}){resent}",
             rate(f.goodput_bps),
             pct(frac),
             rate(r.limit_bps),
@@ -76,6 +87,19 @@ pub fn link(f: &Facts) -> Option<Finding> {
         advice: "the link is the limit: only a faster link, a larger MTU or fewer header bytes go faster"
             .into(),
     })
+}
+
+/// The share of the link's goodput the sender filled, when it is [`NEAR_LINK_FRAC`] or more:
+/// the goodput's share, plus the retransmitted share when the path's only drops were its
+/// full queue (the link was full).
+fn link_carried(f: &Facts) -> Option<f64> {
+    let frac = f.of_reference()?;
+    let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
+    let carried = match overflow_only && f.loss_rate() < 1.0 {
+        true => frac / (1.0 - f.loss_rate()),
+        false => frac,
+    };
+    (carried >= NEAR_LINK_FRAC).then_some(carried)
 }
 
 /// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
@@ -169,6 +193,10 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
 /// Other work kept an end's host CPUs full while tcplab's data threads were not saturated:
 /// they waited for a CPU (a shared or noisy machine).
 pub fn other_load(f: &Facts) -> Option<Finding> {
+    // A result at its link's limit did not wait for a CPU: its threads had nothing more to do.
+    if link(f).is_some() {
+        return None;
+    }
     let ends = [("sender", f.sender_cpu.as_ref()), ("receiver", f.receiver_cpu.as_ref())];
     let (who, c, other) = ends
         .into_iter()
@@ -288,35 +316,27 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
 /// Loss and the congestion window (not on loopback, where retransmits are reordering). Over
 /// an emulated path the emulator says where packets dropped: all at its full queue is the
 /// bottleneck overflowing, the link's doing (the link rule names it near the link's rate). A
-/// Reno-like bound far below the measured rate shows the loss did not set the rate. The
-/// advice never names the congestion control already in use.
+/// Reno-like bound far below the measured rate shows the loss did not set the rate: no
+/// finding. The advice never names the congestion control already in use.
 pub fn congestion(f: &Facts) -> Option<Finding> {
     let p = f.loss_rate();
     if (f.same_host && f.path_drops.is_none()) || p < LOSS_RATE.0 {
         return None;
     }
     let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
-    let at_link = f.of_reference().is_some_and(|x| x >= NEAR_LINK_FRAC);
-    if overflow_only && at_link {
+    if overflow_only && link(f).is_some() {
         return None;
     }
+    // A connection going MATHIS_FAR_BELOW times faster than the Reno-like bound at its loss
+    // rate was not held back by that loss (bbr, or drops in bursts counted one by one).
     let bound = mathis_bound(f);
-    let explains = bound.is_none_or(|b| b * MATHIS_FAR_BELOW >= f.goodput_bps);
-    let weight = match (explains, p >= LOSS_RATE.1) {
-        (false, _) => MIN_CONTRIBUTING_WEIGHT,
-        (true, true) => 0.7,
-        (true, false) => 0.45,
-    };
-    let bound_text = match bound {
-        Some(b) if explains => format!("; Reno-like bound (Mathis, C = 1.22) at RTT {}: {}", micros(f.rtt_us), rate(b)),
-        Some(b) => format!(
-            "; the Reno-like bound at that loss ({}) is {:.0}× below the measured {}: loss did not set the rate",
-            rate(b),
-            f.goodput_bps / b,
-            rate(f.goodput_bps)
-        ),
-        None => String::new(),
-    };
+    if bound.is_some_and(|b| b * MATHIS_FAR_BELOW < f.goodput_bps) {
+        return None;
+    }
+    let weight = if p >= LOSS_RATE.1 { 0.7 } else { 0.45 };
+    let bound_text = bound
+        .map(|b| format!("; Reno-like bound (Mathis, C = 1.22) at RTT {}: {}", micros(f.rtt_us), rate(b)))
+        .unwrap_or_default();
     let drops = f
         .path_drops
         .map(|d| {
@@ -578,6 +598,11 @@ mod tests {
         (f.sender_cpu, f.receiver_cpu) = (Some(side(99.0, 99.0)), Some(side(91.0, 60.0)));
         assert!(other_load(&f).is_none());
         assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
+        // At the link's limit the threads were idle, not waiting (e.g. --path on a busy host).
+        (f.sender_cpu, f.receiver_cpu) = (Some(side(2.0, 2.0)), Some(side(3.0, 3.0)));
+        assert!(other_load(&f).is_some());
+        (f.goodput_bps, f.reference) = (48e6, link_ref(48.3e6));
+        assert!(other_load(&f).is_none());
         // A host with spare CPU is not competing.
         let mut idle = side(42.0, 42.0);
         idle.util_pct = 70.0;
@@ -733,15 +758,29 @@ mod tests {
         let mut f = base();
         (f.goodput_bps, f.retransmits, f.rtt_us) = (913e6, 2_000, 5_000.0);
         f.congestion_control = "bbr".into();
+        // Mathis allows 63 Mbit/s at p = 2e-3 and 5 ms: 913 Mbit/s was not held back by loss.
+        assert!(congestion(&f).is_none());
+        f.goodput_bps = 50e6;
         let x = congestion(&f).unwrap_or_else(|| unreachable!());
-        assert_eq!(x.weight, MIN_CONTRIBUTING_WEIGHT);
-        assert!(
-            x.evidence.contains("below the measured") && !x.evidence.contains("Reno-like bound (Mathis"),
-            "{x:?}"
-        );
+        assert!(x.evidence.contains("Reno-like bound (Mathis"), "{x:?}");
         assert!(!x.advice.contains("-C bbr"), "{x:?}");
         f.congestion_control = "cubic".into();
         assert!(congestion(&f).is_some_and(|x| x.advice.contains("try -C bbr")));
+    }
+
+    #[test]
+    fn a_link_full_of_retransmits_is_still_the_link() {
+        // 87% of the link delivered, 9% of segments resent after queue overflow: the link was full.
+        let mut f = base();
+        (f.goodput_bps, f.reference) = (1.68e9, link_ref(1.93e9));
+        (f.retransmits, f.segments_out, f.rtt_us) = (42_926, 479_680, 2_000.0);
+        f.path_drops = Some(PathDrops { queue_overflow: 43_021, random: 0 });
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Link, "{d:?}");
+        assert!(d.primary.evidence.contains("the link carried 96%"), "{}", d.primary.evidence);
+        // Random drops are not the link being full.
+        f.path_drops = Some(PathDrops { queue_overflow: 0, random: 43_021 });
+        assert!(link(&f).is_none());
     }
 
     #[test]
