@@ -1,7 +1,16 @@
 //! The measured facts of one direction of a stream test, read out of a [`TestResult`]: what
 //! the rules look at, nothing else, so the rules can be tested with crafted values.
 
-use results::{CpuUsage, Reference, Role, SideMeasurement, StreamStats, TestResult, WarningKind};
+use results::{CpuUsage, EmuReport, Reference, Role, SideMeasurement, StreamStats, TestResult, WarningKind};
+
+/// What the link emulator dropped in the direction the data flowed (`--path`), packets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathDrops {
+    /// Refused by the full queue at the emulated bottleneck: the link was full.
+    pub queue_overflow: u64,
+    /// Dropped by the random loss model or lost cells: loss the link itself adds.
+    pub random: u64,
+}
 
 /// CPU facts of one end.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +35,8 @@ pub struct SideCpu {
     pub softirq_cores: f64,
     /// The host's utilisation averaged over all its CPUs, %.
     pub util_pct: f64,
+    /// Share of all CPU time the hypervisor stole, %: time no thread of this host could run.
+    pub steal_pct: f64,
 }
 
 /// What one direction measured.
@@ -69,8 +80,13 @@ pub struct Facts {
     pub retransmits: u64,
     /// Data segments sent.
     pub segments_out: u64,
-    /// Both ends on one host (loopback: retransmits are reordering, not loss).
+    /// Both ends on one host: they share its CPUs (and, without an emulated path between them,
+    /// retransmits are reordering, not loss).
     pub same_host: bool,
+    /// The emulator's drops in this direction, when the test crossed an emulated path.
+    pub path_drops: Option<PathDrops>,
+    /// The congestion control the sender used (`bbr`, `cubic`), empty when unknown.
+    pub congestion_control: String,
     /// Sender's CPU, when measured.
     pub sender_cpu: Option<SideCpu>,
     /// Receiver's CPU, when measured.
@@ -117,6 +133,13 @@ impl Facts {
             retransmits: d.retransmits,
             segments_out: sent.iter().filter_map(|s| s.tcp.as_ref()).map(|t| t.data_segs_out).sum(),
             same_host,
+            path_drops: result.emu.as_ref().map(|e| path_drops(e, client_sends)),
+            congestion_control: sent
+                .iter()
+                .map(|s| s.socket.congestion.clone())
+                .find(|c| !c.is_empty())
+                .or_else(|| result.spec.congestion.clone())
+                .unwrap_or_default(),
             sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared, busiest_thread(&sent))),
             receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared, busiest_thread(&read))),
         })
@@ -135,6 +158,15 @@ impl Facts {
             self.retransmits as f64 / self.segments_out as f64
         }
     }
+}
+
+/// The emulator's drops in the data's direction: `up` when the client sends.
+fn path_drops(e: &EmuReport, client_sends: bool) -> PathDrops {
+    let name = if client_sends { "up" } else { "down" };
+    e.directions.iter().filter(|d| d.direction == name).fold(PathDrops::default(), |a, d| PathDrops {
+        queue_overflow: a.queue_overflow + d.drops_queue_overflow.packets,
+        random: a.random + d.drops_loss_model.packets + d.drops_cell_loss.packets,
+    })
 }
 
 fn streams(side: Option<&SideMeasurement>, role: Role) -> Vec<&StreamStats> {
@@ -179,6 +211,7 @@ fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f6
         cores_busy: c.cores_busy,
         softirq_cores: c.softirq_pct / 100.0 * f64::from(c.cpus),
         util_pct: c.util_pct,
+        steal_pct: c.steal_pct,
     }
 }
 

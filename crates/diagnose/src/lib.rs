@@ -3,26 +3,37 @@
 //!
 //! * [`facts`]: the numbers of one direction, read out of a [`TestResult`].
 //! * [`rules`]: one function per cause, each returning a [`Finding`] when its numbers say so.
-//! * [`reference`](mod@reference): what "theoretical" means for a result (`--link` or the loopback baseline).
+//! * [`reference`](mod@reference): what "theoretical" means for a result (`--link`, the link
+//!   an emulated `--path` emulates, or the loopback baseline).
+//! * [`path`]: what an emulated path changes in a result's warnings.
 //!
-//! [`annotate`] puts the reference, the "% of reference" and the diagnosis into a result.
+//! [`annotate`] puts the reference, the "% of reference", the path's warnings and the
+//! diagnosis into a result.
 #![forbid(unsafe_code)]
 
 pub mod facts;
+pub mod path;
 pub mod reference;
 pub mod rules;
 
-use results::{Cause, Diagnosis, Finding, Reference, Shape, Status, TestResult};
+use results::{
+    Cause, Diagnosis, Finding, Reference, ReferenceKind, Shape, Status, TestResult, Warning, WarningKind,
+};
 
 pub use facts::Facts;
+pub use path::Path;
 pub use reference::link_reference;
 
 /// Findings lighter than this are left out of the contributing causes.
 pub const MIN_CONTRIBUTING_WEIGHT: f64 = 0.3;
 
 /// Sets `reference`, each direction's share of it and the diagnosis of every direction of a
-/// stream result. Other tests are left as they are (they have no throughput to explain).
-pub fn annotate(result: &mut TestResult, reference: Option<Reference>) {
+/// stream result; a test over an emulated `path` gets the path's warnings first (all tests).
+/// Other tests have no throughput to explain.
+pub fn annotate(result: &mut TestResult, reference: Option<Reference>, path: Option<&Path>) {
+    if let Some(p) = path {
+        path::warnings(result, p);
+    }
     match result.summary.shape {
         Some(Shape::UdpBulk) => {
             if let Some(r) = reference.as_ref().filter(|r| r.limit_bps > 0.0) {
@@ -47,11 +58,43 @@ pub fn annotate(result: &mut TestResult, reference: Option<Reference>) {
     result.diagnosis = if result.status == Status::Failed && result.summary.headline_value().is_none() {
         Vec::new()
     } else {
-        (0..result.summary.directions.len())
-            .filter_map(|i| Facts::of(result, i))
-            .map(|f| diagnose(&f))
-            .collect()
+        let facts: Vec<Facts> =
+            (0..result.summary.directions.len()).filter_map(|i| Facts::of(result, i)).collect();
+        let facts = without_exceeded_reference(result, facts);
+        facts.iter().map(diagnose).collect()
     };
+}
+
+/// A link reference a direction exceeds by more than [`rules::ABOVE_LINK_FRAC`] does not
+/// describe the path measured (`--link ethernet:1g` on loopback): the result is warned, and
+/// the rules run without that reference.
+fn without_exceeded_reference(result: &mut TestResult, mut facts: Vec<Facts>) -> Vec<Facts> {
+    let link = |f: &Facts| f.reference.as_ref().is_some_and(|r| r.kind == ReferenceKind::Link);
+    let over = facts
+        .iter()
+        .filter(|f| link(f))
+        .filter_map(|f| f.of_reference().map(|x| (f.goodput_bps, x)))
+        .filter(|(_, x)| *x > rules::ABOVE_LINK_FRAC)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let (Some((goodput, frac)), Some(r)) = (over, result.reference.as_ref()) else { return facts };
+    let warning = Warning {
+        kind: WarningKind::ReferenceExceeded,
+        message: format!(
+            "{} is {:.0}% of the theoretical {} ({}): the traffic did not cross that link, so it is not this result's limit",
+            model::human::rate(goodput),
+            frac * 100.0,
+            model::human::rate(r.limit_bps),
+            r.description
+        ),
+        advice: "give the link the traffic really crosses with --link, or leave --link out (loopback has none)".into(),
+    };
+    if !result.warnings.iter().any(|w| w.kind == WarningKind::ReferenceExceeded) {
+        result.warnings.push(warning);
+    }
+    for f in facts.iter_mut().filter(|f| link(f)) {
+        f.reference = None;
+    }
+    facts
 }
 
 /// Runs every rule over `facts`: the heaviest finding is the primary cause, the others (above
@@ -71,4 +114,44 @@ pub fn diagnose(facts: &Facts) -> Diagnosis {
 /// Whether a diagnosis names `cause` first.
 pub fn is_primary(d: &Diagnosis, cause: Cause) -> bool {
     d.primary.cause == cause
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{DirectionSummary, Summary, TestKind, TestSpec};
+
+    fn stream(goodput_bps: f64) -> TestResult {
+        let d = DirectionSummary {
+            direction: "client→server".into(),
+            receiver_bps: goodput_bps,
+            ..Default::default()
+        };
+        TestResult {
+            summary: Summary { shape: Some(Shape::TcpBulk), directions: vec![d], ..Default::default() },
+            ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:1", 0)
+        }
+    }
+
+    fn gige() -> Option<Reference> {
+        Some(Reference { kind: ReferenceKind::Link, description: "ethernet:1g".into(), limit_bps: 941.48e6 })
+    }
+
+    #[test]
+    fn a_link_far_below_the_result_is_warned_and_not_named() {
+        let mut r = stream(12.1e9);
+        annotate(&mut r, gige(), None);
+        let w: Vec<_> = r.warnings.iter().filter(|w| w.kind == WarningKind::ReferenceExceeded).collect();
+        assert!(w.len() == 1 && w[0].message.contains("1285% of the theoretical"), "{w:?}");
+        assert!(r.diagnosis.iter().all(|d| d.primary.cause != Cause::Link), "{:?}", r.diagnosis);
+        assert_eq!(
+            r.summary.directions[0].of_reference.map(|x| x > 12.0),
+            Some(true),
+            "the share stays true"
+        );
+        let mut near = stream(930e6);
+        annotate(&mut near, gige(), None);
+        assert!(near.warnings.is_empty());
+        assert_eq!(near.diagnosis.first().map(|d| d.primary.cause), Some(Cause::Link));
+    }
 }

@@ -8,7 +8,6 @@ use model::loss::{mathis_bps, LossPath, MathisConstant};
 use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
-use crate::MIN_CONTRIBUTING_WEIGHT;
 use model::human::{micros, rate, size};
 
 /// A rule: facts in, a finding out when it applies.
@@ -45,8 +44,9 @@ pub const CPU_SATURATED_PCT: f64 = 85.0;
 /// Quota-throttled share of the window from which an end counts as CPU-limited: it wanted
 /// more CPU than its cgroup allows.
 pub const THROTTLED_PCT: f64 = 20.0;
-/// Busiest CPU of a host (not shared with the peer) that counts as saturated.
-pub const BUSIEST_CPU_PCT: f64 = 95.0;
+/// Busiest CPU of a host (not shared with the peer), busy + stolen, that counts as saturated
+/// (the threshold of the "CPU saturated" warning too).
+pub const BUSIEST_CPU_PCT: f64 = results::cpu::SATURATED_CPU_PCT;
 /// Host utilisation from which its CPUs count as full (no spare CPU for a waiting thread).
 pub const HOST_FULL_PCT: f64 = 90.0;
 /// CPU used by other work (not tcplab, not softirq), in cores, that counts as competing load.
@@ -57,30 +57,28 @@ pub const NEAR_LINK_FRAC: f64 = 0.9;
 /// Share above which the result cannot have crossed that link (measurement noise allowed).
 pub const ABOVE_LINK_FRAC: f64 = 1.05;
 
-/// Within a few % of the link's theoretical limit: the link is the limit.
+/// Within a few % of the link's theoretical limit: the link is the limit. Over an emulated
+/// path whose only drops were its full queue, the retransmitted share counts too: the link
+/// was full, part of it carrying segments twice. Far above the limit, the link is not the
+/// path measured: [`crate::annotate`] warns and takes the reference away.
 pub fn link(f: &Facts) -> Option<Finding> {
     let r = f.reference.as_ref().filter(|r| r.kind == ReferenceKind::Link)?;
-    let frac = f.of_reference().filter(|&x| x >= NEAR_LINK_FRAC)?;
-    if frac > ABOVE_LINK_FRAC {
-        return Some(Finding {
-            cause: Cause::Link,
-            weight: MIN_CONTRIBUTING_WEIGHT,
-            evidence: format!(
-                "{} is {} of the theoretical {} ({}): faster than that link allows",
-                rate(f.goodput_bps),
-                pct(frac),
-                rate(r.limit_bps),
-                r.description
-            ),
-            advice: "the traffic did not cross the --link given (loopback?): give the link it really crosses"
-                .into(),
-        });
-    }
+    let frac = f.of_reference().filter(|&x| x <= ABOVE_LINK_FRAC)?;
+    let carried = link_carried(f)?;
+    let resent = match carried > frac {
+        true => format!(
+            "; with {} of segments sent twice after the emulator's full queue dropped {}, the link carried {}",
+            pct(f.loss_rate()),
+            f.path_drops.map_or(0, |d| d.queue_overflow),
+            pct(carried)
+        ),
+        false => String::new(),
+    };
     Some(Finding {
         cause: Cause::Link,
         weight: 0.97,
         evidence: format!(
-            "{} is {} of the theoretical {} ({})",
+            "{} is {} of the theoretical {} ({}){resent}",
             rate(f.goodput_bps),
             pct(frac),
             rate(r.limit_bps),
@@ -91,8 +89,21 @@ pub fn link(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// The share of the link's goodput the sender filled, when it is [`NEAR_LINK_FRAC`] or more:
+/// the goodput's share, plus the retransmitted share when the path's only drops were its
+/// full queue (the link was full).
+fn link_carried(f: &Facts) -> Option<f64> {
+    let frac = f.of_reference()?;
+    let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
+    let carried = match overflow_only && f.loss_rate() < 1.0 {
+        true => frac / (1.0 - f.loss_rate()),
+        false => frac,
+    };
+    (carried >= NEAR_LINK_FRAC).then_some(carried)
+}
+
 /// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
-/// per few bytes. Calls made small by a small socket buffer are the buffer's doing, not this.
+/// per call's few bytes (the evidence gives the bytes per call measured). Calls made small by a small socket buffer are the buffer's doing, not this.
 pub fn application(f: &Facts) -> Option<Finding> {
     let measured = |avg: f64, asked: u32| if avg > 0.0 { avg } else { f64::from(asked) };
     let calls: Vec<(&str, &str, f64)> = [
@@ -121,7 +132,7 @@ pub fn application(f: &Facts) -> Option<Finding> {
     Some(Finding {
         cause: Cause::Application,
         weight,
-        evidence: format!("{} on average: a syscall per few bytes{nagle}", what.join(", ")),
+        evidence: format!("{} on average: a syscall per {}{nagle}", what.join(", "), size(smallest)),
         advice: format!(
             "use larger calls ({} or more){}",
             flags.join(", "),
@@ -146,17 +157,22 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
     let c = c?;
     // The busiest data thread's own CPU time is the direct measure; without it, the process
     // time spread over its data threads.
+    // Stolen time is CPU the thread could not have had either: busy + stolen near a whole
+    // core is a saturated end.
     let per_thread = c.thread_busy_pct.unwrap_or(c.process_pct / f64::from(c.threads.max(1)));
-    let demand = per_thread + c.throttled_pct / f64::from(c.threads.max(1));
-    let busiest = !f.same_host && c.busiest_pct >= BUSIEST_CPU_PCT;
+    let demand = per_thread + c.throttled_pct / f64::from(c.threads.max(1)) + c.steal_pct;
+    let busiest = !f.same_host && c.busiest_pct + c.steal_pct >= BUSIEST_CPU_PCT;
     if demand < CPU_SATURATED_PCT && !busiest && c.throttled_pct < THROTTLED_PCT {
         return None;
     }
-    let quota = if c.throttled_pct >= 1.0 {
+    let mut quota = if c.throttled_pct >= 1.0 {
         format!(" + throttled by its cgroup CPU quota {:.0}% of the time", c.throttled_pct)
     } else {
         String::new()
     };
+    if c.steal_pct >= 1.0 {
+        quota.push_str(&format!(" + {:.0}% of CPU time stolen by the hypervisor", c.steal_pct));
+    }
     Some(Finding {
         cause,
         weight: 0.9,
@@ -177,6 +193,10 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
 /// Other work kept an end's host CPUs full while tcplab's data threads were not saturated:
 /// they waited for a CPU (a shared or noisy machine).
 pub fn other_load(f: &Facts) -> Option<Finding> {
+    // A result at its link's limit did not wait for a CPU: its threads had nothing more to do.
+    if link(f).is_some() {
+        return None;
+    }
     let ends = [("sender", f.sender_cpu.as_ref()), ("receiver", f.receiver_cpu.as_ref())];
     let (who, c, other) = ends
         .into_iter()
@@ -293,41 +313,109 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// Loss and the congestion window (not on loopback, where retransmits are reordering).
+/// Loss and the congestion window (not on loopback, where retransmits are reordering). Over
+/// an emulated path the emulator says where packets dropped: all at its full queue is the
+/// bottleneck overflowing, the link's doing (the link rule names it near the link's rate). A
+/// Reno-like bound far below the measured rate shows the loss did not set the rate: no
+/// finding. The advice never names the congestion control already in use.
 pub fn congestion(f: &Facts) -> Option<Finding> {
     let p = f.loss_rate();
-    if f.same_host || p < LOSS_RATE.0 {
+    if (f.same_host && f.path_drops.is_none()) || p < LOSS_RATE.0 {
+        return None;
+    }
+    let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
+    if overflow_only && link(f).is_some() {
+        return None;
+    }
+    // A connection going MATHIS_FAR_BELOW times faster than the Reno-like bound at its loss
+    // rate was not held back by that loss (bbr, or drops in bursts counted one by one).
+    let bound = mathis_bound(f);
+    if bound.is_some_and(|b| b * MATHIS_FAR_BELOW < f.goodput_bps) {
         return None;
     }
     let weight = if p >= LOSS_RATE.1 { 0.7 } else { 0.45 };
-    let bound = (f.rtt_us > 0.0 && f.mss_bytes > 0)
-        .then(|| {
-            let path = LossPath::new(f.mss_bytes, Duration::from_micros(f.rtt_us as u64), p.min(1.0));
-            mathis_bps(&path, MathisConstant::AckEverySegment).ok()
-        })
-        .flatten()
+    let bound_text = bound
         .map(|b| format!("; Reno-like bound (Mathis, C = 1.22) at RTT {}: {}", micros(f.rtt_us), rate(b)))
+        .unwrap_or_default();
+    let drops = f
+        .path_drops
+        .map(|d| {
+            format!(
+                "; the emulator dropped {} packets at its full queue, {} at random",
+                d.queue_overflow, d.random
+            )
+        })
         .unwrap_or_default();
     Some(Finding {
         cause: Cause::Congestion,
         weight,
-        evidence: format!("{} retransmits in {} segments (p = {p:.1e}){bound}", f.retransmits, f.segments_out),
-        advice: "find where packets drop (ip -s link, nstat, the emulator's drop log); try -C bbr, which does not back off on random loss".into(),
+        evidence: format!(
+            "{} retransmits in {} segments (p = {p:.1e}){drops}{bound_text}",
+            f.retransmits, f.segments_out
+        ),
+        advice: congestion_advice(f, overflow_only),
     })
 }
 
-/// The primary finding when no rule applies.
+/// How far below the measured goodput a model bound may fall and still count as evidence.
+pub const MATHIS_FAR_BELOW: f64 = 2.0;
+
+fn mathis_bound(f: &Facts) -> Option<f64> {
+    if f.rtt_us <= 0.0 || f.mss_bytes == 0 {
+        return None;
+    }
+    let path = LossPath::new(f.mss_bytes, Duration::from_micros(f.rtt_us as u64), f.loss_rate().min(1.0));
+    mathis_bps(&path, MathisConstant::AckEverySegment).ok()
+}
+
+fn congestion_advice(f: &Facts, overflow_only: bool) -> String {
+    let find = if overflow_only {
+        "the drops are the bottleneck queue overflowing (the sender fills the link): a larger queue (queue=) trades loss for delay"
+    } else if f.path_drops.is_some() {
+        "the emulator's loss model drops these packets (see its counters)"
+    } else {
+        "find where packets drop (ip -s link, nstat, the emulator's drop log)"
+    };
+    match f.congestion_control.as_str() {
+        "bbr" => format!("{find}; bbr, in use, already does not back off on random loss"),
+        _ => format!("{find}; try -C bbr, which does not back off on random loss"),
+    }
+}
+
+/// The primary finding when no rule applies. A CPU of the host that was saturated is said so
+/// (the "CPU saturated" warning names it too): on one host it is shared by both ends and
+/// the network work, so it was not found to be one end's limit.
 pub fn nothing_found(f: &Facts) -> Finding {
+    let busy = [f.sender_cpu.as_ref(), f.receiver_cpu.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter(|c| c.busiest_pct + c.steal_pct >= BUSIEST_CPU_PCT)
+        .max_by(|a, b| (a.busiest_pct + a.steal_pct).total_cmp(&(b.busiest_pct + b.steal_pct)));
+    let cpu = match busy {
+        Some(c) => format!(
+            "cpu{} {:.0}% busy{} but no tcplab thread saturated (that CPU is shared by both ends and the kernel's network work)",
+            c.busiest_cpu,
+            c.busiest_pct,
+            if c.steal_pct >= 1.0 { format!(" + {:.0}% stolen", c.steal_pct) } else { String::new() }
+        ),
+        None => "no end saturated".into(),
+    };
     Finding {
         cause: Cause::Unknown,
         weight: 0.0,
         evidence: format!(
-            "no rule applies: rwnd-limited {}, sndbuf-limited {}, writes of {:.0} B, no end saturated",
+            "no rule applies: rwnd-limited {}, sndbuf-limited {}, writes of {}, {cpu}",
             pct(f.rwnd_limited_frac),
             pct(f.sndbuf_limited_frac),
-            f.avg_write_bytes
+            size(f.avg_write_bytes)
         ),
-        advice: "run longer (-t), or with --link to compare with the link's limit".into(),
+        advice: match busy {
+            Some(_) => {
+                "pin the ends to separate CPUs (-A 0,1) to see whether that CPU is the limit; run longer (-t)"
+                    .into()
+            }
+            None => "run longer (-t), or with --link to compare with the link's limit".into(),
+        },
     }
 }
 
@@ -374,6 +462,7 @@ fn buffer_advice(f: &Facts, flag: &str, now: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::PathDrops;
     use results::Reference;
 
     fn base() -> Facts {
@@ -437,6 +526,10 @@ mod tests {
         ));
         (f.send_len, f.avg_write_bytes) = (2048, 2048.0);
         assert_eq!(application(&f).map(|x| x.weight), Some(0.6));
+        // The words follow the bytes: 1024-byte writes are not "a few bytes".
+        (f.send_len, f.avg_write_bytes) = (1024, 1024.0);
+        let x = application(&f).map(|x| x.evidence).unwrap_or_default();
+        assert!(!x.contains("few bytes") && x.contains("a syscall per 1.02 kB"), "{x}");
         (f.send_len, f.avg_write_bytes) = (65_536, 65_536.0);
         (f.recv_len, f.avg_read_bytes) = (512, 512.0);
         assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len") && !x.advice.contains("-l ")));
@@ -505,11 +598,69 @@ mod tests {
         (f.sender_cpu, f.receiver_cpu) = (Some(side(99.0, 99.0)), Some(side(91.0, 60.0)));
         assert!(other_load(&f).is_none());
         assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
+        // At the link's limit the threads were idle, not waiting (e.g. --path on a busy host).
+        (f.sender_cpu, f.receiver_cpu) = (Some(side(2.0, 2.0)), Some(side(3.0, 3.0)));
+        assert!(other_load(&f).is_some());
+        (f.goodput_bps, f.reference) = (48e6, link_ref(48.3e6));
+        assert!(other_load(&f).is_none());
         // A host with spare CPU is not competing.
         let mut idle = side(42.0, 42.0);
         idle.util_pct = 70.0;
         (f.sender_cpu, f.receiver_cpu) = (Some(idle.clone()), Some(idle));
         assert!(other_load(&f).is_none());
+    }
+
+    #[test]
+    fn stolen_time_counts_as_cpu_the_end_could_not_have() {
+        // loopback: the client thread ran 81% of the time and the hypervisor stole 27%.
+        let mut f = base();
+        f.same_host = true;
+        let stolen = SideCpu {
+            process_pct: 81.0,
+            thread_busy_pct: Some(81.0),
+            threads: 1,
+            steal_pct: 27.0,
+            ..SideCpu::default()
+        };
+        f.sender_cpu = Some(stolen.clone());
+        let x = sender_cpu(&f);
+        assert!(x.as_ref().is_some_and(|x| x.evidence.contains("27% of CPU time stolen")), "{x:?}");
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
+        f.sender_cpu = Some(SideCpu { steal_pct: 0.0, ..stolen });
+        assert!(sender_cpu(&f).is_none(), "81% alone is not saturated");
+        // Hosts apart: a CPU 75% busy with 25% stolen is full.
+        let mut f = base();
+        f.receiver_cpu = Some(SideCpu {
+            process_pct: 30.0,
+            busiest_pct: 75.0,
+            steal_pct: 25.0,
+            threads: 1,
+            ..SideCpu::default()
+        });
+        assert!(receiver_cpu(&f).is_some());
+    }
+
+    #[test]
+    fn nothing_found_never_denies_a_saturated_cpu() {
+        let mut f = base();
+        f.same_host = true;
+        f.sender_cpu = Some(SideCpu {
+            process_pct: 60.0,
+            thread_busy_pct: Some(60.0),
+            busiest_pct: 100.0,
+            threads: 1,
+            ..SideCpu::default()
+        });
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Unknown);
+        assert!(!d.primary.evidence.contains("no end saturated"), "{}", d.primary.evidence);
+        assert!(
+            d.primary.evidence.contains("cpu0 100% busy but no tcplab thread saturated"),
+            "{}",
+            d.primary.evidence
+        );
+        f.sender_cpu = Some(cpu(40.0));
+        assert!(nothing_found(&f).evidence.contains("no end saturated"));
     }
 
     #[test]
@@ -575,12 +726,70 @@ mod tests {
         let mut f = base();
         f.retransmits = 2_000;
         f.rtt_us = 170_000.0;
+        f.goodput_bps = 1.5e6;
         let x = congestion(&f);
         assert!(x.as_ref().is_some_and(|x| x.weight == 0.7 && x.evidence.contains("Mathis")), "{x:?}");
         f.retransmits = 200;
         assert_eq!(congestion(&f).map(|x| x.weight), Some(0.45));
         f.same_host = true;
         assert!(congestion(&f).is_none());
+    }
+
+    #[test]
+    fn loss_at_a_full_bottleneck_queue_is_the_links_doing() {
+        // stream --path gige at 97% of the link, bbr, drops all at the emulator's full queue.
+        let mut f = base();
+        (f.goodput_bps, f.reference) = (913e6, link_ref(941.48e6));
+        (f.retransmits, f.rtt_us) = (2_000, 400.0);
+        f.congestion_control = "bbr".into();
+        f.path_drops = Some(PathDrops { queue_overflow: 1_990, random: 0 });
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Link, "{d:?}");
+        assert!(d.contributing.iter().all(|x| x.cause != Cause::Congestion), "{d:?}");
+        // Below the link's rate the overflowing queue is congestion, said as such.
+        f.goodput_bps = 500e6;
+        let x = congestion(&f).unwrap_or_else(|| unreachable!());
+        assert!(x.evidence.contains("1990 packets at its full queue, 0 at random"), "{x:?}");
+        assert!(x.advice.contains("bottleneck queue overflowing"), "{x:?}");
+    }
+
+    #[test]
+    fn a_bound_far_below_the_rate_is_no_evidence_and_the_control_in_use_is_not_advised() {
+        let mut f = base();
+        (f.goodput_bps, f.retransmits, f.rtt_us) = (913e6, 2_000, 5_000.0);
+        f.congestion_control = "bbr".into();
+        // Mathis allows 63 Mbit/s at p = 2e-3 and 5 ms: 913 Mbit/s was not held back by loss.
+        assert!(congestion(&f).is_none());
+        f.goodput_bps = 50e6;
+        let x = congestion(&f).unwrap_or_else(|| unreachable!());
+        assert!(x.evidence.contains("Reno-like bound (Mathis"), "{x:?}");
+        assert!(!x.advice.contains("-C bbr"), "{x:?}");
+        f.congestion_control = "cubic".into();
+        assert!(congestion(&f).is_some_and(|x| x.advice.contains("try -C bbr")));
+    }
+
+    #[test]
+    fn a_link_full_of_retransmits_is_still_the_link() {
+        // 87% of the link delivered, 9% of segments resent after queue overflow: the link was full.
+        let mut f = base();
+        (f.goodput_bps, f.reference) = (1.68e9, link_ref(1.93e9));
+        (f.retransmits, f.segments_out, f.rtt_us) = (42_926, 479_680, 2_000.0);
+        f.path_drops = Some(PathDrops { queue_overflow: 43_021, random: 0 });
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Link, "{d:?}");
+        assert!(d.primary.evidence.contains("the link carried 96%"), "{}", d.primary.evidence);
+        // Random drops are not the link being full.
+        f.path_drops = Some(PathDrops { queue_overflow: 0, random: 43_021 });
+        assert!(link(&f).is_none());
+    }
+
+    #[test]
+    fn far_above_the_link_the_link_rule_steps_aside() {
+        let mut f = base();
+        (f.goodput_bps, f.reference) = (12.1e9, link_ref(941.48e6));
+        assert!(link(&f).is_none(), "1288% of a link is not that link's limit");
+        f.goodput_bps = 960e6;
+        assert!(link(&f).is_some(), "102%: measurement noise");
     }
 
     #[test]

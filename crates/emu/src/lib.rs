@@ -45,6 +45,7 @@ pub mod framing;
 pub mod gso;
 pub mod link;
 pub mod loss;
+pub mod model_link;
 pub mod presets;
 pub mod pump;
 pub mod queue;

@@ -181,18 +181,6 @@ pub fn warnings(
             "treat CPU and service demand as lower bounds",
         );
     }
-    for (side, cpu) in [("client", local.cpu.as_ref()), ("server", remote.and_then(|r| r.cpu.as_ref()))] {
-        if let Some(c) = cpu.filter(|c| c.busiest_pct >= 95.0) {
-            push(
-                WarningKind::CpuSaturated,
-                format!(
-                    "{side} cpu{} was {:.0}% busy: the result may be CPU-bound",
-                    c.busiest_cpu, c.busiest_pct
-                ),
-                "compare with -P 2, or pin the ends to separate CPUs with -A 0,1 to see whether one core limits it",
-            );
-        }
-    }
     let retrans: u64 = summary.directions.iter().map(|d| d.retransmits).sum();
     if cx.same_host && retrans > 0 {
         push(
@@ -233,6 +221,58 @@ pub fn warnings(
             "use -t of a few seconds or more",
         );
     }
+    let ends = [("client", local.cpu.as_ref()), ("server", remote.and_then(|r| r.cpu.as_ref()))];
+    w.extend(results::warning::cpu_saturated(ends, cx.same_host));
+    w.extend(results::warning::cpu_stolen(ends, cx.same_host));
+    w.extend(results::warning::cpu_figures_inconsistent(ends));
     w.extend(crate::udp_summary::warnings(&summary.udp));
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{CpuUsage, ProcessCpu, TestKind};
+
+    fn side(busiest_pct: f64, steal_pct: f64) -> SideMeasurement {
+        let cpu = CpuUsage {
+            cpus: 2,
+            window_s: 2.0,
+            cores_busy: 1.4,
+            busiest_pct,
+            steal_pct,
+            process: ProcessCpu { pct_of_core: 81.0, ..ProcessCpu::default() },
+            ..CpuUsage::default()
+        };
+        SideMeasurement { measured_s: 2.0, cpu: Some(cpu), ..SideMeasurement::default() }
+    }
+
+    fn kinds(same_host: bool, local: &SideMeasurement, remote: &SideMeasurement) -> Vec<WarningKind> {
+        let host = HostInfo::default();
+        let cx = WarnContext { same_host, local_host: &host };
+        let spec = TestSpec::new(TestKind::TcpStream);
+        warnings(&spec, &Summary::default(), local, Some(remote), cx).iter().map(|w| w.kind).collect()
+    }
+
+    #[test]
+    fn one_host_is_one_cpu_warning_and_stolen_time_is_warned() {
+        use WarningKind::{CpuSaturated, CpuStolen, SameHost};
+        // Both ends read this host's counters: one warning, not "client cpu0" and "server cpu0".
+        let (a, b) = (side(100.0, 0.0), side(100.0, 0.0));
+        assert_eq!(kinds(true, &a, &b), vec![SameHost, CpuSaturated]);
+        assert_eq!(kinds(false, &a, &b), vec![CpuSaturated, CpuSaturated]);
+        // 70% busy and 34% stolen: a full CPU, and figures that cannot be trusted.
+        let (a, b) = (side(70.0, 34.0), side(70.0, 34.0));
+        assert_eq!(kinds(true, &a, &b), vec![SameHost, CpuSaturated, CpuStolen]);
+    }
+
+    #[test]
+    fn a_system_figure_below_the_process_time_is_flagged() {
+        let mut a = side(60.0, 0.0);
+        if let Some(c) = a.cpu.as_mut() {
+            c.cores_busy = 0.5;
+        }
+        let k = kinds(false, &a, &side(60.0, 0.0));
+        assert_eq!(k, vec![WarningKind::CpuFiguresInconsistent]);
+    }
 }

@@ -31,6 +31,8 @@ enum ServerKind {
 #[derive(Debug)]
 pub struct Session {
     emu: Emulator,
+    spec: String,
+    path: PathConfig,
     server: ServerKind,
     port: u16,
     client_quota: Option<CpuQuota>,
@@ -115,7 +117,7 @@ impl Session {
                 (ServerKind::Child(child), port)
             }
         };
-        Ok(Session { emu, server, port, client_quota, _server_quota: server_quota })
+        Ok(Session { emu, spec: spec.clone(), path, server, port, client_quota, _server_quota: server_quota })
     }
 
     /// Client options pointing at the server across the link.
@@ -137,6 +139,11 @@ impl Session {
             None => None,
         };
         Ok(f())
+    }
+
+    /// The emulated path: its spec as given and its configuration.
+    pub fn path(&self) -> (&str, &PathConfig) {
+        (&self.spec, &self.path)
     }
 
     /// Counters so far.

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use engine::client::ClientOptions;
 use engine::server::ServerHandle;
 use engine::{Observer, Server, ServerConfig, StopFlag};
-use results::{ConfidenceTarget, EmuReport, HostInfo, TestResult, TestSpec};
+use results::{ConfidenceTarget, Direction, EmuReport, HostInfo, Reference, TestResult, TestSpec};
 
 use crate::config::Target;
 use crate::emulated::{self, Session};
@@ -69,6 +69,36 @@ impl Place {
     /// Whether client and server are this process on loopback (the loopback baseline's case).
     pub fn is_embedded(&self) -> bool {
         matches!(self.kind, Kind::Embedded(_))
+    }
+
+    /// What the emulated path (if the tests cross one) tells the diagnosis: its configured
+    /// round trip, and that both ends and the emulator share this host's CPUs.
+    pub fn path(&self) -> Option<diagnose::Path> {
+        let Kind::Emulated(s) = &self.kind else { return None };
+        let (spec, path) = s.path();
+        let rtt = path.up.delay.saturating_add(path.down.delay);
+        Some(diagnose::Path { spec: spec.to_string(), rtt_us: rtt.as_secs_f64() * 1e6 })
+    }
+
+    /// The reference of `spec`'s result over the emulated path: the link it emulates in the
+    /// direction the data flows (the slower one for both), for the test's stack. `None` off a
+    /// path, or on a path without a rate.
+    pub fn path_reference(&self, spec: &TestSpec) -> Option<Reference> {
+        let Kind::Emulated(s) = &self.kind else { return None };
+        let (text, path) = s.path();
+        let udp = engine::registry::of(spec.test).transport() == engine::registry::Transport::Udp;
+        let of = |d: emu::Direction| {
+            let link = path.model_link(d)?;
+            diagnose::reference::path_reference(text, &link, udp).ok()
+        };
+        match spec.direction {
+            Direction::Forward => of(emu::Direction::Up),
+            Direction::Reverse => of(emu::Direction::Down),
+            Direction::Bidir => [of(emu::Direction::Up), of(emu::Direction::Down)]
+                .into_iter()
+                .flatten()
+                .min_by(|a, b| a.limit_bps.total_cmp(&b.limit_bps)),
+        }
     }
 
     /// Runs `spec` (repeated until `confidence` is met, if given) and returns its result with

@@ -124,8 +124,9 @@ impl Run {
             Ok(done) => done,
             Err(e) => (not_run(spec, &e), None),
         };
-        let against = reference(&r);
-        diagnose::annotate(&mut r, against);
+        // Over an emulated path, the link it emulates is the reference when none was given.
+        let against = reference(&r).or_else(|| self.place.as_ref().and_then(|p| p.path_reference(spec)));
+        diagnose::annotate(&mut r, against, self.place.as_ref().and_then(Place::path).as_ref());
         if self.remote.is_none() && host.is_some() {
             self.remote = host;
             let stored = self.rec.remote_host(self.remote.as_ref());

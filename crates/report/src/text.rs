@@ -306,9 +306,11 @@ fn cpu_block(o: &mut String, side: &str, cpu: Option<&CpuUsage>, cost: Option<&C
         true => format!("{} {}", sig3(k.service_demand_us), k.service_demand_unit),
         false => format!("{UNKNOWN} (nothing moved)"),
     };
+    let steal = if c.steal_pct >= 0.05 { format!("; steal {:.1}%", c.steal_pct) } else { String::new() };
+    let doubt = if c.system_below_process(results::cpu::ACCOUNTING_SLACK_PCT) { " (unreliable)" } else { "" };
     let _ = writeln!(
         o,
-        "  {side} CPU {:.1}% of {} CPUs ({:.2} cores; busiest cpu{} {:.0}%; softirq {:.1}%) · tcplab {:.0}% of a core · SD {sd}{m}",
+        "  {side} CPU {:.1}% of {} CPUs ({:.2} cores; busiest cpu{} {:.0}%; softirq {:.1}%{steal}) · tcplab {:.0}% of a core · SD {sd}{m}{doubt}",
         c.util_pct, c.cpus, c.cores_busy, c.busiest_cpu, c.busiest_pct, c.softirq_pct, c.process.pct_of_core
     );
 }

@@ -1,0 +1,108 @@
+//! What an emulated path (`--path`) changes in a result's warnings. Client, server and the
+//! emulator all run on this host, in namespaces of their own: the engine sees two addresses
+//! and cannot know that both ends read the same CPU counters, so this is said here — once
+//! for both ends. A request/response latency that the path's configured delay explains is
+//! the path, not a busy CPU.
+
+use results::{Shape, TestResult, Warning, WarningKind};
+
+/// Share of the median latency the configured round trip must reach to explain it.
+pub const LATENCY_EXPLAINED_FRAC: f64 = 0.9;
+
+/// The emulated path a test crossed, as far as the diagnosis needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    /// The path spec as given (`gige`, `rate=10mbit,delay=20ms`).
+    pub spec: String,
+    /// The configured round trip (both directions' delay), µs.
+    pub rtt_us: f64,
+}
+
+/// Puts the path's facts into `result`'s warnings: the shared host (worded for the path), one
+/// CPU warning for both ends instead of two, and none that blames a CPU for a latency the
+/// path's delay explains.
+pub fn warnings(result: &mut TestResult, path: &Path) {
+    let w = &mut result.warnings;
+    if !w.iter().any(|w| w.kind == WarningKind::SameHost) {
+        w.insert(0, Warning {
+            kind: WarningKind::SameHost,
+            message: format!(
+                "client, server and the emulator of --path {} share this host's CPUs: system CPU counts all three",
+                path.spec
+            ),
+            advice: "read each end's own process time (tcplab N% of a core); run `tcplab server` on another host to separate them".into(),
+        });
+    }
+    let ends = [
+        ("client", result.local.cpu.as_ref()),
+        ("server", result.remote.as_ref().and_then(|r| r.cpu.as_ref())),
+    ];
+    let had = |kind| w.iter().any(|x: &Warning| x.kind == kind);
+    let (saturated, stolen) = (had(WarningKind::CpuSaturated), had(WarningKind::CpuStolen));
+    w.retain(|x| !matches!(x.kind, WarningKind::CpuSaturated | WarningKind::CpuStolen));
+    if saturated && !latency_is_the_path(result.summary.shape, result.summary.rr.as_ref(), path) {
+        w.extend(results::warning::cpu_saturated(ends, true));
+    }
+    if stolen {
+        w.extend(results::warning::cpu_stolen(ends, true));
+    }
+}
+
+/// Whether a request/response test's median latency is (within 10 %) the path's round trip.
+fn latency_is_the_path(shape: Option<Shape>, rr: Option<&results::RrSummary>, path: &Path) -> bool {
+    let Some(rr) = rr.filter(|_| shape == Some(Shape::Transactions)) else { return false };
+    path.rtt_us > 0.0 && rr.latency.p50_us > 0.0 && path.rtt_us >= LATENCY_EXPLAINED_FRAC * rr.latency.p50_us
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{CpuUsage, RrSummary, SideMeasurement, Summary, TestKind, TestSpec};
+
+    fn busy() -> Option<CpuUsage> {
+        Some(CpuUsage { busiest_pct: 100.0, window_s: 1.0, ..CpuUsage::default() })
+    }
+
+    fn result(shape: Shape, p50_us: f64) -> TestResult {
+        let mut r = TestResult::new("rr", TestSpec::new(TestKind::TcpRr), "198.18.0.2:1", 0);
+        r.local = SideMeasurement { cpu: busy(), ..SideMeasurement::default() };
+        r.remote = Some(SideMeasurement { cpu: busy(), ..SideMeasurement::default() });
+        let mut rr = RrSummary::default();
+        rr.latency.p50_us = p50_us;
+        r.summary = Summary { shape: Some(shape), rr: Some(rr), ..Summary::default() };
+        // What the engine says, seeing two addresses: one warning per end.
+        r.warnings = results::warning::cpu_saturated(
+            [("client", r.local.cpu.as_ref()), ("server", r.remote.as_ref().and_then(|m| m.cpu.as_ref()))],
+            false,
+        );
+        r
+    }
+
+    fn kinds(r: &TestResult) -> Vec<WarningKind> {
+        r.warnings.iter().map(|w| w.kind).collect()
+    }
+
+    #[test]
+    fn a_path_keeps_the_shared_host_and_one_cpu_warning() {
+        let path = Path { spec: "gige".into(), rtt_us: 0.0 };
+        let mut r = result(Shape::TcpBulk, 0.0);
+        assert_eq!(r.warnings.len(), 2, "client cpu0 and server cpu0");
+        warnings(&mut r, &path);
+        assert_eq!(kinds(&r), vec![WarningKind::SameHost, WarningKind::CpuSaturated]);
+        assert!(r.warnings[0].message.contains("emulator of --path gige share this host's CPUs"));
+        warnings(&mut r, &path);
+        assert_eq!(r.warnings.len(), 2, "applying it twice changes nothing");
+    }
+
+    #[test]
+    fn a_latency_the_delay_explains_is_not_cpu_bound() {
+        let path = Path { spec: "rate=100mbit,delay=10ms".into(), rtt_us: 20_000.0 };
+        let mut r = result(Shape::Transactions, 20_150.0);
+        warnings(&mut r, &path);
+        assert_eq!(kinds(&r), vec![WarningKind::SameHost]);
+        // Twice the configured round trip: something else added the rest.
+        let mut r = result(Shape::Transactions, 40_000.0);
+        warnings(&mut r, &path);
+        assert_eq!(kinds(&r), vec![WarningKind::SameHost, WarningKind::CpuSaturated]);
+    }
+}
