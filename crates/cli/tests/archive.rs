@@ -57,10 +57,7 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let grid = text(&out.stdout);
-    assert!(
-        grid.contains("len →") && grid.contains("rcvbuf=4096") && grid.contains("rcvbuf=52428"),
-        "{grid}"
-    );
+    assert!(grid.contains("len →") && grid.contains("rcvbuf=4K ") && grid.contains("rcvbuf=52428"), "{grid}");
     assert_eq!(grid.matches('*').count(), 3, "one peak per row, plus the legend: {grid}");
     assert!(grid.contains("rcvbuf=52428: peak"), "{grid}");
     assert!(text(&out.stderr).starts_with("sweep 1: 8 points"), "{}", text(&out.stderr));
