@@ -197,7 +197,7 @@ pub fn udp(tests: &[&TestResult]) -> Table {
                 count(d.out_of_order),
                 count(d.duplicates),
                 count(d.socket_drops),
-                micros(d.jitter_ms * 1000.0),
+                crate::udp::jitter(d),
             ]);
         }
     }

@@ -96,7 +96,8 @@ pub fn test_summary(r: &TestResult) -> String {
         direction_block(&mut o, d, r.reference.as_ref());
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
-        crate::udp::remote_receiver_intervals(&mut o, m);
+        let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
+        crate::udp::remote_receiver_intervals(&mut o, m, jitter_known);
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     if let Some(rr) = &r.summary.rr {
