@@ -1,6 +1,6 @@
 //! Plots of single tests: per-interval timelines, latency CDFs, CPU bars.
 
-use results::{Interval, Metric, Role, SideMeasurement, StreamInterval, TestResult};
+use results::{Interval, Metric, Role, Shape, SideMeasurement, StreamInterval, TestResult};
 
 use super::page::Page;
 use crate::param_grid::distinct_labels;
@@ -80,13 +80,14 @@ fn series_of(
         .collect()
 }
 
-/// The timelines of one test.
+/// The timelines of one test, by its shape: TCP and UDP streams plot different figures.
 pub fn timeline(p: &mut Page, t: &TestResult) {
     p.open_row();
-    match t.summary.headline.map(|h| h.metric) {
-        Some(Metric::Goodput) => stream_timeline(p, t),
-        Some(m @ (Metric::TransactionRate | Metric::ConnectionRate)) => rr_timeline(p, t, m),
-        None => {}
+    match (t.summary.shape, t.summary.headline.map(|h| h.metric)) {
+        (Some(Shape::UdpBulk), _) => udp_timeline(p, t),
+        (_, Some(Metric::Goodput)) => stream_timeline(p, t),
+        (_, Some(m @ (Metric::TransactionRate | Metric::ConnectionRate))) => rr_timeline(p, t, m),
+        (_, None) => {}
     }
     p.close_row();
 }
@@ -95,7 +96,7 @@ fn time_axis() -> AxisSpec {
     AxisSpec::linear("time (s)")
 }
 
-fn stream_timeline(p: &mut Page, t: &TestResult) {
+fn goodput_timeline(p: &mut Page, t: &TestResult) {
     let bps = |iv: &Interval, s: &[&StreamInterval]| {
         Some(s.iter().map(|x| x.bytes).sum::<u64>() as f64 * 8.0 / iv.len_s().max(1e-9))
     };
@@ -114,6 +115,10 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     c.series = thr;
     c.refs = limit_lines(&[t], div);
     p.plot(&c.render());
+}
+
+fn stream_timeline(p: &mut Page, t: &TestResult) {
+    goodput_timeline(p, t);
     let rtt = |_: &Interval, s: &[&StreamInterval]| {
         let v: Vec<f64> = s.iter().filter(|x| x.rtt_us > 0).map(|x| f64::from(x.rtt_us)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -130,6 +135,44 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     ] {
         let mut c = LineChart::new(&format!("{}: {title}", t.label), time_axis(), AxisSpec::linear(y));
         c.series = series_of(t, Role::Send, f);
+        p.plot(&c.render());
+    }
+}
+
+/// Goodput, then per interval at each receiver: datagrams lost (% of those expected),
+/// RFC 3550 jitter and datagrams out of order. No congestion window or RTT: UDP has none.
+fn udp_timeline(p: &mut Page, t: &TestResult) {
+    goodput_timeline(p, t);
+    let counts = |s: &[&StreamInterval]| -> Vec<results::UdpCounts> {
+        s.iter().filter_map(|x| x.udp.clone()).collect()
+    };
+    let loss = |_: &Interval, s: &[&StreamInterval]| {
+        let c = counts(s);
+        let lost: u64 = c.iter().map(|c| c.lost).sum();
+        let expected = (c.iter().map(|c| c.received + c.lost).sum::<u64>())
+            .saturating_sub(c.iter().map(|c| c.duplicates).sum::<u64>());
+        (expected > 0).then(|| 100.0 * lost as f64 / expected as f64)
+    };
+    let jitter = |_: &Interval, s: &[&StreamInterval]| {
+        let v: Vec<f64> = counts(s).iter().map(|c| c.jitter_us).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / 1000.0)
+    };
+    let ooo = |_: &Interval, s: &[&StreamInterval]| {
+        let c = counts(s);
+        (!c.is_empty()).then(|| c.iter().map(|c| c.out_of_order).sum::<u64>() as f64)
+    };
+    // Over GRO-coalesced trains jitter measures nothing (results::UdpSummary::jitter_ms).
+    let jitter_known = t.summary.udp.iter().all(|d| d.jitter_ms.is_some());
+    let plots: [(&str, &str, &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>); 3] = [
+        ("datagrams lost per interval", "lost (% of expected)", &loss),
+        ("jitter (RFC 3550)", "jitter (ms)", &jitter),
+        ("reordering per interval", "datagrams out of order", &ooo),
+    ];
+    for (title, y, f) in
+        plots.into_iter().filter(|(title, _, _)| jitter_known || !title.starts_with("jitter"))
+    {
+        let mut c = LineChart::new(&format!("{}: {title}", t.label), time_axis(), AxisSpec::linear(y));
+        c.series = series_of(t, Role::Recv, f);
         p.plot(&c.render());
     }
 }
@@ -269,4 +312,42 @@ fn cost_bars(
         ],
     }
     .render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    fn timelines(t: &TestResult) -> String {
+        let mut p = Page::new();
+        timeline(&mut p, t);
+        p.finish("t", "")
+    }
+
+    #[test]
+    fn udp_timelines_plot_goodput_loss_jitter_and_reordering_not_tcp_figures() {
+        let html = timelines(&fixture::udp(20, Some(0.035)));
+        for title in [
+            "goodput per interval",
+            "datagrams lost per interval",
+            "jitter (RFC 3550)",
+            "reordering per interval",
+        ] {
+            assert!(html.contains(&format!("udp: {title}")), "{title} missing");
+        }
+        for tcp in ["congestion window", "smoothed RTT", "retransmits"] {
+            assert!(!html.contains(tcp), "{tcp} is not a UDP figure");
+        }
+        assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
+        let coalesced = timelines(&fixture::udp(20, None));
+        assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
+    }
+
+    #[test]
+    fn tcp_timelines_keep_their_figures() {
+        let html = timelines(&fixture::stream(1024, 65_536, 1.0));
+        assert!(html.contains("congestion window") && html.contains("smoothed RTT"));
+        assert!(!html.contains("datagrams lost"));
+    }
 }
