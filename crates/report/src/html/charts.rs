@@ -206,12 +206,8 @@ pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
     }
     p.section("latency", "Latency");
     if !with_cdf.is_empty() {
-        let x = AxisSpec {
-            label: "round-trip latency (µs, log scale)".into(),
-            kind: ScaleKind::Log10,
-            format: TickFormat::Number,
-            zero: false,
-        };
+        let cdfs = with_cdf.iter().filter_map(|t| t.summary.rr.as_ref()).flat_map(|r| &r.latency.cdf);
+        let (x, div) = latency_axis(cdfs.map(|(us, _)| *us));
         let y = AxisSpec {
             label: "fraction of transactions ≤ latency".into(),
             kind: ScaleKind::Linear,
@@ -226,13 +222,31 @@ pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
             .zip(distinct_labels(&with_cdf))
             .filter_map(|(t, name)| {
                 let cdf = &t.summary.rr.as_ref()?.latency.cdf;
-                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x, *y)).collect() })
+                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x / div, *y)).collect() })
             })
             .collect();
         p.plot(&c.render());
     }
     p.table(&table, true);
     p.end_section();
+}
+
+/// The latency axis fitted to latencies (µs) and the divisor into its unit: log-10 when they
+/// span a decade or more, else linear around them (a 10 ms path's 10.0–10.4 ms would sit on
+/// one edge of a 10k–100k µs log axis); in ms when every latency is 1 ms or more.
+fn latency_axis(us: impl Iterator<Item = f64>) -> (AxisSpec, f64) {
+    let (lo, hi) = us
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (div, unit) = if lo >= 1000.0 && lo.is_finite() { (1000.0, "ms") } else { (1.0, "µs") };
+    let log = hi / lo >= 10.0;
+    let axis = AxisSpec {
+        label: format!("round-trip latency ({unit}{})", if log { ", log scale" } else { "" }),
+        kind: if log { ScaleKind::Log10 } else { ScaleKind::Linear },
+        format: TickFormat::Number,
+        zero: false,
+    };
+    (axis, div)
 }
 
 /// CPU utilisation, service demand and figure-of-merit bars, and the CPU table.
@@ -342,6 +356,31 @@ mod tests {
         assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
         let coalesced = timelines(&fixture::udp(20, None));
         assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
+    }
+
+    #[test]
+    fn latency_axis_fits_the_data() {
+        use crate::plot::scale::Scale;
+        let wan: Vec<f64> = (0..50).map(|i| 10_000.0 + 10.0 * f64::from(i)).collect();
+        let (axis, div) = latency_axis(wan.iter().copied());
+        assert_eq!(
+            (axis.label.as_str(), axis.kind, div),
+            ("round-trip latency (ms)", ScaleKind::Linear, 1000.0)
+        );
+        let ms: Vec<f64> = wan.iter().map(|v| v / div).collect();
+        let s = Scale::fit(axis.kind, &ms, axis.zero, axis.format);
+        let (first, last) = (s.frac(ms[0]), s.frac(ms[49]));
+        assert!(
+            last - first > 0.5,
+            "data spread over the axis, not on one edge: {first}..{last} of {}–{}",
+            s.lo,
+            s.hi
+        );
+        let (axis, div) = latency_axis([20.0, 45.0, 900.0, 5000.0].into_iter());
+        assert_eq!(
+            (axis.label.as_str(), axis.kind, div),
+            ("round-trip latency (µs, log scale)", ScaleKind::Log10, 1.0)
+        );
     }
 
     #[test]
