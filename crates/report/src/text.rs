@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use results::{
     CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Reference, ReferenceKind, RrSummary,
-    Shape, Status, TestResult, TestSpec,
+    Shape, Status, StreamInterval, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, micros, rate, sig3, UNKNOWN};
@@ -24,52 +24,90 @@ pub fn interval_header(shape: Shape) -> String {
     }
 }
 
-/// Lines for one interval of a test of `shape`: one per stream, plus `[SUM]` when there are
-/// several.
-pub fn interval_lines(shape: Shape, iv: &Interval) -> Vec<String> {
-    let bulk = match shape {
-        Shape::UdpBulk => return crate::udp::interval_lines(iv),
-        Shape::TcpBulk => true,
-        Shape::Transactions => false,
-    };
-    let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
-    let secs = iv.len_s().max(1e-9);
+/// Lines for one interval of a test of `shape`, seen at one end: one per stream, plus `[SUM]`
+/// when there are several. `receives(index)` says which streams this end reads: their TCP_INFO
+/// is the receiving socket's (its RTT is not the path's, it has no congestion window or
+/// retransmits), so they show `–` there, as iperf3 does. With streams both ways (`--bidir`)
+/// each line is tagged `[TX]` or `[RX]` and each direction gets its own `[SUM]`.
+pub fn interval_lines(shape: Shape, iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
+    match shape {
+        Shape::UdpBulk => crate::udp::interval_lines(iv),
+        Shape::TcpBulk => bulk_lines(iv, receives),
+        Shape::Transactions => rr_lines(iv),
+    }
+}
+
+fn span_and_tail(iv: &Interval) -> (String, f64, &'static str) {
     let omitted = if iv.omitted { "  (omitted)" } else { "" };
+    (format!("{:.2}-{:.2} s", iv.start_s, iv.end_s), iv.len_s().max(1e-9), omitted)
+}
+
+fn bulk_lines(iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
+    let (span, secs, omitted) = span_and_tail(iv);
+    let (rx, tx): (Vec<&StreamInterval>, Vec<&StreamInterval>) =
+        iv.streams.iter().partition(|s| receives(s.index));
+    let both = !rx.is_empty() && !tx.is_empty();
+    let tag = |receiving: bool| match (both, receiving) {
+        (false, _) => "",
+        (true, false) => "[TX]",
+        (true, true) => "[RX]",
+    };
+    let known = |receiving: bool, v: String| if receiving { UNKNOWN.to_string() } else { v };
     let mut lines: Vec<String> = iv
         .streams
         .iter()
-        .map(|s| match bulk {
-            true => format!(
-                "[{:>3}] {:<15}{:>14}{:>16}{:>7}{:>12}{:>11}{omitted}",
+        .map(|s| {
+            let r = receives(s.index);
+            format!(
+                "[{:>3}]{} {:<15}{:>14}{:>16}{:>7}{:>12}{:>11}{omitted}",
                 s.index + 1,
+                tag(r),
                 span,
                 bytes(s.bytes),
                 rate(s.bytes as f64 * 8.0 / secs),
-                s.retransmits,
-                if s.cwnd_bytes > 0 { bytes(s.cwnd_bytes) } else { "-".into() },
-                if s.rtt_us > 0 { micros(f64::from(s.rtt_us)) } else { "-".into() },
-            ),
-            false => format!(
+                known(r, s.retransmits.to_string()),
+                known(r, if s.cwnd_bytes > 0 { bytes(s.cwnd_bytes) } else { "-".into() }),
+                known(r, if s.rtt_us > 0 { micros(f64::from(s.rtt_us)) } else { "-".into() }),
+            )
+        })
+        .collect();
+    let groups: Vec<(bool, &Vec<&StreamInterval>)> = match both {
+        true => vec![(false, &tx), (true, &rx)],
+        false => vec![(!rx.is_empty(), if rx.is_empty() { &tx } else { &rx })],
+    };
+    for (receiving, streams) in groups.into_iter().filter(|(_, g)| both || g.len() > 1) {
+        let b: u64 = streams.iter().map(|s| s.bytes).sum();
+        let retr: u64 = streams.iter().map(|s| s.retransmits).sum();
+        lines.push(format!(
+            "[SUM]{} {:<15}{:>14}{:>16}{:>7}{omitted}",
+            tag(receiving),
+            span,
+            bytes(b),
+            rate(b as f64 * 8.0 / secs),
+            known(receiving, retr.to_string())
+        ));
+    }
+    lines
+}
+
+fn rr_lines(iv: &Interval) -> Vec<String> {
+    let (span, secs, omitted) = span_and_tail(iv);
+    let mut lines: Vec<String> = iv
+        .streams
+        .iter()
+        .map(|s| {
+            format!(
                 "[{:>3}] {:<15}{:>14}{:>14}{omitted}",
                 s.index + 1,
                 span,
                 count(s.transactions),
                 sig3(s.transactions as f64 / secs)
-            ),
+            )
         })
         .collect();
     if iv.streams.len() > 1 {
-        let (b, t) = (iv.bytes(), iv.transactions());
-        lines.push(match bulk {
-            true => format!(
-                "[SUM] {:<15}{:>14}{:>16}{:>7}{omitted}",
-                span,
-                bytes(b),
-                rate(b as f64 * 8.0 / secs),
-                iv.streams.iter().map(|s| s.retransmits).sum::<u64>()
-            ),
-            false => format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)),
-        });
+        let t = iv.transactions();
+        lines.push(format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)));
     }
     lines
 }
@@ -396,6 +434,35 @@ fn headline(r: &TestResult) -> (String, String, String, String) {
 mod tests {
     use super::*;
     use results::{Cause, TestKind, TestSpec};
+
+    fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {
+        StreamInterval { index, bytes, retransmits: 2, cwnd_bytes: 65_536, rtt_us, ..Default::default() }
+    }
+
+    #[test]
+    fn receiving_streams_show_no_sender_figures_and_bidir_sums_per_direction() {
+        let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![stream(0, 1 << 20, 11)] };
+        let reverse = interval_lines(Shape::TcpBulk, &iv, &|_| true);
+        assert_eq!(reverse.len(), 1);
+        assert!(!reverse[0].contains("11.0 µs") && !reverse[0].contains("64.0 KBytes"), "{}", reverse[0]);
+        assert!(reverse[0].trim_end().ends_with("–           –          –"), "{}", reverse[0]);
+        let forward = interval_lines(Shape::TcpBulk, &iv, &|_| false);
+        assert!(forward[0].contains("11.0 µs") && forward[0].contains("64.0 KBytes"), "{}", forward[0]);
+
+        let streams = vec![
+            stream(0, 1 << 20, 186),
+            stream(1, 2 << 20, 11),
+            stream(2, 1 << 20, 190),
+            stream(3, 2 << 20, 12),
+        ];
+        let iv = Interval { streams, ..iv };
+        let bidir = interval_lines(Shape::TcpBulk, &iv, &|i| i >= 2);
+        assert_eq!(bidir.len(), 6, "{bidir:#?}");
+        assert!(bidir[0].starts_with("[  1][TX]") && bidir[0].contains("186 µs"), "{}", bidir[0]);
+        assert!(bidir[2].starts_with("[  3][RX]") && !bidir[2].contains("190 µs"), "{}", bidir[2]);
+        assert!(bidir[4].starts_with("[SUM][TX]") && bidir[4].contains("3.00 MBytes"), "{}", bidir[4]);
+        assert!(bidir[5].starts_with("[SUM][RX]") && bidir[5].contains("3.00 MBytes"), "{}", bidir[5]);
+    }
 
     #[test]
     fn summary_shows_share_of_reference_and_diagnosis() {

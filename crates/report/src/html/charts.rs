@@ -32,6 +32,9 @@ pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
     out
 }
 
+/// A figure of one interval from the streams that count.
+type IntervalFigure = dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>;
+
 /// Per-interval series of one side: `f` over the streams of `role` in each interval.
 fn side_series(
     m: &SideMeasurement,
@@ -139,13 +142,15 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     }
 }
 
+/// The UDP counts of `streams`.
+fn counts(streams: &[&StreamInterval]) -> Vec<results::UdpCounts> {
+    streams.iter().filter_map(|x| x.udp.clone()).collect()
+}
+
 /// Goodput, then per interval at each receiver: datagrams lost (% of those expected),
 /// RFC 3550 jitter and datagrams out of order. No congestion window or RTT: UDP has none.
 fn udp_timeline(p: &mut Page, t: &TestResult) {
     goodput_timeline(p, t);
-    let counts = |s: &[&StreamInterval]| -> Vec<results::UdpCounts> {
-        s.iter().filter_map(|x| x.udp.clone()).collect()
-    };
     let loss = |_: &Interval, s: &[&StreamInterval]| {
         let c = counts(s);
         let lost: u64 = c.iter().map(|c| c.lost).sum();
@@ -163,7 +168,7 @@ fn udp_timeline(p: &mut Page, t: &TestResult) {
     };
     // Over GRO-coalesced trains jitter measures nothing (results::UdpSummary::jitter_ms).
     let jitter_known = t.summary.udp.iter().all(|d| d.jitter_ms.is_some());
-    let plots: [(&str, &str, &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>); 3] = [
+    let plots: [(&str, &str, &IntervalFigure); 3] = [
         ("datagrams lost per interval", "lost (% of expected)", &loss),
         ("jitter (RFC 3550)", "jitter (ms)", &jitter),
         ("reordering per interval", "datagrams out of order", &ooo),
