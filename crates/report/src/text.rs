@@ -341,7 +341,7 @@ fn cpu_block(o: &mut String, side: &str, cpu: Option<&CpuUsage>, cost: Option<&C
     let m = k.figure_of_merit.map(|m| format!(" · M {}", sig3(m))).unwrap_or_default();
     // No throughput: CPU per unit moved is undefined, not 0.
     let sd = match k.service_demand_us.is_finite() && k.service_demand_us > 0.0 {
-        true => format!("{} {}", sig3(k.service_demand_us), k.service_demand_unit),
+        true => service_demand(k),
         false => format!("{UNKNOWN} (nothing moved)"),
     };
     let _ = writeln!(
@@ -368,19 +368,24 @@ pub fn suite_table(results: &[TestResult]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
-        "test", "result", "RTT(rate)", "p50", "p99", "CPU cli", "CPU srv", "SD cli", "M cli"
+        "{:<16}{:>18}{:>8}{:>7}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+        "test",
+        "result",
+        "of ref",
+        "loss",
+        "RTT(rate)",
+        "p50",
+        "p99",
+        "CPU cli",
+        "CPU srv",
+        "SD cli",
+        "M cli"
     );
     for r in results {
-        let (result, rtt, p50, p99) = headline(r);
+        let h = headline(r);
         let cpu =
             |c: Option<&CpuCost>| c.map(|c| format!("{:.0}%", c.util_pct)).unwrap_or_else(|| "-".into());
-        let sd = r
-            .summary
-            .local_cost
-            .as_ref()
-            .map(|c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit))
-            .unwrap_or_else(|| "-".into());
+        let sd = r.summary.local_cost.as_ref().map(service_demand).unwrap_or_else(|| "-".into());
         let m = r
             .summary
             .local_cost
@@ -390,12 +395,14 @@ pub fn suite_table(results: &[TestResult]) -> String {
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
-            "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+            "{:<16}{:>18}{:>8}{:>7}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
             r.label,
-            result,
-            rtt,
-            p50,
-            p99,
+            h.result,
+            h.of_reference,
+            h.loss,
+            h.rtt,
+            h.p50,
+            h.p99,
             cpu(r.summary.local_cost.as_ref()),
             cpu(r.summary.remote_cost.as_ref()),
             sd,
@@ -405,29 +412,59 @@ pub fn suite_table(results: &[TestResult]) -> String {
     o
 }
 
-fn headline(r: &TestResult) -> (String, String, String, String) {
+/// `0.50 µs/KB`: service demand in its unit, µs written as everywhere else.
+pub fn service_demand(c: &CpuCost) -> String {
+    format!("{} {}", sig3(c.service_demand_us), crate::units::micro_unit(&c.service_demand_unit))
+}
+
+/// A test's cells in the suite table; `-` where a figure does not apply.
+struct SuiteCells {
+    result: String,
+    /// Share of the reference (`--link`, or `run`'s loopback baseline).
+    of_reference: String,
+    /// UDP: datagrams lost, % of those sent.
+    loss: String,
+    rtt: String,
+    p50: String,
+    p99: String,
+}
+
+fn headline(r: &TestResult) -> SuiteCells {
+    let cells = |result: String| SuiteCells {
+        result,
+        of_reference: "-".into(),
+        loss: "-".into(),
+        rtt: "-".into(),
+        p50: "-".into(),
+        p99: "-".into(),
+    };
     if r.status == Status::Failed {
         let code = r.error.as_ref().map(|e| e.code.as_str()).unwrap_or("failed");
-        return (format!("FAILED ({code})"), "-".into(), "-".into(), "-".into());
+        return cells(format!("FAILED ({code})"));
     }
     if !r.summary.udp.is_empty() {
-        return (crate::udp::headline(&r.summary.udp), "-".into(), "-".into(), "-".into());
+        let (rate, loss) = crate::udp::headline(&r.summary.udp);
+        return SuiteCells { loss, ..cells(rate) };
     }
     let value = crate::units::headline(r.summary.headline);
     if r.summary.headline_value().is_none() {
-        return (value, "-".into(), "-".into(), "-".into());
+        return cells(value);
     }
     if let Some(rr) = &r.summary.rr {
         let l = &rr.latency;
         let known = |v: f64| if l.count > 0 { micros(v) } else { "-".into() };
-        return (value, micros(rr.rtt_from_rate_us), known(l.p50_us), known(l.p99_us));
+        return SuiteCells {
+            rtt: micros(rr.rtt_from_rate_us),
+            p50: known(l.p50_us),
+            p99: known(l.p99_us),
+            ..cells(value)
+        };
     }
     let share: Vec<f64> = r.summary.directions.iter().filter_map(|d| d.of_reference).collect();
-    let result = match share.as_slice() {
-        [one] => format!("{value} {:.0}%", one * 100.0),
-        _ => value,
-    };
-    (result, "-".into(), "-".into(), "-".into())
+    match share.as_slice() {
+        [one] => SuiteCells { of_reference: format!("{:.0}%", one * 100.0), ..cells(value) },
+        _ => cells(value),
+    }
 }
 
 #[cfg(test)]
@@ -506,7 +543,10 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing in:\n{text}");
         }
-        assert!(suite_table(std::slice::from_ref(&r)).contains("900 Mbit/s 96%"));
+        let table = suite_table(std::slice::from_ref(&r));
+        let (head, row) = table.split_once('\n').unwrap_or_default();
+        assert!(head.contains("  result  of ref   loss"), "every column has a header: {table}");
+        assert!(row.contains("900 Mbit/s     96%      -"), "{table}");
         assert!(suite_diagnosis(&[r]).contains("stream client→server: limited by link capacity"));
     }
 }

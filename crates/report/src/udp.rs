@@ -214,12 +214,12 @@ fn other_traffic(end: &str, p: &PathPackets) -> String {
     )
 }
 
-/// The suite-table cell: received rate and loss.
-pub fn headline(rows: &[UdpSummary]) -> String {
+/// The suite-table cells: received rate, and datagrams lost in % of those sent.
+pub fn headline(rows: &[UdpSummary]) -> (String, String) {
     let bps: f64 = rows.iter().map(|d| d.receiver_bps).sum();
     let (lost, sent) = rows.iter().fold((0, 0), |(l, s), d| (l + d.lost, s + d.sent));
     let pct = if sent > 0 { 100.0 * lost as f64 / sent as f64 } else { 0.0 };
-    format!("{} {pct:.1}%L", rate(bps))
+    (rate(bps), format!("{pct:.1}%"))
 }
 
 #[cfg(test)]
@@ -281,7 +281,7 @@ mod tests {
         let mut o = String::new();
         block(&mut o, &measured, None);
         assert!(o.contains("jitter 12.5 µs"), "{o}");
-        assert_eq!(headline(&[d]), "0.00 bit/s 1.0%L");
+        assert_eq!(headline(&[d]), ("0.00 bit/s".to_string(), "1.0%".to_string()));
     }
 
     #[test]

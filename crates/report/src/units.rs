@@ -90,6 +90,14 @@ pub fn param(name: &str, v: &ParamValue) -> String {
     format!("{name}={}", setting_value(kind, v))
 }
 
+/// A unit string stored with `us` for microseconds (`us/KB`, `us/tran`) as shown: `µs/KB`.
+pub fn micro_unit(unit: &str) -> String {
+    match unit.strip_prefix("us") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("µs{rest}"),
+        _ => unit.to_string(),
+    }
+}
+
 /// `n` with the largest suffix of `base` that divides it exactly.
 fn exact_multiple(n: u64, base: u64, suffixes: &[&str]) -> String {
     let (mut v, mut unit) = (n, "");
@@ -138,6 +146,9 @@ mod tests {
         assert_eq!(setting_value(ValueKind::Millis, &int(2_500)), "2.5 s");
         assert_eq!(setting_value(ValueKind::Count, &int(0)), "0");
         assert_eq!(param("send-len", &int(8192)), "send-len=8K");
+        assert_eq!(micro_unit("us/KB"), "µs/KB");
+        assert_eq!(micro_unit("us/tran"), "µs/tran");
+        assert_eq!(micro_unit("usec"), "usec");
         assert_eq!(param("congestion", &ParamValue::Text("bbr".into())), "congestion=bbr");
     }
 }
