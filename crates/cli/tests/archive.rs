@@ -57,10 +57,7 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let grid = text(&out.stdout);
-    assert!(
-        grid.contains("len →") && grid.contains("rcvbuf=4096") && grid.contains("rcvbuf=52428"),
-        "{grid}"
-    );
+    assert!(grid.contains("len →") && grid.contains("rcvbuf=4K ") && grid.contains("rcvbuf=52428"), "{grid}");
     assert_eq!(grid.matches('*').count(), 3, "one peak per row, plus the legend: {grid}");
     assert!(grid.contains("rcvbuf=52428: peak"), "{grid}");
     assert!(text(&out.stderr).starts_with("sweep 1: 8 points"), "{}", text(&out.stderr));
@@ -375,6 +372,112 @@ fn compare_gives_verdicts_and_fails_when_slower() {
     assert!(text(&out.stdout).contains("no significant difference"), "{}", text(&out.stdout));
     let out = tcplab(&db, &["compare", &slow.to_string(), &fast.to_string()]);
     assert!(text(&out.stdout).contains("faster"));
+}
+
+/// One test measured once (no repetition, no intervals): a single value per metric.
+fn single(v: f64, spec: results::TestSpec) -> results::TestResult {
+    use results::*;
+    let mut summary = Summary {
+        headline: Some(Headline::measured(Metric::Goodput, v)),
+        shape: Some(Shape::TcpBulk),
+        ..Summary::default()
+    };
+    summary.directions.push(DirectionSummary { receiver_bps: v, ..DirectionSummary::default() });
+    TestResult { summary, ..TestResult::new("stream", spec, "h:1", 1) }
+}
+
+fn fake_header() -> results::RunRecord {
+    results::RunRecord {
+        tool_version: "t".into(),
+        command_line: vec!["tcplab".into()],
+        started_unix_ms: 1,
+        local_host: results::HostInfo::default(),
+        remote_host: None,
+        tests: Vec::new(),
+        error: None,
+        id: None,
+        sweep: None,
+    }
+}
+
+/// A sweep over `len` (sets write and read size), one value per point, from `base`.
+fn fake_sweep(st: &mut store::Store, base: &results::TestSpec, points: &[(u64, f64)]) -> i64 {
+    use results::*;
+    let axis = Axis {
+        name: "len".into(),
+        tied: Vec::new(),
+        values: points.iter().map(|(l, _)| ParamValue::Int(*l)).collect(),
+        text: String::new(),
+    };
+    let plan =
+        SweepPlan { base: base.clone(), axes: vec![axis], confidence: None, metric: "goodput_bps".into() };
+    let id = st.begin_run(&fake_header(), store::RunKind::Sweep, "h:1").unwrap();
+    st.begin_sweep(id, &plan).unwrap();
+    for (i, (len, v)) in points.iter().enumerate() {
+        let mut spec = base.clone();
+        (spec.send_len, spec.recv_len) = (*len as u32, *len as u32);
+        let point = SweepPoint {
+            index: i as u32,
+            coords: vec![i as u32],
+            params: vec![ParamSetting { name: "len".into(), value: ParamValue::Int(*len) }],
+            test_index: i as u32,
+            headline: Estimate {
+                metric: "goodput_bps".into(),
+                mean: *v,
+                values: vec![*v],
+                ..Default::default()
+            },
+            met: true,
+        };
+        st.add_point(id, &point, &single(*v, spec)).unwrap();
+    }
+    id
+}
+
+#[test]
+fn compare_pairs_sweep_points_by_parameters_and_names_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut st = store::Store::open(&db).unwrap();
+    let base = results::TestSpec::new(results::TestKind::TcpStream);
+    let a = fake_sweep(&mut st, &base, &[(2048, 1e9), (8192, 14e9)]);
+    let mut reno = base.clone();
+    reno.congestion = Some("reno".into());
+    let b = fake_sweep(&mut st, &reno, &[(8192, 13e9), (65_536, 20e9)]);
+    drop(st);
+    let out = tcplab(&db, &["compare", &a.to_string(), &b.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let row = t.lines().find(|l| l.starts_with("len=8K")).unwrap_or_else(|| panic!("no len=8K row: {t}"));
+    assert!(row.contains("14.0 Gbit/s") && row.contains("13.0 Gbit/s"), "{t}");
+    assert_eq!(t.lines().filter(|l| l.starts_with("len=")).count(), 1, "only the common point: {t}");
+    assert!(t.contains("only in run 1 (not compared): len=2K"), "{t}");
+    assert!(t.contains("only in run 2 (not compared): len=64K"), "{t}");
+    assert!(t.contains("settings differ: congestion default vs reno"), "{t}");
+}
+
+#[test]
+fn compare_gate_does_not_pass_when_it_cannot_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut st = store::Store::open(&db).unwrap();
+    let mut runs = Vec::new();
+    for (v, len) in [(100e6, 131_072), (51e6, 8192)] {
+        let mut spec = results::TestSpec::new(results::TestKind::TcpStream);
+        (spec.send_len, spec.recv_len) = (len, len);
+        let id = st.begin_run(&fake_header(), store::RunKind::Test, "h:1").unwrap();
+        st.add_test(id, &single(v, spec)).unwrap();
+        runs.push(id.to_string());
+    }
+    drop(st);
+    let out = tcplab(&db, &["compare", &runs[0], &runs[1], "--fail-if-slower", "5"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("cannot decide"), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("unknown") && t.contains("-49.0%"), "{t}");
+    assert!(t.contains("settings differ: write size 128K vs 8K"), "{t}");
+    let out = tcplab(&db, &["compare", &runs[0], &runs[1]]);
+    assert_eq!(out.status.code(), Some(0), "without a gate, no verdict is not an error");
 }
 
 #[test]

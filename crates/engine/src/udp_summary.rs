@@ -96,10 +96,12 @@ fn direction(
     s.late = rx.late;
     s.stale = rx.stale;
     s.socket_drops = rx.socket_drops;
-    s.jitter_ms = rx.jitter_us / 1000.0;
     s.receiver_bps = per_s(rx_bytes as f64 * 8.0, receiver.measured_s);
     s.receiver_datagrams_per_s = per_s(rx_bytes as f64 / len, receiver.measured_s);
     s.receiver_path = path(receiver, Role::Recv);
+    // Datagrams of one GRO train arrive together: their jitter would be the sender's spacing.
+    let coalesced = s.receiver_path.as_ref().is_some_and(PathPackets::coalesced);
+    s.jitter_ms = (!coalesced).then_some(rx.jitter_us / 1000.0);
     s
 }
 
@@ -256,5 +258,32 @@ mod tests {
         assert!((p.skbs_per_s - 300.0 / 2.02).abs() < 1e-6);
         assert!((p.datagrams_per_skb - 8800.0 / 300.0).abs() < 1e-9);
         assert!(d.receiver_path.is_none(), "no receiver measurement, no receiver skbs");
+    }
+
+    #[test]
+    fn jitter_over_coalesced_trains_is_not_a_measurement() {
+        let spec = TestSpec { send_len: 1000, ..TestSpec::new(TestKind::UdpStream) };
+        let local = SideMeasurement {
+            measured_s: 1.0,
+            streams: vec![stream(Role::Send, 0, UdpCounts { sent: 4400, ..UdpCounts::default() })],
+            ..Default::default()
+        };
+        let receiver = |end_skbs| {
+            let rx = UdpCounts {
+                received: 4400,
+                jitter_us: 2.0,
+                path: window("lo", (0.0, 0, 0), (1.0, 4400, end_skbs)),
+                ..UdpCounts::default()
+            };
+            SideMeasurement {
+                measured_s: 1.0,
+                streams: vec![stream(Role::Recv, 0, rx)],
+                ..Default::default()
+            }
+        };
+        let trains = directions(&spec, &local, Some(&receiver(100)));
+        assert_eq!(trains[0].jitter_ms, None, "44 datagrams per skb share their arrival times");
+        let single = directions(&spec, &local, Some(&receiver(4410)));
+        assert_eq!(single[0].jitter_ms, Some(0.002));
     }
 }

@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use engine::Observer;
 use report::ndjson::Point;
 use report::{ndjson, text, Format};
-use results::{HostInfo, Interval, RunRecord, TestError, TestResult, TestSpec};
+use results::{HostInfo, Interval, Role, RunRecord, TestError, TestResult, TestSpec};
 
 /// Set once stdout's reader has gone away.
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
@@ -109,7 +109,9 @@ impl Observer for Live {
         match self.format {
             Format::Text if self.show_intervals => {
                 let shape = engine::registry::of(spec.test).shape();
-                text::interval_lines(shape, interval).iter().for_each(|l| emit(l))
+                // The client's own intervals: a stream it receives shows no sender figures.
+                let receives = |i| engine::stream::role(spec, engine::side::End::Client, i) == Role::Recv;
+                text::interval_lines(shape, interval, &receives).iter().for_each(|l| emit(l))
             }
             Format::JsonStream => emit(&ndjson::interval(&self.label, interval)),
             _ => {}

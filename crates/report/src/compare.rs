@@ -3,6 +3,11 @@
 
 use std::fmt::Write as _;
 
+use results::setting::{self, Setting};
+use results::{ParamValue, TestSpec};
+
+use crate::units::setting_value;
+
 /// One compared metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -18,15 +23,65 @@ pub struct Row {
     pub diff_pct: f64,
     /// Half-width of the difference's interval, in % of A; `None` when unknown.
     pub ci_pct: Option<f64>,
-    /// `faster`, `slower`, `no significant difference`, …
-    pub verdict: String,
+    /// What the difference says.
+    pub verdict: Verdict,
+}
+
+/// What a difference says about B against A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// A metric where higher is better is significantly higher in B.
+    Faster,
+    /// … significantly lower in B.
+    Slower,
+    /// The interval includes no change.
+    NoDifference,
+    /// One value each: no interval, so no verdict.
+    Unknown,
+    /// A CPU figure (lower is better) significantly higher in B.
+    MoreCpu,
+    /// … significantly lower in B.
+    LessCpu,
+}
+
+impl Verdict {
+    /// As the table shows it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "no significant difference",
+            Verdict::Unknown => "unknown (one value each: repeat with -I)",
+            Verdict::MoreCpu => "more CPU",
+            Verdict::LessCpu => "less CPU",
+        }
+    }
+}
+
+/// What the table does not show: tests or sweep points found in one run only, and settings
+/// in which the compared tests differ (so the difference measures them too).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Notes {
+    /// Tests or points of A without a counterpart in B.
+    pub only_a: Vec<String>,
+    /// Tests or points of B without a counterpart in A.
+    pub only_b: Vec<String>,
+    /// `write size 128K vs 8K`, per differing setting.
+    pub settings: Vec<String>,
 }
 
 /// The table.
-pub fn table(a: &str, b: &str, level_pct: f64, rows: &[Row]) -> String {
+pub fn table(a: &str, b: &str, level_pct: f64, rows: &[Row], notes: &Notes) -> String {
     let mut o = String::new();
     let _ =
         writeln!(o, "A = {a}, B = {b}; difference B − A with its {level_pct} % confidence interval (Welch)");
+    if !notes.settings.is_empty() {
+        let _ = writeln!(
+            o,
+            "warning: the tests' settings differ: {} — the difference is not the change alone",
+            notes.settings.join(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "{:<16}{:<16}{:>16}{:>16}{:>10}{:>11}  verdict",
@@ -37,8 +92,86 @@ pub fn table(a: &str, b: &str, level_pct: f64, rows: &[Row]) -> String {
         let _ = writeln!(
             o,
             "{:<16}{:<16}{:>16}{:>16}{:>+9.1}%{:>11}  {}",
-            r.test, r.metric, r.a, r.b, r.diff_pct, ci, r.verdict
+            r.test,
+            r.metric,
+            r.a,
+            r.b,
+            r.diff_pct,
+            ci,
+            r.verdict.text()
         );
     }
+    for (run, only) in [(a, &notes.only_a), (b, &notes.only_b)] {
+        if !only.is_empty() {
+            let _ = writeln!(o, "only in {run} (not compared): {}", only.join("; "));
+        }
+    }
     o
+}
+
+/// The settings in which `a` and `b` differ, named once each: a combined setting (`-l` is
+/// `write size`, `-w` is `window`) when each side sets all of its fields alike, else the
+/// fields. The report interval is left out: it changes what is printed, not what is measured.
+pub fn setting_differences(a: &TestSpec, b: &TestSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut covered: Vec<&str> = vec![setting::INTERVAL_MS.id];
+    for s in setting::ALL.iter().filter(|s| s.is_combined()) {
+        let (va, vb) = (uniform(s, a), uniform(s, b));
+        if let (Some(va), Some(vb)) = (&va, &vb) {
+            if va != vb && s.parts.iter().all(|p| field(p, a) != field(p, b)) {
+                out.push(difference(s, va.as_ref(), vb.as_ref()));
+                covered.extend(s.parts);
+            }
+        }
+    }
+    for s in setting::ALL.iter().filter(|s| !s.is_combined() && !covered.contains(&s.id)) {
+        let (va, vb) = ((s.get)(a), (s.get)(b));
+        if va != vb {
+            out.push(difference(s, va.as_ref(), vb.as_ref()));
+        }
+    }
+    out
+}
+
+/// A combined setting's value when its fields agree: `Some(Some(v))`, `Some(None)` when all
+/// are unset, `None` when they differ.
+fn uniform(s: &Setting, spec: &TestSpec) -> Option<Option<ParamValue>> {
+    match (s.get)(spec) {
+        Some(v) => Some(Some(v)),
+        None => s.parts.iter().all(|p| field(p, spec).is_none()).then_some(None),
+    }
+}
+
+fn field(id: &str, spec: &TestSpec) -> Option<ParamValue> {
+    setting::by_id(id).and_then(|s| (s.get)(spec))
+}
+
+fn difference(s: &Setting, a: Option<&ParamValue>, b: Option<&ParamValue>) -> String {
+    let show = |v: Option<&ParamValue>| v.map_or_else(|| "default".to_string(), |v| setting_value(s.kind, v));
+    format!("{} {} vs {}", s.label, show(a), show(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::TestKind;
+
+    #[test]
+    fn differing_settings_are_named_once_with_both_values() {
+        let a = TestSpec::new(TestKind::TcpStream);
+        let mut b = a.clone();
+        assert!(setting_differences(&a, &b).is_empty());
+        (b.send_len, b.recv_len, b.interval_ms) = (8192, 8192, 100);
+        assert_eq!(setting_differences(&a, &b), vec!["write size 128K vs 8K"]);
+        (b.sndbuf, b.rcvbuf, b.remote_sndbuf, b.remote_rcvbuf) =
+            (Some(65_536), Some(65_536), Some(65_536), Some(65_536));
+        b.rate_bps = 100_000_000;
+        assert_eq!(
+            setting_differences(&a, &b),
+            vec!["write size 128K vs 8K", "window default vs 64K", "rate 0 vs 100M"]
+        );
+        let mut c = a.clone();
+        c.recv_len = 1024;
+        assert_eq!(setting_differences(&a, &c), vec!["read size 128K vs 1K"]);
+    }
 }

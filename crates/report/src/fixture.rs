@@ -5,7 +5,7 @@ use results::{
     Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, Headline, HostInfo, Interval, LatencySummary,
     Metric, ParamSetting, ParamValue, Role, RrSummary, RunRecord, Shape, SideMeasurement, SocketReport,
     StreamInterval, StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
-    Warning, WarningKind,
+    UdpCounts, UdpSummary, Warning, WarningKind,
 };
 
 pub fn host(name: &str) -> HostInfo {
@@ -199,6 +199,60 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         udp: Vec::new(),
     };
     result(&format!("rr {req}/{resp}"), spec, local, remote, summary)
+}
+
+/// A forward UDP stream test: the client sends, the server receives, losing `lost` and
+/// reordering one datagram per interval; jitter `None` stands for GRO-coalesced trains.
+pub fn udp(lost: u64, jitter_ms: Option<f64>) -> TestResult {
+    let mut spec = TestSpec::new(TestKind::UdpStream);
+    (spec.send_len, spec.rate_bps, spec.duration_ms) = (1400, 100_000_000, 3000);
+    let with_udp = |ivs: Vec<Interval>, udp: UdpCounts| -> Vec<Interval> {
+        ivs.into_iter()
+            .map(|mut iv| {
+                iv.streams.iter_mut().for_each(|s| s.udp = Some(udp.clone()));
+                iv
+            })
+            .collect()
+    };
+    let per_s = [12_500_000, 12_400_000, 12_500_000];
+    let tx = UdpCounts { sent: 8929, ..UdpCounts::default() };
+    let rx =
+        UdpCounts { received: 8929 - lost, lost, out_of_order: 1, jitter_us: 35.0, ..UdpCounts::default() };
+    let local = SideMeasurement {
+        measured_s: 3.0,
+        streams: vec![StreamStats { udp: Some(tx.clone()), ..stream_stats(0, Role::Send, 37_400_000) }],
+        intervals: with_udp(intervals(&per_s, false, false), tx),
+        cpu: Some(cpu(20.0)),
+        latency: None,
+    };
+    let remote = SideMeasurement {
+        measured_s: 3.0,
+        streams: vec![StreamStats { udp: Some(rx.clone()), ..stream_stats(0, Role::Recv, 37_300_000) }],
+        intervals: with_udp(intervals(&per_s, false, false), rx),
+        cpu: Some(cpu(25.0)),
+        latency: None,
+    };
+    let summary = Summary {
+        headline: Some(Headline::measured(Metric::Goodput, 99.5e6)),
+        shape: Some(Shape::UdpBulk),
+        udp: vec![UdpSummary {
+            direction: "client→server".into(),
+            streams: 1,
+            datagram_len: 1400,
+            target_bps: 100_000_000,
+            sender_bps: 1e8,
+            receiver_bps: 99.5e6,
+            sent: 26_787,
+            received: 26_787 - 3 * lost,
+            lost: 3 * lost,
+            loss_pct: 100.0 * 3.0 * lost as f64 / 26_787.0,
+            out_of_order: 3,
+            jitter_ms,
+            ..UdpSummary::default()
+        }],
+        ..Summary::default()
+    };
+    result("udp", spec, local, remote, summary)
 }
 
 /// A run of `tests`.

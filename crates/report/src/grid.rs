@@ -6,9 +6,10 @@
 
 use std::fmt::Write as _;
 
-use results::{RunRecord, Status, Sweep, SweepPoint};
+use results::setting::ValueKind;
+use results::{ParamValue, RunRecord, Status, Sweep, SweepPoint};
 
-use crate::units::sig3;
+use crate::units::{setting_value, sig3};
 
 /// A cell within this fraction of its row's peak counts as "best".
 pub const BEST_TOLERANCE: f64 = 0.05;
@@ -25,7 +26,7 @@ pub fn table(run: &RunRecord) -> String {
     let missed = missed_targets(sweep);
     let labels: Vec<String> = (0..rows).map(|r| row_label(sweep, r, cols)).collect();
     let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(last.name.len() + 2);
-    let heads: Vec<String> = last.values.iter().map(|v| v.to_string()).collect();
+    let heads: Vec<String> = last.values.iter().map(|v| value(&last.name, v)).collect();
     let cw = heads.iter().map(String::len).max().unwrap_or(0).max(7) + 2;
     let mut o = String::new();
     let _ = writeln!(
@@ -114,13 +115,21 @@ fn row_label(sweep: &Sweep, row: usize, cols: usize) -> String {
     let parts: Vec<String> = axes
         .iter()
         .zip(coords)
-        .map(|(a, i)| format!("{}={}", a.name, a.values.get(i).map(|v| v.to_string()).unwrap_or_default()))
+        .map(|(a, i)| {
+            format!("{}={}", a.name, a.values.get(i).map(|v| value(&a.name, v)).unwrap_or_default())
+        })
         .collect();
     if parts.is_empty() {
         "all".into()
     } else {
         parts.join(" ")
     }
+}
+
+/// A value of the axis named `name`, as the command line takes it (`64K`, `100M`).
+fn value(name: &str, v: &ParamValue) -> String {
+    let kind = results::setting::find(name).map_or(ValueKind::Count, |s| s.kind);
+    setting_value(kind, v)
 }
 
 fn coords(sweep: &Sweep, index: usize) -> Vec<usize> {
@@ -192,7 +201,7 @@ mod tests {
     fn run(values: &[Option<f64>]) -> RunRecord {
         let plan = SweepPlan {
             base: TestSpec::new(TestKind::TcpStream),
-            axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[1, 2, 4, 8])],
+            axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[1024, 2048, 4096, 65_536])],
             confidence: None,
             metric: "goodput_bps".into(),
         };
@@ -238,12 +247,13 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[1].starts_with("len →"), "{t}");
         assert!(
-            lines[2].starts_with("rcvbuf=4096") && lines[2].contains("97.0+") && lines[2].contains("100*"),
+            lines[2].starts_with("rcvbuf=4K ") && lines[2].contains("97.0+") && lines[2].contains("100*"),
             "{t}"
         );
         assert!(lines[3].contains('-') && lines[3].contains("7.00*") && lines[3].contains("6.90+"), "{t}");
-        assert!(t.contains("rcvbuf=4096: peak 100 Mbit/s at len=4; best len=2…4"), "{t}");
-        assert!(t.contains("rcvbuf=8192: peak 7.00 Mbit/s at len=4; best len=4…8"), "{t}");
+        assert!(lines[1].ends_with("   1K       2K       4K      64K"), "{t}");
+        assert!(t.contains("rcvbuf=4K: peak 100 Mbit/s at len=4K; best len=2K…4K"), "{t}");
+        assert!(t.contains("rcvbuf=8K: peak 7.00 Mbit/s at len=4K; best len=4K…64K"), "{t}");
     }
 
     #[test]

@@ -121,7 +121,8 @@ impl Grid {
     }
 
     /// Grids found among loose results: per test kind and direction, the spec parameters
-    /// that differ between tests (parameters that always change together become one axis).
+    /// that differ between tests (parameters equal to each other in every test become one
+    /// axis), kept when some curve has two points or more.
     /// Repeated settings are averaged, with a 95 % confidence interval.
     pub fn derive(tests: &[&TestResult]) -> Vec<Grid> {
         let mut groups: BTreeMap<String, Vec<&TestResult>> = BTreeMap::new();
@@ -186,7 +187,7 @@ fn varying(table: &[Row]) -> Varying {
         if col.iter().all(|v| *v == col[0]) {
             continue;
         }
-        match axes.iter_mut().find(|(_, _, j)| same_partition(&column(*j), &col)) {
+        match axes.iter_mut().find(|(_, _, j)| column(*j) == col) {
             Some(axis) => axis.0.push(s),
             None => axes.push((vec![s], s.kind, i)),
         }
@@ -260,13 +261,22 @@ fn derive_one(title: String, tests: &[&TestResult]) -> Option<Grid> {
         cells.entry(coords).or_default().push(v);
     }
     let points = cells.into_iter().map(|(coords, vs)| point(coords, &vs)).collect();
-    Some(Grid { title, metric, axes: grid_axes, points })
+    let grid = Grid { title, metric, axes: grid_axes, points };
+    has_curve(&grid).then_some(grid)
 }
 
-/// Whether two columns split the tests the same way (one value of `a` ⇔ one value of `b`).
-fn same_partition(a: &[Option<ParamValue>], b: &[Option<ParamValue>]) -> bool {
-    let n = a.len().min(b.len());
-    (0..n).all(|i| (0..n).all(|j| (a[i] == a[j]) == (b[i] == b[j])))
+/// Whether some curve of `grid` has two points or more: tests equal in every setting but
+/// the x axis's, at two values of it. Tests that differ in several settings at once
+/// (`tcplab run`'s rr tests, 1/1 … 128/8192) have none: no setting was varied alone.
+fn has_curve(grid: &Grid) -> bool {
+    let x = grid.x_axis().unwrap_or(0);
+    let mut curves: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
+    for p in &grid.points {
+        let rest: Vec<usize> =
+            p.coords.iter().enumerate().filter(|(i, _)| *i != x).map(|(_, c)| *c).collect();
+        *curves.entry(rest).or_default() += 1;
+    }
+    curves.values().any(|n| *n >= 2)
 }
 
 fn distinct(col: &[Option<ParamValue>], kind: ValueKind) -> Vec<AxisValue> {
@@ -293,18 +303,14 @@ fn value_of_opt(v: &Option<ParamValue>, kind: ValueKind) -> AxisValue {
     }
 }
 
-/// A value as an axis shows it: sizes `64K`, times `2.5 s`, rates `5.00 Mbit/s`, others as
-/// stored.
+/// A value as an axis shows it, as the command line takes it ([`crate::units::setting_value`]:
+/// sizes `64K`, rates `100M`, times `2.5 s`), with its number when it has one.
 fn value_of(v: &ParamValue, kind: ValueKind) -> AxisValue {
-    let ParamValue::Int(n) = v else { return AxisValue { label: v.to_string(), num: None } };
-    let num = Some(*n as f64);
-    let label = match kind {
-        ValueKind::Bytes => crate::plot::scale::size(*n as f64),
-        ValueKind::Millis => format!("{} s", *n as f64 / 1000.0),
-        ValueKind::Rate => crate::units::metric(Metric::Goodput, *n as f64),
-        _ => n.to_string(),
+    let num = match v {
+        ParamValue::Int(n) => Some(*n as f64),
+        _ => None,
     };
-    AxisValue { label, num }
+    AxisValue { label: crate::units::setting_value(kind, v), num }
 }
 
 /// The kind of value of a sweep axis (a setting's id or alias); a count when unknown.
@@ -371,13 +377,32 @@ mod tests {
             .iter()
             .map(|a| (a.name.as_str(), a.values.iter().map(|v| v.label.as_str()).collect()))
             .collect();
-        assert_eq!(
-            axes,
-            vec![("duration", vec!["5 s", "10 s"]), ("rate", vec!["1.00 Mbit/s", "5.00 Mbit/s"])]
-        );
+        assert_eq!(axes, vec![("duration", vec!["5 s", "10 s"]), ("rate", vec!["1M", "5M"])]);
         assert_eq!(grid.points.len(), 4, "different settings are not averaged together");
         let labels = distinct_labels(&refs);
-        assert!(labels[3].ends_with("(rate 5.00 Mbit/s, duration 10 s)"), "{labels:?}");
+        assert!(labels[3].ends_with("(rate 5M, duration 10 s)"), "{labels:?}");
+    }
+
+    /// An rr test labelled as `tcplab run` labels them all.
+    fn rr(req: u32, resp: u32) -> TestResult {
+        TestResult { label: "rr".into(), ..fixture::rr(req, resp, 1e4) }
+    }
+
+    #[test]
+    fn settings_changing_together_but_unequal_are_not_one_axis_and_form_no_grid() {
+        let tests: Vec<TestResult> =
+            [(1, 1), (64, 64), (100, 200), (128, 8192)].iter().map(|(q, r)| rr(*q, *r)).collect();
+        let refs: Vec<&TestResult> = tests.iter().collect();
+        assert_eq!(Grid::derive(&refs), Vec::new(), "no setting varies alone");
+        let labels = distinct_labels(&refs);
+        assert!(labels[3].ends_with("(request 128, response 8K)"), "{labels:?}");
+        let mut one_more = tests.clone();
+        one_more.push(rr(128, 64));
+        let refs: Vec<&TestResult> = one_more.iter().collect();
+        let grids = Grid::derive(&refs);
+        let [grid] = &grids[..] else { panic!("one grid expected: {grids:?}") };
+        let names: Vec<&str> = grid.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, vec!["response", "request"]);
     }
 
     #[test]

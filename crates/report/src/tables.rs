@@ -197,7 +197,7 @@ pub fn udp(tests: &[&TestResult]) -> Table {
                 count(d.out_of_order),
                 count(d.duplicates),
                 count(d.socket_drops),
-                micros(d.jitter_ms * 1000.0),
+                crate::udp::jitter(d),
             ]);
         }
     }
@@ -262,9 +262,7 @@ pub fn cpu(tests: &[&TestResult]) -> Table {
         let util = |c: Option<&results::CpuCost>| {
             c.map_or("–".into(), |c| format!("{:.1}% ({:.2} cores)", c.util_pct, c.cores_busy))
         };
-        let sd = |c: Option<&results::CpuCost>| {
-            c.map_or("–".into(), |c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit))
-        };
+        let sd = |c: Option<&results::CpuCost>| c.map_or("–".into(), crate::text::service_demand);
         let m = |c: Option<&results::CpuCost>| c.and_then(|c| c.figure_of_merit).map_or("–".into(), sig3);
         t.rows.push(vec![label, util(l), util(s), sd(l), sd(s), m(l), m(s)]);
     }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use results::{
     CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Metric, Reference, ReferenceKind,
-    RrSummary, Shape, Status, TestResult, TestSpec,
+    RrSummary, Shape, Status, StreamInterval, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, micros, rate, sig3, UNKNOWN};
@@ -24,52 +24,90 @@ pub fn interval_header(shape: Shape) -> String {
     }
 }
 
-/// Lines for one interval of a test of `shape`: one per stream, plus `[SUM]` when there are
-/// several.
-pub fn interval_lines(shape: Shape, iv: &Interval) -> Vec<String> {
-    let bulk = match shape {
-        Shape::UdpBulk => return crate::udp::interval_lines(iv),
-        Shape::TcpBulk => true,
-        Shape::Transactions => false,
-    };
-    let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
-    let secs = iv.len_s().max(1e-9);
+/// Lines for one interval of a test of `shape`, seen at one end: one per stream, plus `[SUM]`
+/// when there are several. `receives(index)` says which streams this end reads: their TCP_INFO
+/// is the receiving socket's (its RTT is not the path's, it has no congestion window or
+/// retransmits), so they show `–` there, as iperf3 does. With streams both ways (`--bidir`)
+/// each line is tagged `[TX]` or `[RX]` and each direction gets its own `[SUM]`.
+pub fn interval_lines(shape: Shape, iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
+    match shape {
+        Shape::UdpBulk => crate::udp::interval_lines(iv),
+        Shape::TcpBulk => bulk_lines(iv, receives),
+        Shape::Transactions => rr_lines(iv),
+    }
+}
+
+fn span_and_tail(iv: &Interval) -> (String, f64, &'static str) {
     let omitted = if iv.omitted { "  (omitted)" } else { "" };
+    (format!("{:.2}-{:.2} s", iv.start_s, iv.end_s), iv.len_s().max(1e-9), omitted)
+}
+
+fn bulk_lines(iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
+    let (span, secs, omitted) = span_and_tail(iv);
+    let (rx, tx): (Vec<&StreamInterval>, Vec<&StreamInterval>) =
+        iv.streams.iter().partition(|s| receives(s.index));
+    let both = !rx.is_empty() && !tx.is_empty();
+    let tag = |receiving: bool| match (both, receiving) {
+        (false, _) => "",
+        (true, false) => "[TX]",
+        (true, true) => "[RX]",
+    };
+    let known = |receiving: bool, v: String| if receiving { UNKNOWN.to_string() } else { v };
     let mut lines: Vec<String> = iv
         .streams
         .iter()
-        .map(|s| match bulk {
-            true => format!(
-                "[{:>3}] {:<15}{:>14}{:>16}{:>7}{:>12}{:>11}{omitted}",
+        .map(|s| {
+            let r = receives(s.index);
+            format!(
+                "[{:>3}]{} {:<15}{:>14}{:>16}{:>7}{:>12}{:>11}{omitted}",
                 s.index + 1,
+                tag(r),
                 span,
                 bytes(s.bytes),
                 rate(s.bytes as f64 * 8.0 / secs),
-                s.retransmits,
-                if s.cwnd_bytes > 0 { bytes(s.cwnd_bytes) } else { "-".into() },
-                if s.rtt_us > 0 { micros(f64::from(s.rtt_us)) } else { "-".into() },
-            ),
-            false => format!(
+                known(r, s.retransmits.to_string()),
+                known(r, if s.cwnd_bytes > 0 { bytes(s.cwnd_bytes) } else { "-".into() }),
+                known(r, if s.rtt_us > 0 { micros(f64::from(s.rtt_us)) } else { "-".into() }),
+            )
+        })
+        .collect();
+    let groups: Vec<(bool, &Vec<&StreamInterval>)> = match both {
+        true => vec![(false, &tx), (true, &rx)],
+        false => vec![(!rx.is_empty(), if rx.is_empty() { &tx } else { &rx })],
+    };
+    for (receiving, streams) in groups.into_iter().filter(|(_, g)| both || g.len() > 1) {
+        let b: u64 = streams.iter().map(|s| s.bytes).sum();
+        let retr: u64 = streams.iter().map(|s| s.retransmits).sum();
+        lines.push(format!(
+            "[SUM]{} {:<15}{:>14}{:>16}{:>7}{omitted}",
+            tag(receiving),
+            span,
+            bytes(b),
+            rate(b as f64 * 8.0 / secs),
+            known(receiving, retr.to_string())
+        ));
+    }
+    lines
+}
+
+fn rr_lines(iv: &Interval) -> Vec<String> {
+    let (span, secs, omitted) = span_and_tail(iv);
+    let mut lines: Vec<String> = iv
+        .streams
+        .iter()
+        .map(|s| {
+            format!(
                 "[{:>3}] {:<15}{:>14}{:>14}{omitted}",
                 s.index + 1,
                 span,
                 count(s.transactions),
                 sig3(s.transactions as f64 / secs)
-            ),
+            )
         })
         .collect();
     if iv.streams.len() > 1 {
-        let (b, t) = (iv.bytes(), iv.transactions());
-        lines.push(match bulk {
-            true => format!(
-                "[SUM] {:<15}{:>14}{:>16}{:>7}{omitted}",
-                span,
-                bytes(b),
-                rate(b as f64 * 8.0 / secs),
-                iv.streams.iter().map(|s| s.retransmits).sum::<u64>()
-            ),
-            false => format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)),
-        });
+        let t = iv.transactions();
+        lines.push(format!("[SUM] {:<15}{:>14}{:>14}{omitted}", span, count(t), sig3(t as f64 / secs)));
     }
     lines
 }
@@ -96,7 +134,8 @@ pub fn test_summary(r: &TestResult) -> String {
         direction_block(&mut o, d, r.reference.as_ref());
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
-        crate::udp::remote_receiver_intervals(&mut o, m);
+        let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
+        crate::udp::remote_receiver_intervals(&mut o, m, jitter_known);
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     if let Some(rr) = &r.summary.rr {
@@ -303,7 +342,7 @@ fn cpu_block(o: &mut String, side: &str, cpu: Option<&CpuUsage>, cost: Option<&C
     let m = k.figure_of_merit.map(|m| format!(" · M {}", sig3(m))).unwrap_or_default();
     // No throughput: CPU per unit moved is undefined, not 0.
     let sd = match k.service_demand_us.is_finite() && k.service_demand_us > 0.0 {
-        true => format!("{} {}", sig3(k.service_demand_us), k.service_demand_unit),
+        true => service_demand(k),
         false => format!("{UNKNOWN} (nothing moved)"),
     };
     let steal = if c.steal_pct >= 0.05 { format!("; steal {:.1}%", c.steal_pct) } else { String::new() };
@@ -332,19 +371,24 @@ pub fn suite_table(results: &[TestResult]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
-        "test", "result", "RTT(rate)", "p50", "p99", "CPU cli", "CPU srv", "SD cli", "M cli"
+        "{:<16}{:>18}{:>8}{:>7}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+        "test",
+        "result",
+        "of ref",
+        "loss",
+        "RTT(rate)",
+        "p50",
+        "p99",
+        "CPU cli",
+        "CPU srv",
+        "SD cli",
+        "M cli"
     );
     for r in results {
-        let (result, rtt, p50, p99) = headline(r);
+        let h = headline(r);
         let cpu =
             |c: Option<&CpuCost>| c.map(|c| format!("{:.0}%", c.util_pct)).unwrap_or_else(|| "-".into());
-        let sd = r
-            .summary
-            .local_cost
-            .as_ref()
-            .map(|c| format!("{} {}", sig3(c.service_demand_us), c.service_demand_unit))
-            .unwrap_or_else(|| "-".into());
+        let sd = r.summary.local_cost.as_ref().map(service_demand).unwrap_or_else(|| "-".into());
         let m = r
             .summary
             .local_cost
@@ -354,12 +398,14 @@ pub fn suite_table(results: &[TestResult]) -> String {
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
-            "{:<16}{:>18}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
+            "{:<16}{:>18}{:>8}{:>7}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
             r.label,
-            result,
-            rtt,
-            p50,
-            p99,
+            h.result,
+            h.of_reference,
+            h.loss,
+            h.rtt,
+            h.p50,
+            h.p99,
             cpu(r.summary.local_cost.as_ref()),
             cpu(r.summary.remote_cost.as_ref()),
             sd,
@@ -369,35 +415,94 @@ pub fn suite_table(results: &[TestResult]) -> String {
     o
 }
 
-fn headline(r: &TestResult) -> (String, String, String, String) {
+/// `0.50 µs/KB`: service demand in its unit, µs written as everywhere else.
+pub fn service_demand(c: &CpuCost) -> String {
+    format!("{} {}", sig3(c.service_demand_us), crate::units::micro_unit(&c.service_demand_unit))
+}
+
+/// A test's cells in the suite table; `-` where a figure does not apply.
+struct SuiteCells {
+    result: String,
+    /// Share of the reference (`--link`, or `run`'s loopback baseline).
+    of_reference: String,
+    /// UDP: datagrams lost, % of those sent.
+    loss: String,
+    rtt: String,
+    p50: String,
+    p99: String,
+}
+
+fn headline(r: &TestResult) -> SuiteCells {
+    let cells = |result: String| SuiteCells {
+        result,
+        of_reference: "-".into(),
+        loss: "-".into(),
+        rtt: "-".into(),
+        p50: "-".into(),
+        p99: "-".into(),
+    };
     if r.status == Status::Failed {
         let code = r.error.as_ref().map(|e| e.code.as_str()).unwrap_or("failed");
-        return (format!("FAILED ({code})"), "-".into(), "-".into(), "-".into());
+        return cells(format!("FAILED ({code})"));
     }
     if !r.summary.udp.is_empty() {
-        return (crate::udp::headline(&r.summary.udp), "-".into(), "-".into(), "-".into());
+        let (rate, loss) = crate::udp::headline(&r.summary.udp);
+        return SuiteCells { loss, ..cells(rate) };
     }
     let value = crate::units::headline(r.summary.headline);
     if r.summary.headline_value().is_none() {
-        return (value, "-".into(), "-".into(), "-".into());
+        return cells(value);
     }
     if let Some(rr) = &r.summary.rr {
         let l = &rr.latency;
         let known = |v: f64| if l.count > 0 { micros(v) } else { "-".into() };
-        return (value, micros(rr.rtt_from_rate_us), known(l.p50_us), known(l.p99_us));
+        return SuiteCells {
+            rtt: micros(rr.rtt_from_rate_us),
+            p50: known(l.p50_us),
+            p99: known(l.p99_us),
+            ..cells(value)
+        };
     }
     let share: Vec<f64> = r.summary.directions.iter().filter_map(|d| d.of_reference).collect();
-    let result = match share.as_slice() {
-        [one] => format!("{value} {:.0}%", one * 100.0),
-        _ => value,
-    };
-    (result, "-".into(), "-".into(), "-".into())
+    match share.as_slice() {
+        [one] => SuiteCells { of_reference: format!("{:.0}%", one * 100.0), ..cells(value) },
+        _ => cells(value),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use results::{Cause, TestKind, TestSpec};
+
+    fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {
+        StreamInterval { index, bytes, retransmits: 2, cwnd_bytes: 65_536, rtt_us, ..Default::default() }
+    }
+
+    #[test]
+    fn receiving_streams_show_no_sender_figures_and_bidir_sums_per_direction() {
+        let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![stream(0, 1 << 20, 11)] };
+        let reverse = interval_lines(Shape::TcpBulk, &iv, &|_| true);
+        assert_eq!(reverse.len(), 1);
+        assert!(!reverse[0].contains("11.0 µs") && !reverse[0].contains("64.0 KBytes"), "{}", reverse[0]);
+        assert!(reverse[0].trim_end().ends_with("–           –          –"), "{}", reverse[0]);
+        let forward = interval_lines(Shape::TcpBulk, &iv, &|_| false);
+        assert!(forward[0].contains("11.0 µs") && forward[0].contains("64.0 KBytes"), "{}", forward[0]);
+
+        let streams = vec![
+            stream(0, 1 << 20, 186),
+            stream(1, 2 << 20, 11),
+            stream(2, 1 << 20, 190),
+            stream(3, 2 << 20, 12),
+        ];
+        let iv = Interval { streams, ..iv };
+        let bidir = interval_lines(Shape::TcpBulk, &iv, &|i| i >= 2);
+        assert_eq!(bidir.len(), 6, "{bidir:#?}");
+        assert!(bidir[0].starts_with("[  1][TX]") && bidir[0].contains("186 µs"), "{}", bidir[0]);
+        assert!(bidir[2].starts_with("[  3][RX]") && !bidir[2].contains("190 µs"), "{}", bidir[2]);
+        assert!(bidir[4].starts_with("[SUM][TX]") && bidir[4].contains("3.00 MBytes"), "{}", bidir[4]);
+        assert!(bidir[5].starts_with("[SUM][RX]") && bidir[5].contains("3.00 MBytes"), "{}", bidir[5]);
+    }
 
     #[test]
     fn summary_shows_share_of_reference_and_diagnosis() {
@@ -441,7 +546,10 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing in:\n{text}");
         }
-        assert!(suite_table(std::slice::from_ref(&r)).contains("900 Mbit/s 96%"));
+        let table = suite_table(std::slice::from_ref(&r));
+        let (head, row) = table.split_once('\n').unwrap_or_default();
+        assert!(head.contains("  result  of ref   loss"), "every column has a header: {table}");
+        assert!(row.contains("900 Mbit/s     96%      -"), "{table}");
         assert!(suite_diagnosis(&[r]).contains("stream client→server: limited by link capacity"));
     }
 }

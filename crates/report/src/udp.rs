@@ -17,8 +17,17 @@ pub fn interval_header() -> String {
     )
 }
 
-/// One stream's interval line: a sender shows datagrams sent, a receiver what it counted.
-fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval], omitted: &str) -> String {
+/// One stream's interval line: a sender shows datagrams sent, a receiver what it counted
+/// (jitter `n/a` unless `jitter_known`).
+fn line(
+    id: &str,
+    span: &str,
+    secs: f64,
+    bytes_moved: u64,
+    s: &[&StreamInterval],
+    tail: (&str, bool),
+) -> String {
+    let (omitted, jitter_known) = tail;
     let u = |f: fn(&results::UdpCounts) -> u64| s.iter().filter_map(|x| x.udp.as_ref()).map(f).sum::<u64>();
     let (sent, received, lost, late) = (u(|c| c.sent), u(|c| c.received), u(|c| c.lost), u(|c| c.late));
     let jitter: Vec<f64> = s.iter().filter_map(|x| x.udp.as_ref()).map(|c| c.jitter_us).collect();
@@ -30,7 +39,7 @@ fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval]
         (
             count(received),
             format!("{lost}/{expected} ({pct:.2}%){late}"),
-            micros(mean_jitter),
+            if jitter_known { micros(mean_jitter) } else { JITTER_NA.to_string() },
             count(u(|c| c.out_of_order)),
         )
     } else {
@@ -45,23 +54,28 @@ fn line(id: &str, span: &str, secs: f64, bytes_moved: u64, s: &[&StreamInterval]
 
 /// Lines for one interval: one per stream, plus `[SUM]` when there are several.
 pub fn interval_lines(iv: &Interval) -> Vec<String> {
+    lines(iv, true)
+}
+
+fn lines(iv: &Interval, jitter_known: bool) -> Vec<String> {
     let span = format!("{:.2}-{:.2} s", iv.start_s, iv.end_s);
     let secs = iv.len_s().max(1e-9);
     let omitted = if iv.omitted { "  (omitted)" } else { "" };
     let mut lines: Vec<String> = iv
         .streams
         .iter()
-        .map(|s| line(&format!("[{:>3}]", s.index + 1), &span, secs, s.bytes, &[s], omitted))
+        .map(|s| line(&format!("[{:>3}]", s.index + 1), &span, secs, s.bytes, &[s], (omitted, jitter_known)))
         .collect();
     if iv.streams.len() > 1 {
         let all: Vec<&StreamInterval> = iv.streams.iter().collect();
-        lines.push(line("[SUM]", &span, secs, iv.bytes(), &all, omitted));
+        lines.push(line("[SUM]", &span, secs, iv.bytes(), &all, (omitted, jitter_known)));
     }
     lines
 }
 
-/// The receiving server's interval lines (the client only sees its own, sending side live).
-pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasurement) {
+/// The receiving server's interval lines (the client only sees its own, sending side live);
+/// jitter `n/a` unless `jitter_known` (see [`UdpSummary::jitter_ms`]).
+pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasurement, jitter_known: bool) {
     let receiving: Vec<Interval> = remote
         .intervals
         .iter()
@@ -82,11 +96,20 @@ pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasureme
     let _ = writeln!(o, "  server (receiver) intervals:");
     let _ = writeln!(o, "  {}", interval_header());
     for iv in &receiving {
-        interval_lines(iv).iter().for_each(|l| {
+        lines(iv, jitter_known).iter().for_each(|l| {
             let _ = writeln!(o, "  {l}");
         });
     }
 }
+
+/// A direction's jitter: `n/a` when the receiver got GRO-coalesced trains (see
+/// [`UdpSummary::jitter_ms`]), never a made-up 0.
+pub fn jitter(d: &UdpSummary) -> String {
+    d.jitter_ms.map_or_else(|| JITTER_NA.to_string(), |ms| micros(ms * 1000.0))
+}
+
+/// What jitter reads when it measures nothing.
+pub const JITTER_NA: &str = "n/a (GRO trains)";
 
 /// The summary block of one direction.
 pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Reference>) {
@@ -121,7 +144,7 @@ pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Referen
             s => format!(" ({s})"),
         },
         sig3(d.receiver_datagrams_per_s),
-        micros(d.jitter_ms * 1000.0)
+        jitter(d)
     );
     let _ = writeln!(
         o,
@@ -191,12 +214,12 @@ fn other_traffic(end: &str, p: &PathPackets) -> String {
     )
 }
 
-/// The suite-table cell: received rate and loss.
-pub fn headline(rows: &[UdpSummary]) -> String {
+/// The suite-table cells: received rate, and datagrams lost in % of those sent.
+pub fn headline(rows: &[UdpSummary]) -> (String, String) {
     let bps: f64 = rows.iter().map(|d| d.receiver_bps).sum();
     let (lost, sent) = rows.iter().fold((0, 0), |(l, s), d| (l + d.lost, s + d.sent));
     let pct = if sent > 0 { 100.0 * lost as f64 / sent as f64 } else { 0.0 };
-    format!("{} {pct:.1}%L", rate(bps))
+    (rate(bps), format!("{pct:.1}%"))
 }
 
 #[cfg(test)]
@@ -253,7 +276,12 @@ mod tests {
         block(&mut o, &d, None);
         assert!(o.contains("(99.50% of target)"), "{o}");
         assert!(o.contains("lost 10 of 1,000 (1.000%) · receiver overrun drops 7"), "{o}");
-        assert_eq!(headline(&[d]), "0.00 bit/s 1.0%L");
+        assert!(o.contains("jitter n/a (GRO trains)"), "no jitter is not 0.00 µs: {o}");
+        let measured = UdpSummary { jitter_ms: Some(0.0125), ..d.clone() };
+        let mut o = String::new();
+        block(&mut o, &measured, None);
+        assert!(o.contains("jitter 12.5 µs"), "{o}");
+        assert_eq!(headline(&[d]), ("0.00 bit/s".to_string(), "1.0%".to_string()));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! significant digits are `model::human`'s, shared with the diagnosis.
 
 pub use model::human::{micros, rate, sig3};
+use results::setting::ValueKind;
+use results::ParamValue;
 
 /// `1.25 GBytes`.
 pub fn bytes(n: u64) -> String {
@@ -70,6 +72,44 @@ pub fn headline(h: Option<results::Headline>) -> String {
 /// What tables show for a figure that was not measured (never a made-up 0).
 pub const UNKNOWN: &str = "–";
 
+/// A setting's value as the command line takes it: sizes `64K` (powers of 1024), rates
+/// `100M` (powers of 1000), times `2.5 s`; a value that no suffix writes exactly as digits.
+pub fn setting_value(kind: ValueKind, v: &ParamValue) -> String {
+    let ParamValue::Int(n) = v else { return v.to_string() };
+    match kind {
+        ValueKind::Bytes => exact_multiple(*n, 1024, &["K", "M", "G", "T"]),
+        ValueKind::Rate => exact_multiple(*n, 1000, &["k", "M", "G", "T"]),
+        ValueKind::Millis => format!("{} s", *n as f64 / 1000.0),
+        _ => n.to_string(),
+    }
+}
+
+/// `name=value` of a parameter named by a setting's id or alias (`len=8K`).
+pub fn param(name: &str, v: &ParamValue) -> String {
+    let kind = results::setting::find(name).map_or(ValueKind::Count, |s| s.kind);
+    format!("{name}={}", setting_value(kind, v))
+}
+
+/// A unit string stored with `us` for microseconds (`us/KB`, `us/tran`) as shown: `µs/KB`.
+pub fn micro_unit(unit: &str) -> String {
+    match unit.strip_prefix("us") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("µs{rest}"),
+        _ => unit.to_string(),
+    }
+}
+
+/// `n` with the largest suffix of `base` that divides it exactly.
+fn exact_multiple(n: u64, base: u64, suffixes: &[&str]) -> String {
+    let (mut v, mut unit) = (n, "");
+    for s in suffixes {
+        if v == 0 || v % base != 0 {
+            break;
+        }
+        (v, unit) = (v / base, s);
+    }
+    format!("{v}{unit}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +133,22 @@ mod tests {
         assert_eq!(micros(1200.0), "1.20 ms");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(count(999), "999");
+    }
+
+    #[test]
+    fn settings_read_as_typed() {
+        let int = |n| ParamValue::Int(n);
+        assert_eq!(setting_value(ValueKind::Bytes, &int(65_536)), "64K");
+        assert_eq!(setting_value(ValueKind::Bytes, &int(52_428)), "52428");
+        assert_eq!(setting_value(ValueKind::Bytes, &int(3 << 30)), "3G");
+        assert_eq!(setting_value(ValueKind::Rate, &int(100_000_000)), "100M");
+        assert_eq!(setting_value(ValueKind::Rate, &int(1_500_000)), "1500k");
+        assert_eq!(setting_value(ValueKind::Millis, &int(2_500)), "2.5 s");
+        assert_eq!(setting_value(ValueKind::Count, &int(0)), "0");
+        assert_eq!(param("send-len", &int(8192)), "send-len=8K");
+        assert_eq!(micro_unit("us/KB"), "µs/KB");
+        assert_eq!(micro_unit("us/tran"), "µs/tran");
+        assert_eq!(micro_unit("usec"), "usec");
+        assert_eq!(param("congestion", &ParamValue::Text("bbr".into())), "congestion=bbr");
     }
 }

@@ -105,6 +105,12 @@ pub struct PathPackets {
 }
 
 impl PathPackets {
+    /// Whether skbs carried several of this test's datagrams each (GSO/GRO trains): more
+    /// datagrams than skbs, which other traffic on the interface can only hide, never fake.
+    pub fn coalesced(&self) -> bool {
+        self.datagrams > self.skbs
+    }
+
     /// Skbs that neither this test's datagrams nor the namespace's receive-buffer drops (skbs
     /// that reached the interface but not the socket) account for, even if each datagram had
     /// been an skb of its own: traffic of something else on the interface. 0 does not mean
@@ -152,8 +158,13 @@ pub struct UdpSummary {
     pub stale: u64,
     /// Receive-buffer drops counted by the receiver's kernel (part of `lost`).
     pub socket_drops: u64,
-    /// Mean over flows of the final RFC 3550 jitter, ms.
-    pub jitter_ms: f64,
+    /// Mean over flows of the final RFC 3550 jitter, ms; `None` when it measures nothing:
+    /// the receiver's interface carried several datagrams per skb (GRO-coalesced trains, see
+    /// [`PathPackets::coalesced`]), and a train's datagrams share one arrival time, so their
+    /// interarrival differences are the sender's spacing, not the path's. Stored as `null`
+    /// then; a number stored before reads as a value.
+    #[serde(default)]
+    pub jitter_ms: Option<f64>,
     /// Received rate over the measured window, bit/s of UDP payload.
     pub receiver_bps: f64,
     /// *Datagrams* received per second over the measured window (not packets: see
@@ -199,6 +210,15 @@ mod tests {
             "jitter_ms":0.0,"receiver_bps":8.0,"receiver_pps":900.0}"#;
         let d: crate::UdpSummary = serde_json::from_str(old).unwrap();
         assert_eq!((d.sender_datagrams_per_s, d.receiver_datagrams_per_s), (1000.0, 900.0));
+        assert_eq!(d.jitter_ms, Some(0.0), "a stored number stays a value");
+        let unknown: crate::UdpSummary = serde_json::from_str(
+            r#"{"direction":"x","streams":1,"datagram_len":1,
+            "target_bps":0,"sender_bps":0.0,"sender_datagrams_per_s":0.0,"sent":0,"send_errors":0,"enobufs":0,
+            "received":0,"duplicates":0,"lost":0,"loss_pct":0.0,"out_of_order":0,"late":0,"stale":0,
+            "socket_drops":0,"jitter_ms":null,"receiver_bps":0.0,"receiver_datagrams_per_s":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(unknown.jitter_ms, None);
         assert!(d.sender_path.is_none() && d.receiver_path.is_none());
         let json = serde_json::to_string(&d).unwrap();
         assert!(json.contains("\"receiver_datagrams_per_s\":900.0") && !json.contains("pps"), "{json}");

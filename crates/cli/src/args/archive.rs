@@ -167,7 +167,8 @@ pub struct CompareArgs {
     /// Confidence level of the difference's interval, in %.
     #[arg(long, default_value_t = 95.0)]
     pub level: f64,
-    /// Exit 1 when B is significantly slower than A by more than PCT %.
+    /// Exit 1 when B is significantly slower than A by more than PCT %; exit 3 when that
+    /// cannot be decided (a headline metric with one value per run: repeat with -I).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

@@ -1,5 +1,6 @@
 //! `tcplab compare A B`: per test and metric, B − A with a Welch confidence interval and a
-//! verdict; `--fail-if-slower PCT` exits 1 when B is significantly slower by more than PCT %.
+//! verdict; `--fail-if-slower PCT` exits 1 when B is significantly slower by more than PCT %,
+//! and 3 when it cannot tell (a headline metric with one value per run).
 //!
 //! Samples of a metric: the per-iteration values of a repeated test (`-I`), else the
 //! per-interval rates of the measured window (autocorrelated, so the interval is optimistic:
@@ -8,13 +9,18 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use report::compare::Row;
-use results::{RunRecord, TestResult};
+use report::compare::{Notes, Row, Verdict};
+use results::setting;
+use results::{ParamSetting, ParamValue, RunRecord, Sweep, SweepPoint, TestResult};
 
 use crate::args::CompareArgs;
 use crate::cmd::history::run_id;
 use crate::output::emit;
 use crate::recorder::open_store;
+
+/// Exit status when `--fail-if-slower` cannot decide: some headline metric has one value
+/// per run, so no interval and no verdict (a gate never passes silently).
+pub const UNDECIDED: u8 = 3;
 
 /// Runs the comparison.
 pub fn run(a: &CompareArgs) -> Result<ExitCode> {
@@ -24,51 +30,121 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let (ia, ib) = (run_id(&st, &a.a)?, run_id(&st, &a.b)?);
     let (ra, rb) = (st.load_run(ia)?, st.load_run(ib)?);
-    let pairs = pair_tests(&ra, &rb);
-    if pairs.is_empty() {
-        bail!("runs {ia} and {ib} have no tests in common (matched by position or label)");
+    let paired = pair_tests(&ra, &rb);
+    if paired.pairs.is_empty() {
+        bail!("runs {ia} and {ib} have no tests in common (matched by parameters, position or label)");
     }
     let mut rows = Vec::new();
-    for (label, ta, tb) in &pairs {
+    let mut notes = Notes { only_a: paired.only_a, only_b: paired.only_b, settings: Vec::new() };
+    for (label, ta, tb) in &paired.pairs {
         rows.extend(compare_test(label, ta, tb, a.level));
-    }
-    emit(&report::compare::table(&format!("run {ia}"), &format!("run {ib}"), a.level, &rows));
-    if let Some(pct) = a.fail_if_slower {
-        let slow: Vec<&Row> = rows.iter().filter(|r| r.verdict == "slower" && -r.diff_pct > pct).collect();
-        if let Some(worst) = slow.iter().min_by(|x, y| x.diff_pct.total_cmp(&y.diff_pct)) {
-            eprintln!(
-                "slower: {} {} by {:.1} % (more than {pct} %)",
-                worst.test, worst.metric, -worst.diff_pct
-            );
-            return Ok(ExitCode::from(1));
+        for d in report::compare::setting_differences(&ta.spec, &tb.spec) {
+            if !notes.settings.contains(&d) {
+                notes.settings.push(d);
+            }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    emit(&report::compare::table(&format!("run {ia}"), &format!("run {ib}"), a.level, &rows, &notes));
+    Ok(match a.fail_if_slower {
+        Some(pct) => gate(&rows, pct),
+        None => ExitCode::SUCCESS,
+    })
 }
 
-/// Tests to compare: sweep points by index, else by position when both runs have the same
-/// labels in order, else by label.
-fn pair_tests<'a>(a: &'a RunRecord, b: &'a RunRecord) -> Vec<(String, &'a TestResult, &'a TestResult)> {
+/// `--fail-if-slower PCT`: 1 when a metric is significantly slower by more than PCT %,
+/// else [`UNDECIDED`] when a headline metric has no verdict, else 0.
+fn gate(rows: &[Row], pct: f64) -> ExitCode {
+    let slow = rows.iter().filter(|r| r.verdict == Verdict::Slower && -r.diff_pct > pct);
+    if let Some(worst) = slow.min_by(|x, y| x.diff_pct.total_cmp(&y.diff_pct)) {
+        eprintln!("slower: {} {} by {:.1} % (more than {pct} %)", worst.test, worst.metric, -worst.diff_pct);
+        return ExitCode::from(1);
+    }
+    let unknown: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Unknown && results::Metric::from_id(&r.metric).is_some())
+        .map(|r| format!("{} {} ({:+.1} %)", r.test, r.metric, r.diff_pct))
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "cannot decide --fail-if-slower {pct}: one value per run for {} (repeat with -I); exit status {UNDECIDED}",
+            unknown.join(", ")
+        );
+        return ExitCode::from(UNDECIDED);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Tests paired for comparison, and those left over on either side.
+struct Paired<'a> {
+    pairs: Vec<(String, &'a TestResult, &'a TestResult)>,
+    only_a: Vec<String>,
+    only_b: Vec<String>,
+}
+
+/// Tests to compare: sweep points with the same parameter values, else tests by position
+/// when both runs have the same labels in order, else by label.
+fn pair_tests<'a>(a: &'a RunRecord, b: &'a RunRecord) -> Paired<'a> {
     if let (Some(sa), Some(sb)) = (&a.sweep, &b.sweep) {
-        return sa
-            .points
-            .iter()
-            .filter_map(|pa| {
-                let pb = sb.points.iter().find(|p| p.index == pa.index)?;
-                let label = crate::sweep_plan::describe(&pa.params);
-                Some((label, a.tests.get(pa.test_index as usize)?, b.tests.get(pb.test_index as usize)?))
-            })
-            .collect();
+        return pair_points(a, sa, b, sb);
     }
     let same_order =
         a.tests.len() == b.tests.len() && a.tests.iter().zip(&b.tests).all(|(x, y)| x.label == y.label);
     if same_order {
-        return a.tests.iter().zip(&b.tests).map(|(x, y)| (x.label.clone(), x, y)).collect();
+        let pairs = a.tests.iter().zip(&b.tests).map(|(x, y)| (x.label.clone(), x, y)).collect();
+        return Paired { pairs, only_a: Vec::new(), only_b: Vec::new() };
     }
-    a.tests
+    let pairs = a
+        .tests
         .iter()
         .filter_map(|x| b.tests.iter().find(|y| y.label == x.label).map(|y| (x.label.clone(), x, y)))
-        .collect()
+        .collect();
+    let missing = |from: &RunRecord, other: &RunRecord| -> Vec<String> {
+        let found = |l: &str| other.tests.iter().any(|t| t.label == l);
+        from.tests.iter().filter(|t| !found(&t.label)).map(|t| t.label.clone()).collect()
+    };
+    Paired { pairs, only_a: missing(a, b), only_b: missing(b, a) }
+}
+
+/// Sweep points paired by their parameter values (named by setting id, so old aliases
+/// match), whatever their position in either grid.
+fn pair_points<'a>(a: &'a RunRecord, sa: &'a Sweep, b: &'a RunRecord, sb: &'a Sweep) -> Paired<'a> {
+    let keyed = |sw: &'a Sweep| -> Vec<(Vec<(String, ParamValue)>, &'a SweepPoint)> {
+        sw.points.iter().map(|p| (point_key(&p.params), p)).collect()
+    };
+    let (ka, kb) = (keyed(sa), keyed(sb));
+    let mut pairs = Vec::new();
+    let mut only_a = Vec::new();
+    for (key, pa) in &ka {
+        let found = kb.iter().find(|(k, _)| k == key).map(|(_, p)| *p);
+        let tests = found.and_then(|pb| {
+            Some((a.tests.get(pa.test_index as usize)?, b.tests.get(pb.test_index as usize)?))
+        });
+        match tests {
+            Some((ta, tb)) => pairs.push((point_label(&pa.params), ta, tb)),
+            None => only_a.push(point_label(&pa.params)),
+        }
+    }
+    let only_b = kb
+        .iter()
+        .filter(|(k, _)| !ka.iter().any(|(x, _)| x == k))
+        .map(|(_, p)| point_label(&p.params))
+        .collect();
+    Paired { pairs, only_a, only_b }
+}
+
+/// A point's parameters by setting id, sorted.
+fn point_key(params: &[ParamSetting]) -> Vec<(String, ParamValue)> {
+    let mut key: Vec<(String, ParamValue)> = params
+        .iter()
+        .map(|p| (setting::find(&p.name).map_or(p.name.clone(), |s| s.id.to_string()), p.value.clone()))
+        .collect();
+    key.sort_by(|x, y| x.0.cmp(&y.0));
+    key
+}
+
+/// `len=8K rcvbuf=64K`.
+fn point_label(params: &[ParamSetting]) -> String {
+    params.iter().map(|p| report::units::param(&p.name, &p.value)).collect::<Vec<_>>().join(" ")
 }
 
 fn compare_test(label: &str, a: &TestResult, b: &TestResult, level: f64) -> Vec<Row> {
@@ -83,12 +159,12 @@ fn compare_test(label: &str, a: &TestResult, b: &TestResult, level: f64) -> Vec<
             let higher_better =
                 results::Metric::from_id(metric).is_some_and(|m| m.better() == results::Better::Higher);
             let verdict = match (d.significant(), d.diff > 0.0, higher_better) {
-                (false, _, _) if d.half_width.is_none() => "unknown (one value each: repeat with -I)",
-                (false, _, _) => "no significant difference",
-                (true, true, true) => "faster",
-                (true, false, true) => "slower",
-                (true, true, false) => "more CPU",
-                (true, false, false) => "less CPU",
+                (false, _, _) if d.half_width.is_none() => Verdict::Unknown,
+                (false, _, _) => Verdict::NoDifference,
+                (true, true, true) => Verdict::Faster,
+                (true, false, true) => Verdict::Slower,
+                (true, true, false) => Verdict::MoreCpu,
+                (true, false, false) => Verdict::LessCpu,
             };
             let pct_of_a = |v: f64| if d.mean_a == 0.0 { 0.0 } else { 100.0 * v / d.mean_a.abs() };
             Some(Row {
@@ -98,7 +174,7 @@ fn compare_test(label: &str, a: &TestResult, b: &TestResult, level: f64) -> Vec<
                 b: report::confidence::value(metric, d.mean_b),
                 diff_pct: d.diff_pct,
                 ci_pct: d.half_width.map(pct_of_a),
-                verdict: verdict.to_string(),
+                verdict,
             })
         })
         .collect()

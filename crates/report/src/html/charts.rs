@@ -1,6 +1,6 @@
 //! Plots of single tests: per-interval timelines, latency CDFs, CPU bars.
 
-use results::{Interval, Metric, Role, SideMeasurement, StreamInterval, TestResult};
+use results::{Interval, Metric, Role, Shape, SideMeasurement, StreamInterval, TestResult};
 
 use super::page::Page;
 use crate::param_grid::distinct_labels;
@@ -31,6 +31,9 @@ pub fn limit_lines(tests: &[&TestResult], div: f64) -> Vec<RefLine> {
     }
     out
 }
+
+/// A figure of one interval from the streams that count.
+type IntervalFigure = dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>;
 
 /// Per-interval series of one side: `f` over the streams of `role` in each interval.
 fn side_series(
@@ -80,13 +83,14 @@ fn series_of(
         .collect()
 }
 
-/// The timelines of one test.
+/// The timelines of one test, by its shape: TCP and UDP streams plot different figures.
 pub fn timeline(p: &mut Page, t: &TestResult) {
     p.open_row();
-    match t.summary.headline.map(|h| h.metric) {
-        Some(Metric::Goodput) => stream_timeline(p, t),
-        Some(m @ (Metric::TransactionRate | Metric::ConnectionRate)) => rr_timeline(p, t, m),
-        None => {}
+    match (t.summary.shape, t.summary.headline.map(|h| h.metric)) {
+        (Some(Shape::UdpBulk), _) => udp_timeline(p, t),
+        (_, Some(Metric::Goodput)) => stream_timeline(p, t),
+        (_, Some(m @ (Metric::TransactionRate | Metric::ConnectionRate))) => rr_timeline(p, t, m),
+        (_, None) => {}
     }
     p.close_row();
 }
@@ -95,7 +99,7 @@ fn time_axis() -> AxisSpec {
     AxisSpec::linear("time (s)")
 }
 
-fn stream_timeline(p: &mut Page, t: &TestResult) {
+fn goodput_timeline(p: &mut Page, t: &TestResult) {
     let bps = |iv: &Interval, s: &[&StreamInterval]| {
         Some(s.iter().map(|x| x.bytes).sum::<u64>() as f64 * 8.0 / iv.len_s().max(1e-9))
     };
@@ -114,6 +118,10 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     c.series = thr;
     c.refs = limit_lines(&[t], div);
     p.plot(&c.render());
+}
+
+fn stream_timeline(p: &mut Page, t: &TestResult) {
+    goodput_timeline(p, t);
     let rtt = |_: &Interval, s: &[&StreamInterval]| {
         let v: Vec<f64> = s.iter().filter(|x| x.rtt_us > 0).map(|x| f64::from(x.rtt_us)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -130,6 +138,46 @@ fn stream_timeline(p: &mut Page, t: &TestResult) {
     ] {
         let mut c = LineChart::new(&format!("{}: {title}", t.label), time_axis(), AxisSpec::linear(y));
         c.series = series_of(t, Role::Send, f);
+        p.plot(&c.render());
+    }
+}
+
+/// The UDP counts of `streams`.
+fn counts(streams: &[&StreamInterval]) -> Vec<results::UdpCounts> {
+    streams.iter().filter_map(|x| x.udp.clone()).collect()
+}
+
+/// Goodput, then per interval at each receiver: datagrams lost (% of those expected),
+/// RFC 3550 jitter and datagrams out of order. No congestion window or RTT: UDP has none.
+fn udp_timeline(p: &mut Page, t: &TestResult) {
+    goodput_timeline(p, t);
+    let loss = |_: &Interval, s: &[&StreamInterval]| {
+        let c = counts(s);
+        let lost: u64 = c.iter().map(|c| c.lost).sum();
+        let expected = (c.iter().map(|c| c.received + c.lost).sum::<u64>())
+            .saturating_sub(c.iter().map(|c| c.duplicates).sum::<u64>());
+        (expected > 0).then(|| 100.0 * lost as f64 / expected as f64)
+    };
+    let jitter = |_: &Interval, s: &[&StreamInterval]| {
+        let v: Vec<f64> = counts(s).iter().map(|c| c.jitter_us).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / 1000.0)
+    };
+    let ooo = |_: &Interval, s: &[&StreamInterval]| {
+        let c = counts(s);
+        (!c.is_empty()).then(|| c.iter().map(|c| c.out_of_order).sum::<u64>() as f64)
+    };
+    // Over GRO-coalesced trains jitter measures nothing (results::UdpSummary::jitter_ms).
+    let jitter_known = t.summary.udp.iter().all(|d| d.jitter_ms.is_some());
+    let plots: [(&str, &str, &IntervalFigure); 3] = [
+        ("datagrams lost per interval", "lost (% of expected)", &loss),
+        ("jitter (RFC 3550)", "jitter (ms)", &jitter),
+        ("reordering per interval", "datagrams out of order", &ooo),
+    ];
+    for (title, y, f) in
+        plots.into_iter().filter(|(title, _, _)| jitter_known || !title.starts_with("jitter"))
+    {
+        let mut c = LineChart::new(&format!("{}: {title}", t.label), time_axis(), AxisSpec::linear(y));
+        c.series = series_of(t, Role::Recv, f);
         p.plot(&c.render());
     }
 }
@@ -163,12 +211,8 @@ pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
     }
     p.section("latency", "Latency");
     if !with_cdf.is_empty() {
-        let x = AxisSpec {
-            label: "round-trip latency (µs, log scale)".into(),
-            kind: ScaleKind::Log10,
-            format: TickFormat::Number,
-            zero: false,
-        };
+        let cdfs = with_cdf.iter().filter_map(|t| t.summary.rr.as_ref()).flat_map(|r| &r.latency.cdf);
+        let (x, div) = latency_axis(cdfs.map(|(us, _)| *us));
         let y = AxisSpec {
             label: "fraction of transactions ≤ latency".into(),
             kind: ScaleKind::Linear,
@@ -183,13 +227,31 @@ pub fn latency_section(p: &mut Page, tests: &[&TestResult]) {
             .zip(distinct_labels(&with_cdf))
             .filter_map(|(t, name)| {
                 let cdf = &t.summary.rr.as_ref()?.latency.cdf;
-                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x, *y)).collect() })
+                Some(Series { name, points: cdf.iter().map(|(x, y)| Point::new(*x / div, *y)).collect() })
             })
             .collect();
         p.plot(&c.render());
     }
     p.table(&table, true);
     p.end_section();
+}
+
+/// The latency axis fitted to latencies (µs) and the divisor into its unit: log-10 when they
+/// span a decade or more, else linear around them (a 10 ms path's 10.0–10.4 ms would sit on
+/// one edge of a 10k–100k µs log axis); in ms when every latency is 1 ms or more.
+fn latency_axis(us: impl Iterator<Item = f64>) -> (AxisSpec, f64) {
+    let (lo, hi) = us
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (div, unit) = if lo >= 1000.0 && lo.is_finite() { (1000.0, "ms") } else { (1.0, "µs") };
+    let log = hi / lo >= 10.0;
+    let axis = AxisSpec {
+        label: format!("round-trip latency ({unit}{})", if log { ", log scale" } else { "" }),
+        kind: if log { ScaleKind::Log10 } else { ScaleKind::Linear },
+        format: TickFormat::Number,
+        zero: false,
+    };
+    (axis, div)
 }
 
 /// CPU utilisation, service demand and figure-of-merit bars, and the CPU table.
@@ -269,4 +331,67 @@ fn cost_bars(
         ],
     }
     .render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    fn timelines(t: &TestResult) -> String {
+        let mut p = Page::new();
+        timeline(&mut p, t);
+        p.finish("t", "")
+    }
+
+    #[test]
+    fn udp_timelines_plot_goodput_loss_jitter_and_reordering_not_tcp_figures() {
+        let html = timelines(&fixture::udp(20, Some(0.035)));
+        for title in [
+            "goodput per interval",
+            "datagrams lost per interval",
+            "jitter (RFC 3550)",
+            "reordering per interval",
+        ] {
+            assert!(html.contains(&format!("udp: {title}")), "{title} missing");
+        }
+        for tcp in ["congestion window", "smoothed RTT", "retransmits"] {
+            assert!(!html.contains(tcp), "{tcp} is not a UDP figure");
+        }
+        assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
+        let coalesced = timelines(&fixture::udp(20, None));
+        assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
+    }
+
+    #[test]
+    fn latency_axis_fits_the_data() {
+        use crate::plot::scale::Scale;
+        let wan: Vec<f64> = (0..50).map(|i| 10_000.0 + 10.0 * f64::from(i)).collect();
+        let (axis, div) = latency_axis(wan.iter().copied());
+        assert_eq!(
+            (axis.label.as_str(), axis.kind, div),
+            ("round-trip latency (ms)", ScaleKind::Linear, 1000.0)
+        );
+        let ms: Vec<f64> = wan.iter().map(|v| v / div).collect();
+        let s = Scale::fit(axis.kind, &ms, axis.zero, axis.format);
+        let (first, last) = (s.frac(ms[0]), s.frac(ms[49]));
+        assert!(
+            last - first > 0.5,
+            "data spread over the axis, not on one edge: {first}..{last} of {}–{}",
+            s.lo,
+            s.hi
+        );
+        let (axis, div) = latency_axis([20.0, 45.0, 900.0, 5000.0].into_iter());
+        assert_eq!(
+            (axis.label.as_str(), axis.kind, div),
+            ("round-trip latency (µs, log scale)", ScaleKind::Log10, 1.0)
+        );
+    }
+
+    #[test]
+    fn tcp_timelines_keep_their_figures() {
+        let html = timelines(&fixture::stream(1024, 65_536, 1.0));
+        assert!(html.contains("congestion window") && html.contains("smoothed RTT"));
+        assert!(!html.contains("datagrams lost"));
+    }
 }
