@@ -142,7 +142,7 @@ fn bdp_and_window_table_4() {
     assert_near(oc3["bdp_bytes"].as_f64().unwrap() / 1e3, 16.8, 0.05, "OC-3 BDP kB");
     let text =
         String::from_utf8_lossy(&tcplab(&["bdp", "--rate", "1g", "--rtt", "170ms"]).stdout).to_string();
-    assert!(text.contains("21.25 MB"), "{text}");
+    assert!(text.contains("20.3 MiB (21250000 B)"), "{text}");
     let window = |w: &str, rtt: &str, extra: &[&str]| {
         let mut args = vec!["window", "--window", w, "--rtt", rtt];
         args.extend_from_slice(extra);

@@ -529,7 +529,7 @@ mod tests {
         // The words follow the bytes: 1024-byte writes are not "a few bytes".
         (f.send_len, f.avg_write_bytes) = (1024, 1024.0);
         let x = application(&f).map(|x| x.evidence).unwrap_or_default();
-        assert!(!x.contains("few bytes") && x.contains("a syscall per 1.02 kB"), "{x}");
+        assert!(!x.contains("few bytes") && x.contains("a syscall per 1.00 KiB"), "{x}");
         (f.send_len, f.avg_write_bytes) = (65_536, 65_536.0);
         (f.recv_len, f.avg_read_bytes) = (512, 512.0);
         assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len") && !x.advice.contains("-l ")));
@@ -691,7 +691,7 @@ mod tests {
         f.rcvbuf_requested = Some(65_536);
         f.reference = link_ref(1e9);
         let x = receive_window(&f);
-        assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 21.2 MB")), "{x:?}");
+        assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 20.3 MiB")), "{x:?}");
         f.rcvbuf_requested = None;
         assert!(receive_window(&f).is_none());
     }

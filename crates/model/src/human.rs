@@ -1,6 +1,7 @@
-//! Quantities for people, shared by every renderer of tcplab: rates in decimal bits
-//! (`19.8 Gbit/s`), sizes in decimal bytes (`21.2 MB`, the units of theory.md's BDP tables),
-//! times in µs, ms or s, all to three significant digits.
+//! Quantities for people, shared by every renderer of tcplab, in the units tcplab reads
+//! (README "Units"): rates in decimal bits (`19.8 Gbit/s`, k/M/G = 1000), sizes in binary
+//! bytes (`20.3 MiB`, K/M/G = 1024, named KiB/MiB/GiB so they cannot be misread), times in
+//! µs, ms or s, all to three significant digits.
 
 /// Three significant digits (at least the integer part): `941`, `21.2`, `7.00`.
 pub fn sig3(v: f64) -> String {
@@ -18,9 +19,13 @@ pub fn rate(bps: f64) -> String {
     scaled(bps, &["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"])
 }
 
-/// `512 B`, `4.10 kB`, `21.2 MB` (powers of 1000).
+/// `512 B`, `4.00 KiB`, `20.3 MiB` (powers of 1024); whole bytes below 1 KiB.
 pub fn size(bytes: f64) -> String {
-    scaled(bytes, &["B", "kB", "MB", "GB", "TB"])
+    let b = if bytes.is_finite() { bytes.max(0.0) } else { 0.0 };
+    if b < 1024.0 {
+        return format!("{b:.0} B");
+    }
+    scaled_by(b, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
 }
 
 /// `45.2 µs`, `1.20 ms`, `2.50 s`; `0 µs` for anything not positive.
@@ -38,10 +43,14 @@ pub fn micros(us: f64) -> String {
 }
 
 fn scaled(v: f64, units: &[&str]) -> String {
+    scaled_by(v, 1000.0, units)
+}
+
+fn scaled_by(v: f64, step: f64, units: &[&str]) -> String {
     let mut v = if v.is_finite() { v.max(0.0) } else { 0.0 };
     let mut i = 0;
-    while v >= 1000.0 && i + 1 < units.len() {
-        v /= 1000.0;
+    while v >= step && i + 1 < units.len() {
+        v /= step;
         i += 1;
     }
     format!("{} {}", sig3(v), units.get(i).copied().unwrap_or(""))
@@ -57,7 +66,9 @@ mod tests {
         assert_eq!(rate(19_800_000_000.0), "19.8 Gbit/s");
         assert_eq!(rate(950.0), "950 bit/s");
         assert_eq!(rate(f64::NAN), "0.00 bit/s");
-        assert_eq!(size(21.25e6), "21.2 MB");
+        assert_eq!(size(21.25e6), "20.3 MiB");
+        assert_eq!(size(4096.0), "4.00 KiB");
+        assert_eq!(size(512.0), "512 B");
         assert_eq!(size(512.0), "512 B");
         assert_eq!(micros(170_000.0), "170 ms");
         assert_eq!(micros(45.0), "45.0 µs");

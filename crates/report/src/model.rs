@@ -184,14 +184,14 @@ pub fn bdp_pairs(b: &Bdp) -> Vec<(&'static str, String)> {
 /// The bandwidth-delay product in words.
 pub fn bdp_text(b: &Bdp) -> String {
     let scale = match b.min_window_scale {
-        Some(s) => format!("window scale ≥ {s} (65,535 × 2^{s} = {:.1} MB)", (65_535u64 << s) as f64 / 1e6),
+        Some(s) => format!("window scale ≥ {s} (65,535 × 2^{s} = {})", crate::units::bytes(65_535u64 << s)),
         None => "more than window scaling can advertise (shift 14)".into(),
     };
     format!(
-        "BDP {} × {} ms = {:.2} MB ({:.0} B) = {:.0} segments of {} B\nneeds {scale}\n",
+        "BDP {} × {} ms = {} ({:.0} B) = {:.0} segments of {} B\nneeds {scale}\n",
         mbit(b.rate_bps),
         b.rtt_ns as f64 / 1e6,
-        b.bdp_bytes / 1e6,
+        crate::units::bytes(b.bdp_bytes as u64),
         b.bdp_bytes,
         b.bdp_segments,
         b.mss_bytes

@@ -392,7 +392,7 @@ fn failed_row(r: &TestResult, label: &str, width: usize) -> Vec<String> {
     row
 }
 
-/// Bytes for labels (`64.0 KBytes`), re-exported for the renderers.
+/// Bytes for labels (`64.0 KiB`), re-exported for the renderers.
 pub fn size_text(n: u64) -> String {
     bytes(n)
 }

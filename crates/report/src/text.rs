@@ -484,10 +484,10 @@ mod tests {
         let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![stream(0, 1 << 20, 11)] };
         let reverse = interval_lines(Shape::TcpBulk, &iv, &|_| true);
         assert_eq!(reverse.len(), 1);
-        assert!(!reverse[0].contains("11.0 µs") && !reverse[0].contains("64.0 KBytes"), "{}", reverse[0]);
+        assert!(!reverse[0].contains("11.0 µs") && !reverse[0].contains("64.0 KiB"), "{}", reverse[0]);
         assert!(reverse[0].trim_end().ends_with("–           –          –"), "{}", reverse[0]);
         let forward = interval_lines(Shape::TcpBulk, &iv, &|_| false);
-        assert!(forward[0].contains("11.0 µs") && forward[0].contains("64.0 KBytes"), "{}", forward[0]);
+        assert!(forward[0].contains("11.0 µs") && forward[0].contains("64.0 KiB"), "{}", forward[0]);
 
         let streams = vec![
             stream(0, 1 << 20, 186),
@@ -500,8 +500,8 @@ mod tests {
         assert_eq!(bidir.len(), 6, "{bidir:#?}");
         assert!(bidir[0].starts_with("[  1][TX]") && bidir[0].contains("186 µs"), "{}", bidir[0]);
         assert!(bidir[2].starts_with("[  3][RX]") && !bidir[2].contains("190 µs"), "{}", bidir[2]);
-        assert!(bidir[4].starts_with("[SUM][TX]") && bidir[4].contains("3.00 MBytes"), "{}", bidir[4]);
-        assert!(bidir[5].starts_with("[SUM][RX]") && bidir[5].contains("3.00 MBytes"), "{}", bidir[5]);
+        assert!(bidir[4].starts_with("[SUM][TX]") && bidir[4].contains("3.00 MiB"), "{}", bidir[4]);
+        assert!(bidir[5].starts_with("[SUM][RX]") && bidir[5].contains("3.00 MiB"), "{}", bidir[5]);
     }
 
     #[test]

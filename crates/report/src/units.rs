@@ -1,25 +1,14 @@
-//! Auto-scaled units as iperf3 users know them: transfer in binary multiples
-//! (KBytes = 1024), rates in decimal bits (Mbit/s = 10⁶), times in µs/ms/s. Rates, times and
-//! significant digits are `model::human`'s, shared with the diagnosis.
+//! Auto-scaled units, one style in every output: sizes in binary multiples named KiB/MiB/GiB
+//! (tcplab's sizes are powers of 1024), rates in decimal bits (Mbit/s = 10⁶), times in µs/ms/s.
+//! All are `model::human`'s, shared with the diagnosis and the model's tables.
 
 pub use model::human::{micros, rate, sig3};
 use results::setting::ValueKind;
 use results::ParamValue;
 
-/// `1.25 GBytes`.
+/// `512 B`, `1.25 GiB`.
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
-    let mut v = n as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{n} Bytes")
-    } else {
-        format!("{} {}", sig3(v), UNITS[i])
-    }
+    model::human::size(n as f64)
 }
 
 /// A count with thousands separators: `12,345`.
@@ -123,9 +112,9 @@ mod tests {
 
     #[test]
     fn scaling() {
-        assert_eq!(bytes(512), "512 Bytes");
-        assert_eq!(bytes(1536), "1.50 KBytes");
-        assert_eq!(bytes(3 * 1024 * 1024 * 1024), "3.00 GBytes");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1536), "1.50 KiB");
+        assert_eq!(bytes(3 * 1024 * 1024 * 1024), "3.00 GiB");
         assert_eq!(rate(19_800_000_000.0), "19.8 Gbit/s");
         assert_eq!(rate(950.0), "950 bit/s");
         assert_eq!(rate(f64::NAN), "0.00 bit/s");
