@@ -18,7 +18,7 @@ use std::io::{self, ErrorKind};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use results::{SocketReport, TestKind, TestSpec};
+use results::{SocketReport, TestSpec};
 use wire::{Datagram, Hello, HelloKind, Message, Token};
 
 use crate::control::Control;
@@ -215,9 +215,11 @@ pub fn client_flows(
     Ok(flows)
 }
 
-/// Stream tests read the path's counters at setup; request/response tests do not use them.
+/// Bulk UDP tests read the path's counters at setup (their summary sets datagrams beside
+/// packets); request/response tests do not use them.
 fn probe(sock: &UdpSocket, spec: &TestSpec) -> Option<PathProbe> {
-    (spec.test == TestKind::UdpStream).then(|| PathProbe::at_setup(sock)).flatten()
+    let bulk = crate::registry::of(spec.test).shape() == results::Shape::UdpBulk;
+    bulk.then(|| PathProbe::at_setup(sock)).flatten()
 }
 
 /// Client: repeats every flow's hello until the server says `ready` (or refuses, or the
