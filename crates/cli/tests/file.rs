@@ -210,3 +210,26 @@ fn ctrl_c_keeps_the_result_and_removes_the_sink_file() {
     assert_eq!(doc["tests"][0]["status"], "interrupted", "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the sink file is removed on Ctrl-C");
 }
+
+#[test]
+fn stream_takes_the_same_copy_avoiding_modes() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for (flags, option) in [(["-Z"], "zerocopy"), (["--skip-rx-copy"], "skip-rx-copy")] {
+        for reverse in [false, true] {
+            let mut args = vec!["stream", "127.0.0.1", "-p", &port, "-n", "20M", "-i", "0", "-J"];
+            args.extend_from_slice(&flags);
+            if reverse {
+                args.push("-R");
+            }
+            let out = tcplab(&args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let t = &json_of(&out)["tests"][0];
+            assert_eq!(t["spec"]["options"][option], true, "{t}");
+            assert_eq!(t["summary"]["directions"][0]["receiver_bytes"], 20 << 20, "{args:?}");
+        }
+    }
+    let help = String::from_utf8_lossy(&tcplab(&["stream", "--help"]).stdout).to_string();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("Not iperf3's -Z, which is sendfile"), "{help}");
+}

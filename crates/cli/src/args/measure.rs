@@ -2,6 +2,7 @@
 //! hands the run pipeline (its client and path flags, its validated spec, its reference).
 //! A new test type adds its variant and arms here and its arguments in a module of its own.
 
+pub mod copy;
 pub mod file;
 
 use anyhow::Result;
