@@ -126,6 +126,7 @@ pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
     apply_socket(&mut spec, &a.socket);
     spec.send_len = a.len;
     spec.recv_len = a.recv_len.unwrap_or(a.len);
+    a.copy.apply(&mut spec);
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => Direction::Reverse,
         (_, true) => Direction::Bidir,

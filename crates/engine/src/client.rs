@@ -115,6 +115,10 @@ pub fn run_test(
         out.status = Status::Interrupted;
     }
     out.summary = registry::summarize(spec, &out.local, out.remote.as_ref());
+    if let (Status::Completed, Err(message)) = (out.status, registry::of(spec.test).verify(&out.summary)) {
+        out.status = Status::Failed;
+        out.error = Some(TestError { code: "verification".into(), message });
+    }
     let local_host = netio::host::host_info();
     let cx = WarnContext { same_host: session.same_host, local_host: &local_host };
     if out.status == Status::Completed {

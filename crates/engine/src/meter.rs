@@ -28,6 +28,8 @@ pub struct StreamMeter {
     pub tid: AtomicU32,
     /// UDP flows: datagram counters, locked once per batch by the worker.
     pub udp: Mutex<UdpMeter>,
+    /// File transfers: the stream's file figures, left by its worker at the end.
+    pub file: Mutex<Option<results::FileSide>>,
 }
 
 /// Datagram counters of one UDP flow.
@@ -88,6 +90,16 @@ impl StreamMeter {
     pub fn with_udp<T>(&self, f: impl FnOnce(&mut UdpMeter) -> T) -> T {
         let mut guard = self.udp.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         f(&mut guard)
+    }
+
+    /// Leaves a file transfer's figures for the side's measurement.
+    pub fn set_file(&self, figures: results::FileSide) {
+        *self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(figures);
+    }
+
+    /// The file figures a worker left, if any.
+    pub fn take_file(&self) -> Option<results::FileSide> {
+        self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 
     /// (bytes, calls, transactions) now.

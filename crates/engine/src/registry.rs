@@ -5,6 +5,7 @@
 //! the reports all derive from this table; nothing else branches on a test's kind.
 
 pub mod crr;
+pub mod file;
 pub mod rr;
 pub mod stream;
 pub mod udp;
@@ -143,6 +144,11 @@ pub trait TestType: Sync + std::fmt::Debug {
     fn options(&self) -> &'static [TypeOption] {
         &[]
     }
+    /// Whether a completed test's result holds up (e.g. a file arrived intact); an error
+    /// fails the test with this message. Most types have nothing to check.
+    fn verify(&self, _summary: &Summary) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The test type of `kind`: the registry's one line per type. The match is exhaustive, so a
@@ -154,6 +160,7 @@ pub fn of(kind: TestKind) -> &'static dyn TestType {
         TestKind::TcpCrr => &crate::crr::TcpCrrTest,
         TestKind::UdpStream => &crate::udp::UdpStreamTest,
         TestKind::UdpRr => &crate::udp_rr::UdpRrTest,
+        TestKind::File => &file::FileTest,
     }
 }
 

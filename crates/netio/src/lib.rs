@@ -6,6 +6,7 @@
 
 pub mod cgroup;
 pub mod cpu;
+pub mod file;
 pub mod host;
 pub mod netns;
 pub mod path_counters;
@@ -14,6 +15,7 @@ pub mod sockopt;
 pub mod tcpinfo;
 pub mod tun;
 pub mod udp;
+pub mod zerocopy;
 
 pub use cpu::CpuSnapshot;
 pub use netns::NetNs;

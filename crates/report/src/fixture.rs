@@ -107,6 +107,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         intervals: intervals(&ivs, false, true),
         cpu: Some(cpu(60.0)),
         latency: None,
+        file: None,
     };
     let remote = SideMeasurement {
         measured_s: 3.0,
@@ -114,6 +115,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         intervals: intervals(&ivs, false, false),
         cpu: Some(cpu(45.0)),
         latency: None,
+        file: None,
     };
     let summary = Summary {
         headline: Some(Headline::measured(Metric::Goodput, gbps * 1e9)),
@@ -139,6 +141,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         local_cost: Some(cost(60.0, 0.5, "us/KB", Some(gbps * 1000.0 / 1.2))),
         remote_cost: Some(cost(45.0, 0.37, "us/KB", Some(gbps * 1000.0 / 0.9))),
         udp: Vec::new(),
+        file: None,
     };
     let mut r = result("stream", spec, local, remote, summary);
     r.warnings.push(Warning {
@@ -180,6 +183,7 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         intervals: intervals(&[t - t / 20, t, t + t / 20], true, false),
         cpu: Some(cpu(80.0)),
         latency: Some(lat.clone()),
+        file: None,
     };
     let remote = SideMeasurement { measured_s: 3.0, cpu: Some(cpu(70.0)), ..SideMeasurement::default() };
     let summary = Summary {
@@ -197,6 +201,7 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
         remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),
         udp: Vec::new(),
+        file: None,
     };
     result(&format!("rr {req}/{resp}"), spec, local, remote, summary)
 }
@@ -223,14 +228,14 @@ pub fn udp(lost: u64, jitter_ms: Option<f64>) -> TestResult {
         streams: vec![StreamStats { udp: Some(tx.clone()), ..stream_stats(0, Role::Send, 37_400_000) }],
         intervals: with_udp(intervals(&per_s, false, false), tx),
         cpu: Some(cpu(20.0)),
-        latency: None,
+        ..SideMeasurement::default()
     };
     let remote = SideMeasurement {
         measured_s: 3.0,
         streams: vec![StreamStats { udp: Some(rx.clone()), ..stream_stats(0, Role::Recv, 37_300_000) }],
         intervals: with_udp(intervals(&per_s, false, false), rx),
         cpu: Some(cpu(25.0)),
-        latency: None,
+        ..SideMeasurement::default()
     };
     let summary = Summary {
         headline: Some(Headline::measured(Metric::Goodput, 99.5e6)),

@@ -21,6 +21,8 @@ pub enum TestKind {
     UdpStream,
     /// UDP request/response (netperf UDP_RR).
     UdpRr,
+    /// A file sent through TCP, verified, with disk and network time apart.
+    File,
 }
 
 impl TestKind {
@@ -32,12 +34,19 @@ impl TestKind {
             TestKind::TcpCrr => "tcp-crr",
             TestKind::UdpStream => "udp-stream",
             TestKind::UdpRr => "udp-rr",
+            TestKind::File => "file",
         }
     }
 
     /// Every kind, in the order the registry lists them.
-    pub const ALL: [TestKind; 5] =
-        [TestKind::TcpStream, TestKind::TcpRr, TestKind::TcpCrr, TestKind::UdpStream, TestKind::UdpRr];
+    pub const ALL: [TestKind; 6] = [
+        TestKind::TcpStream,
+        TestKind::TcpRr,
+        TestKind::TcpCrr,
+        TestKind::UdpStream,
+        TestKind::UdpRr,
+        TestKind::File,
+    ];
 
     /// The kind whose id is `id`.
     pub fn from_id(id: &str) -> Option<TestKind> {

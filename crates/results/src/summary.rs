@@ -112,6 +112,9 @@ pub struct Summary {
     /// UDP stream tests: one entry per direction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpSummary>,
+    /// File transfers: verification, disk and network times, zero-copy outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::file::FileSummary>,
 }
 
 impl Summary {

@@ -2,6 +2,9 @@
 //! hands the run pipeline (its client and path flags, its validated spec, its reference).
 //! A new test type adds its variant and arms here and its arguments in a module of its own.
 
+pub mod copy;
+pub mod file;
+
 use anyhow::Result;
 use clap::Subcommand;
 use engine::registry;
@@ -25,6 +28,8 @@ pub enum TestCommand {
     Udp(UdpArgs),
     #[command(about = registry::of(TestKind::UdpRr).about())]
     UdpRr(UdpRrArgs),
+    #[command(about = registry::of(TestKind::File).about())]
+    File(file::FileArgs),
 }
 
 impl TestCommand {
@@ -36,6 +41,7 @@ impl TestCommand {
             TestCommand::Crr(a) => &a.client,
             TestCommand::Udp(a) => &a.client,
             TestCommand::UdpRr(a) => &a.client,
+            TestCommand::File(a) => &a.client,
         }
     }
 
@@ -47,6 +53,7 @@ impl TestCommand {
             TestCommand::Crr(a) => &a.path,
             TestCommand::Udp(a) => &a.path,
             TestCommand::UdpRr(a) => &a.path,
+            TestCommand::File(a) => &a.path,
         }
     }
 
@@ -58,6 +65,7 @@ impl TestCommand {
             TestCommand::Crr(a) => settings::crr_spec(a),
             TestCommand::Udp(a) => udp_settings::udp_spec(a),
             TestCommand::UdpRr(a) => udp_settings::udp_rr_spec(a),
+            TestCommand::File(a) => file::file_spec(a),
         }
     }
 
@@ -66,7 +74,9 @@ impl TestCommand {
         match self {
             TestCommand::Stream(a) => settings::link_reference(&a.link, TestKind::TcpStream),
             TestCommand::Udp(a) => settings::link_reference(&a.link, TestKind::UdpStream),
-            TestCommand::Rr(_) | TestCommand::Crr(_) | TestCommand::UdpRr(_) => Ok(None),
+            TestCommand::Rr(_) | TestCommand::Crr(_) | TestCommand::UdpRr(_) | TestCommand::File(_) => {
+                Ok(None)
+            }
         }
     }
 }

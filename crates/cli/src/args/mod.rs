@@ -228,6 +228,8 @@ pub struct StreamArgs {
     #[arg(long)]
     pub bidir: bool,
     #[command(flatten)]
+    pub copy: measure::copy::CopyArgs,
+    #[command(flatten)]
     pub link: link::LinkArgs,
 }
 

@@ -13,9 +13,11 @@ use wire::Rejection;
 use crate::control::is_timeout;
 use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
-use crate::registry::{self, Data, Info, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
 use crate::Error;
+
+mod copy_modes;
 
 /// How long a blocked call waits before re-checking stop, deadline and watchdog.
 pub(crate) const CALL_SLICE: Duration = Duration::from_millis(200);
@@ -34,16 +36,42 @@ pub fn role(spec: &TestSpec, end: End, index: u32) -> Role {
     }
 }
 
+/// `stream`'s own settings: how bytes cross the socket at each end.
+const OPTIONS: [TypeOption; 2] = [
+    TypeOption {
+        name: "zerocopy",
+        kind: results::setting::ValueKind::Bool,
+        about: "senders write with MSG_ZEROCOPY (not iperf3's -Z, which is sendfile)",
+    },
+    TypeOption {
+        name: "skip-rx-copy",
+        kind: results::setting::ValueKind::Bool,
+        about: "receivers read with MSG_TRUNC: the kernel drops the data instead of copying it",
+    },
+];
+
+fn flag(spec: &TestSpec, name: &str) -> bool {
+    matches!(spec.options.get(name), Some(results::ParamValue::Bool(true)))
+}
+
 /// Builds one job per data socket.
 pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Result<Vec<Job>> {
     let mut jobs = Vec::with_capacity(sockets.len());
+    let (zerocopy, skip) = (flag(spec, "zerocopy"), flag(spec, "skip-rx-copy"));
     for ds in sockets {
         let index = ds.index;
         let role = role(spec, end, index);
         let (sock, probe) = ds.split()?;
         let (send_len, recv_len) = (spec.send_len as usize, spec.recv_len as usize);
+        if zerocopy && role == Role::Send {
+            netio::zerocopy::enable_zerocopy(&sock)?;
+        }
         let work: crate::side::Work = match role {
+            Role::Send if zerocopy => {
+                Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, ctx))
+            }
             Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, ctx)),
+            _ if skip => Box::new(move |ctx: &WorkerCtx| copy_modes::recv_skip(sock, recv_len, ctx)),
             _ => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
         };
         jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
@@ -90,7 +118,7 @@ pub fn send_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
     WorkerOutcome { latency: None, error, busy_pct: None }
 }
 
-fn refund(ctx: &WorkerCtx, n: usize) {
+pub(crate) fn refund(ctx: &WorkerCtx, n: usize) {
     if let (Some(b), true) = (&ctx.budget, n > 0) {
         b.refund(n as u64);
     }
@@ -175,6 +203,10 @@ impl TestType for TcpStreamTest {
         remote: Option<&SideMeasurement>,
     ) -> Summary {
         crate::summarize::tcp_bulk(spec, local, remote)
+    }
+
+    fn options(&self) -> &'static [TypeOption] {
+        &OPTIONS
     }
 
     fn sweep_params(&self) -> &'static [&'static str] {

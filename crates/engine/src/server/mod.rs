@@ -34,7 +34,8 @@ pub struct ServerConfig {
     pub max_concurrent: usize,
     /// Caps on what clients may ask.
     pub limits: Limits,
-    /// Deadline for each handshake step (hello, setup, data connections, start).
+    /// Deadline for each handshake step (hello, setup, data connections); the client may
+    /// take longer to prepare before `start` (a file test hashes its source then).
     pub handshake_timeout: Duration,
 }
 

@@ -20,6 +20,9 @@ use crate::{protocol, Error};
 
 /// How long the client has to close after the results before the session ends anyway.
 const LINGER: Duration = Duration::from_secs(2);
+/// How long the client may prepare between `ready` and `start` (a file test's sender reads
+/// and hashes its whole source then; a vanished client is still noticed at once).
+const PREPARE: Duration = Duration::from_secs(120);
 
 /// Serves one control connection whose hello was already read.
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
@@ -92,7 +95,7 @@ fn run(
         Transport::TcpConnections => Data::Tcp(collect(&spec, &rx, ty.data_connections(&spec), timeout)?),
     };
     ctrl.send(&Message::Ready {})?;
-    match ctrl.recv_by(Instant::now() + timeout)? {
+    match ctrl.recv_by(Instant::now() + timeout.max(PREPARE))? {
         Message::Start {} => {}
         other => return Err(out_of_state(&other, "start")),
     }

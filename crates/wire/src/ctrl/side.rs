@@ -21,6 +21,9 @@ pub struct SideReport {
     pub cpu: Option<CpuReport>,
     /// Request/response latency seen at this end.
     pub latency: Option<LatencyReport>,
+    /// File tests: this end's file figures; absent for other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<super::file::FileReport>,
 }
 
 /// What a data connection did at the reporting end.
@@ -408,6 +411,7 @@ mod tests {
             intervals: vec![interval],
             cpu: Some(cpu),
             latency: Some(latency),
+            file: None,
         }
     }
 

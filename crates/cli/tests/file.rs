@@ -1,0 +1,249 @@
+//! End to end for `tcplab file`: every send mode, receive mode and sink on loopback, one
+//! transfer over an emulated path (root), a transfer corrupted on purpose, refusals, and the
+//! temporary files gone afterwards (also after Ctrl-C).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+mod support;
+
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{command, json_of, stderr, tcplab, ServerProc};
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!("skipped: emulated paths need root (network namespaces, TUN devices)");
+    }
+    is_root
+}
+
+/// Runs `tcplab file` with `args` and `-J -i 0`; returns the exit code and the one result.
+fn file(args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["file"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-J", "-i", "0"]);
+    let out = tcplab(&all);
+    let doc = json_of(&out);
+    assert!(doc["tests"][0].is_object(), "{args:?}: {}", stderr(&out));
+    (out.status.code(), doc["tests"][0].clone())
+}
+
+fn outcome(t: &Value) -> &str {
+    t["summary"]["file"]["verification"]["outcome"].as_str().unwrap_or("")
+}
+
+fn leftovers(dir: &Path, pid: u32) -> Vec<String> {
+    let prefix = format!("tcplab-file-{pid}-");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+#[test]
+fn every_send_mode_receive_mode_and_sink_moves_the_file_intact() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let cases: [&[&str]; 6] = [
+        &["--send", "write", "--sink", "page-cache"],
+        &["--send", "sendfile", "--sink", "direct"],
+        &["--send", "splice", "--sink", "fsync"],
+        &["--send", "zerocopy", "--sink", "null"],
+        &["--send", "write", "--recv", "skip-copy"],
+        &["--send", "sendfile", "-l", "100000", "--recv-len", "7000"],
+    ];
+    for case in cases {
+        let mut args = vec!["127.0.0.1", "-p", &port, "--size", "3M"];
+        args.extend_from_slice(case);
+        let (code, t) = file(&args);
+        assert_eq!(code, Some(0), "{case:?}: {t}");
+        let f = &t["summary"]["file"];
+        assert_eq!(f["size"], 3 << 20, "{case:?}");
+        assert_eq!(f["receiver"]["bytes"], 3 << 20, "{case:?}");
+        assert_eq!(f["sender"]["mode"], case[1], "{case:?}");
+        let expected = if case.contains(&"skip-copy") { "not-checked" } else { "match" };
+        assert_eq!(outcome(&t), expected, "{case:?}: {f}");
+        assert!(t["summary"]["headline"]["value"].as_f64().unwrap() > 0.0);
+        assert!(t["summary"]["remote_cost"]["figure_of_merit"].as_f64().is_some(), "M per mode: {t}");
+    }
+    assert_eq!(
+        leftovers(&std::env::temp_dir(), srv.pid()),
+        Vec::<String>::new(),
+        "the server's sink files are removed"
+    );
+}
+
+#[test]
+fn zero_copy_completions_are_counted_and_loopback_copies_are_called_out() {
+    let srv = ServerProc::start(&[]);
+    let (code, t) = file(&["127.0.0.1", "-p", &srv.port(), "--size", "2M", "--send", "zerocopy"]);
+    assert_eq!(code, Some(0));
+    let f = &t["summary"]["file"];
+    let zc = &f["sender"]["zerocopy"];
+    let sends = zc["sends"].as_u64().unwrap();
+    assert!(sends >= 16, "2 MB in 128 KB sends: {zc}");
+    assert_eq!(zc["completed"], sends);
+    assert_eq!(zc["copied"], sends, "loopback delivers by copying");
+    assert_eq!(f["zero_copied_frac"], 0.0);
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("loopback")));
+}
+
+#[test]
+fn the_client_receives_with_reverse_into_its_own_directory_and_removes_the_file() {
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().to_string();
+    for sink in ["direct", "fsync"] {
+        let (code, t) =
+            file(&["127.0.0.1", "-p", &srv.port(), "-R", "--size", "1M", "--sink", sink, "--dir", &d]);
+        assert_eq!(code, Some(0), "{t}");
+        assert_eq!(outcome(&t), "match");
+        assert_eq!(t["summary"]["file"]["receiver"]["sink"], sink);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the sink file is removed");
+    }
+}
+
+/// The sender hashes its source before the start; a source that changes while it is sent
+/// therefore arrives as other bytes than were hashed. A thread rewrites the last bytes of
+/// the `--src` file (a counter, so never back to an earlier value) for the whole run: what
+/// the sender reads at the end differs from what it hashed, and the receiver's hash must
+/// disagree — the test fails with exit code 2 and a verification error.
+#[test]
+fn a_file_changed_during_the_transfer_is_detected_as_corrupted() {
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("src.bin");
+    std::fs::write(&path, vec![0x5Au8; 48 << 20]).unwrap();
+    // On a loaded machine the writer thread may not run at all during one transfer, which
+    // then rightly verifies; a few attempts make sure a change does land mid-transfer.
+    let detected = (0..4).any(|_| changed_during_one_transfer(&srv, &path));
+    assert!(detected, "a source rewritten during four transfers was never found corrupted");
+}
+
+/// One transfer of `path` while a thread rewrites its last bytes; true when the change was
+/// detected (exit 2, a verification error), false when no change landed (exit 0, a match).
+fn changed_during_one_transfer(srv: &ServerProc, path: &std::path::Path) -> bool {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            let mut n = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                n += 1;
+                f.seek(SeekFrom::End(-8)).unwrap();
+                f.write_all(&n.to_le_bytes()).unwrap();
+            }
+        });
+        let (code, t) = file(&["127.0.0.1", "-p", &srv.port(), "--src", &path.to_string_lossy()]);
+        done.store(true, Ordering::Relaxed);
+        if outcome(&t) == "match" {
+            assert_eq!(code, Some(0), "{t}");
+            return false;
+        }
+        assert_eq!(code, Some(2), "{t}");
+        assert_eq!(outcome(&t), "mismatch", "{t}");
+        assert_eq!(t["error"]["code"], "verification");
+        assert!(t["error"]["message"].as_str().unwrap().contains("corrupted"), "{t}");
+        true
+    })
+}
+
+#[test]
+fn modes_that_cannot_work_refuse_with_one_line() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    // tmpfs takes O_DIRECT since Linux 6.6; ramfs does not. Mounting one needs root.
+    if root() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_string_lossy().to_string();
+        assert!(Command::new("mount").args(["-t", "ramfs", "none", &d]).status().unwrap().success());
+        let out = tcplab(&[
+            "file",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-R",
+            "--size",
+            "1M",
+            "--sink",
+            "direct",
+            "--dir",
+            &d,
+        ]);
+        let _ = Command::new("umount").arg(&d).status();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or_default();
+        assert!(line.contains("does not support O_DIRECT"), "{err}");
+    }
+    let out = tcplab(&["file", "127.0.0.1", "-p", &port, "--recv", "skip-copy", "--sink", "fsync"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: invalid --sink: sink fsync needs the data"), "{err}");
+}
+
+#[test]
+fn seed_001s_file_crosses_an_emulated_path() {
+    if !root() {
+        return;
+    }
+    let (code, t) =
+        file(&["--path", "ethernet-100", "--size", "11M", "--send", "sendfile", "--sink", "fsync"]);
+    assert_eq!(code, Some(0), "{t}");
+    assert_eq!(outcome(&t), "match");
+    let bps = t["summary"]["headline"]["value"].as_f64().unwrap();
+    assert!(bps < 100e6 && bps > 30e6, "11 MB over 100 Mbit/s Ethernet: {bps}");
+}
+
+#[test]
+fn ctrl_c_keeps_the_result_and_removes_the_sink_file() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().to_string();
+    let args =
+        ["file", "--path", "rate=20mbit", "-R", "--size", "64M", "--sink", "page-cache", "--dir", &d, "-J"];
+    let child = command().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while std::fs::read_dir(dir.path()).unwrap().count() == 0 && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(doc["tests"][0]["status"], "interrupted", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the sink file is removed on Ctrl-C");
+}
+
+#[test]
+fn stream_takes_the_same_copy_avoiding_modes() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for (flags, option) in [(["-Z"], "zerocopy"), (["--skip-rx-copy"], "skip-rx-copy")] {
+        for reverse in [false, true] {
+            let mut args = vec!["stream", "127.0.0.1", "-p", &port, "-n", "20M", "-i", "0", "-J"];
+            args.extend_from_slice(&flags);
+            if reverse {
+                args.push("-R");
+            }
+            let out = tcplab(&args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let t = &json_of(&out)["tests"][0];
+            assert_eq!(t["spec"]["options"][option], true, "{t}");
+            assert_eq!(t["summary"]["directions"][0]["receiver_bytes"], 20 << 20, "{args:?}");
+        }
+    }
+    let help = String::from_utf8_lossy(&tcplab(&["stream", "--help"]).stdout).to_string();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("Not iperf3's -Z, which is sendfile"), "{help}");
+}

@@ -1,0 +1,380 @@
+//! `file`: one file sent over one TCP connection, FTP-style (seed 001's 11 MB transfer), with
+//! the time on disk apart from the time on the network, the whole file verified by SHA-256
+//! at both ends, and a choice of how the bytes cross the socket: `write`, `sendfile`,
+//! `splice` or `MSG_ZEROCOPY` on the sending end, `read` or `skip-copy` (`MSG_TRUNC`) on the
+//! receiving end, into a sink of `null`, `page-cache`, `direct` (`O_DIRECT`) or `fsync`.
+//!
+//! The size is the spec's byte limit; the time limit is a cap (a transfer it cuts short fails
+//! verification). The sender prepares its source before the start (generated data goes to a
+//! temporary file first, so every send mode reads a file) and hashes it then; the receiver
+//! hashes what it reads from the socket. The client compares the two ([`TestType::verify`]).
+
+mod recv;
+mod send;
+mod temp;
+
+use results::setting::ValueKind;
+use results::{
+    Direction, FileSide, FileSummary, Metric, ParamValue, Role, Shape, SideMeasurement, Summary, TestKind,
+    TestSpec, Verification,
+};
+use wire::Rejection;
+
+use crate::limits::{only, Optional};
+use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
+use crate::side::{End, Job, WorkDebug};
+use crate::Error;
+
+/// Seed 001's file: `flute2.wav`, 11 MB.
+pub const DEFAULT_SIZE: u64 = 11 * 1024 * 1024;
+/// The time cap when none is given, ms.
+pub const DEFAULT_CAP_MS: u64 = 60_000;
+
+/// How the sender moves file bytes into the socket.
+pub const SEND_MODES: [&str; 4] = ["write", "sendfile", "splice", "zerocopy"];
+/// How the receiver takes bytes out of the socket.
+pub const RECV_MODES: [&str; 2] = ["read", "skip-copy"];
+/// Where received bytes go.
+pub const SINKS: [&str; 4] = ["null", "page-cache", "direct", "fsync"];
+
+const OPTIONS: [TypeOption; 5] = [
+    TypeOption { name: "send", kind: ValueKind::Text, about: "write, sendfile, splice or zerocopy" },
+    TypeOption { name: "recv", kind: ValueKind::Text, about: "read or skip-copy" },
+    TypeOption { name: "sink", kind: ValueKind::Text, about: "null, page-cache, direct or fsync" },
+    TypeOption { name: "src", kind: ValueKind::Text, about: "file to send, on the client (not with -R)" },
+    TypeOption {
+        name: "dir",
+        kind: ValueKind::Text,
+        about: "directory of the sink file, on the client (-R only)",
+    },
+];
+
+/// The file settings of a spec, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSettings {
+    /// Send mode.
+    pub send: &'static str,
+    /// Receive mode.
+    pub recv: &'static str,
+    /// Sink.
+    pub sink: &'static str,
+    /// The client's file to send.
+    pub src: Option<String>,
+    /// The client's directory for the sink file.
+    pub dir: Option<String>,
+}
+
+impl FileSettings {
+    /// Reads and checks the options of `spec`; the error names the option.
+    pub fn of(spec: &TestSpec) -> Result<FileSettings, Rejection> {
+        let s = FileSettings {
+            send: choice(spec, "send", &SEND_MODES)?,
+            recv: choice(spec, "recv", &RECV_MODES)?,
+            sink: choice(spec, "sink", &SINKS)?,
+            src: text(spec, "src"),
+            dir: text(spec, "dir"),
+        };
+        if s.recv == "skip-copy" && s.sink != "null" {
+            let msg =
+                format!("sink {} needs the data, which skip-copy drops in the kernel: use sink null", s.sink);
+            return Err(Rejection::field("options.sink", msg));
+        }
+        if s.src.is_some() && spec.direction != Direction::Forward {
+            return Err(Rejection::field(
+                "options.src",
+                "src names a file on the client, which sends only without -R",
+            ));
+        }
+        if s.dir.is_some() && spec.direction != Direction::Reverse {
+            let msg = "dir names a directory on the client, which receives only with -R (the server writes to its own temporary directory)";
+            return Err(Rejection::field("options.dir", msg));
+        }
+        Ok(s)
+    }
+}
+
+fn text(spec: &TestSpec, name: &str) -> Option<String> {
+    match spec.options.get(name) {
+        Some(ParamValue::Text(t)) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+fn choice(spec: &TestSpec, name: &str, allowed: &[&'static str]) -> Result<&'static str, Rejection> {
+    let Some(value) = text(spec, name) else { return Ok(allowed[0]) };
+    allowed.iter().copied().find(|a| *a == value).ok_or_else(|| {
+        Rejection::field(
+            &format!("options.{name}"),
+            format!("{name} '{value}' is not one of {}", allowed.join(", ")),
+        )
+    })
+}
+
+/// The `file` test type.
+#[derive(Debug)]
+pub struct FileTest;
+
+impl TestType for FileTest {
+    fn info(&self) -> &'static Info {
+        &Info {
+            kind: TestKind::File,
+            command: "file",
+            netperf_name: "TCP_SENDFILE",
+            about: "File transfer, FTP-style: disk and network time apart, SHA-256 verified, send by write/sendfile/splice/MSG_ZEROCOPY, receive by read/skip-copy into null/page-cache/O_DIRECT/fsync (-R: server sends)",
+            transport: Transport::TcpConnections,
+            headline: Metric::Goodput,
+            shape: Shape::TcpBulk,
+        }
+    }
+
+    fn defaults(&self) -> TestSpec {
+        let base = TestSpec::new(TestKind::File);
+        TestSpec { bytes_limit: Some(DEFAULT_SIZE), duration_ms: DEFAULT_CAP_MS, ..base }
+    }
+
+    fn label(&self, spec: &TestSpec) -> String {
+        match FileSettings::of(spec) {
+            Ok(s) => format!(
+                "file {}/{}→{}{}",
+                s.send,
+                s.recv,
+                s.sink,
+                crate::stream::direction_suffix(spec.direction)
+            ),
+            Err(_) => "file".into(),
+        }
+    }
+
+    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        only(spec, &[Optional::BytesLimit])?;
+        if spec.bytes_limit.is_none() {
+            return Err(Rejection::field("bytes_limit", "a file test needs a size"));
+        }
+        if spec.parallel != 1 {
+            return Err(Rejection::field("parallel", "a file test moves one file over one connection"));
+        }
+        if spec.direction == Direction::Bidir {
+            return Err(Rejection::field(
+                "direction",
+                "a file test sends one way (-R for the server to send)",
+            ));
+        }
+        if spec.omit_ms != 0 {
+            return Err(Rejection::field("omit_ms", "a file is measured whole; nothing can be omitted"));
+        }
+        FileSettings::of(spec).map(|_| ())
+    }
+
+    fn data_connections(&self, _spec: &TestSpec) -> u32 {
+        1
+    }
+
+    fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
+        let Data::Tcp(sockets) = data else { return Err(registry::unexpected(self, &data)) };
+        let settings = FileSettings::of(spec).map_err(Error::Rejected)?;
+        let mut jobs = Vec::with_capacity(sockets.len());
+        for ds in sockets {
+            let index = ds.index;
+            let role = crate::stream::role(spec, end, index);
+            let (sock, probe) = ds.split().map_err(crate::stream::prepare_error)?;
+            let work = match role {
+                Role::Send => send::job(spec, end, &settings, sock)?,
+                _ => recv::job(spec, end, &settings, sock)?,
+            };
+            jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
+        }
+        Ok(jobs)
+    }
+
+    fn summarize(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Summary {
+        let mut s = crate::summarize::tcp_bulk(spec, local, remote);
+        let (sender, receiver) = match spec.direction {
+            Direction::Reverse => (remote, Some(local)),
+            _ => (Some(local), remote),
+        };
+        let sender = sender.and_then(|m| m.file.clone());
+        let receiver = receiver.and_then(|m| m.file.clone());
+        s.file = Some(file_summary(spec.bytes_limit.unwrap_or(0), sender, receiver));
+        s
+    }
+
+    fn verify(&self, summary: &Summary) -> Result<(), String> {
+        let Some(f) = &summary.file else { return Err("no file figures in the result".into()) };
+        let got = f.receiver.as_ref().map_or(0, |r| r.bytes);
+        if got != f.size {
+            return Err(format!("the file did not arrive whole: {got} of {} bytes", f.size));
+        }
+        match &f.verification {
+            Verification::Mismatch { sent, received } => {
+                Err(format!("the file arrived corrupted: SHA-256 sent {sent}, received {received}"))
+            }
+            Verification::Match { .. } | Verification::NotChecked { .. } => Ok(()),
+        }
+    }
+
+    fn sweep_params(&self) -> &'static [&'static str] {
+        &[
+            "bytes_limit",
+            "direction",
+            "send_len",
+            "recv_len",
+            "sndbuf",
+            "rcvbuf",
+            "remote_sndbuf",
+            "remote_rcvbuf",
+            "mss",
+            "nodelay",
+            "congestion",
+        ]
+    }
+
+    fn options(&self) -> &'static [TypeOption] {
+        &OPTIONS
+    }
+}
+
+/// Both ends' file figures summed up: verification, zero-copy outcome and notes.
+pub fn file_summary(size: u64, sender: Option<FileSide>, receiver: Option<FileSide>) -> FileSummary {
+    let verification = verification(sender.as_ref(), receiver.as_ref());
+    let zc = sender.as_ref().and_then(|s| s.zerocopy);
+    let mut notes = Vec::new();
+    if let Some(z) = zc {
+        if z.completed > 0 && z.copied == z.completed {
+            notes.push(
+                "the kernel copied every MSG_ZEROCOPY send after all (loopback and devices without scatter-gather always copy): no copy was saved".into(),
+            );
+        }
+        if z.completed < z.sends {
+            notes.push(format!(
+                "{} of {} zero-copy sends had not completed when the sender finished",
+                z.sends - z.completed,
+                z.sends
+            ));
+        }
+    }
+    if let Some(p) = sender.as_ref().map(|s| s.prepare_s).filter(|p| *p > 0.0) {
+        notes.push(format!("the sender prepared and hashed its source in {:.1} ms before sending (not in the times above when the client sends; with -R the server prepares after the start, and the receiver's time includes it)", p * 1e3));
+    }
+    FileSummary {
+        size,
+        verification,
+        sender,
+        receiver,
+        zero_copied_frac: zc.and_then(|z| z.zero_copied_frac()),
+        notes,
+    }
+}
+
+/// Compares what was sent with what arrived.
+pub fn verification(sender: Option<&FileSide>, receiver: Option<&FileSide>) -> Verification {
+    let not_checked = |why: &str| Verification::NotChecked { why: why.into() };
+    let (Some(s), Some(r)) = (sender, receiver) else { return not_checked("one end's report is missing") };
+    match (&s.sha256, &r.sha256) {
+        (Some(sent), Some(received)) if sent == received => Verification::Match { sha256: sent.clone() },
+        (Some(sent), Some(received)) => {
+            Verification::Mismatch { sent: sent.clone(), received: received.clone() }
+        }
+        (_, None) => not_checked(
+            "the receiver dropped the data in the kernel (skip-copy): only the byte count is checked",
+        ),
+        (None, Some(_)) => not_checked("the sender reported no hash"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{validate, Limits};
+
+    fn spec(options: &[(&str, &str)]) -> TestSpec {
+        let mut s = FileTest.defaults();
+        for (k, v) in options {
+            s.options.insert((*k).into(), ParamValue::Text((*v).into()));
+        }
+        s
+    }
+
+    fn refused_field(s: &TestSpec) -> Option<String> {
+        validate(s, &Limits::default()).err().and_then(|r| r.field)
+    }
+
+    #[test]
+    fn every_mode_and_sink_is_accepted_by_name() {
+        for send in SEND_MODES {
+            for sink in SINKS {
+                assert_eq!(refused_field(&spec(&[("send", send), ("sink", sink)])), None, "{send} {sink}");
+            }
+        }
+        assert_eq!(refused_field(&spec(&[("recv", "skip-copy")])), None);
+        assert_eq!(FileTest.label(&spec(&[("send", "sendfile")])), "file sendfile/read→null");
+    }
+
+    #[test]
+    fn unknown_modes_and_impossible_combinations_are_refused_by_option() {
+        assert_eq!(refused_field(&spec(&[("send", "mmap")])).as_deref(), Some("options.send"));
+        assert_eq!(refused_field(&spec(&[("recv", "zerocopy")])).as_deref(), Some("options.recv"));
+        assert_eq!(refused_field(&spec(&[("sink", "disk")])).as_deref(), Some("options.sink"));
+        let skip_to_disk = spec(&[("recv", "skip-copy"), ("sink", "fsync")]);
+        assert_eq!(refused_field(&skip_to_disk).as_deref(), Some("options.sink"));
+        let mut reverse_src = spec(&[("src", "/etc/passwd")]);
+        reverse_src.direction = Direction::Reverse;
+        assert_eq!(
+            refused_field(&reverse_src).as_deref(),
+            Some("options.src"),
+            "the server never reads a named file"
+        );
+        assert_eq!(
+            refused_field(&spec(&[("dir", "/")])).as_deref(),
+            Some("options.dir"),
+            "nor writes into a named directory"
+        );
+    }
+
+    #[test]
+    fn one_connection_one_way_whole_file() {
+        let mut s = spec(&[]);
+        s.parallel = 2;
+        assert_eq!(refused_field(&s).as_deref(), Some("parallel"));
+        let mut s = spec(&[]);
+        s.direction = Direction::Bidir;
+        assert_eq!(refused_field(&s).as_deref(), Some("direction"));
+        let mut s = spec(&[]);
+        s.omit_ms = 100;
+        assert_eq!(refused_field(&s).as_deref(), Some("omit_ms"));
+    }
+
+    fn side(sha: Option<&str>, bytes: u64) -> FileSide {
+        FileSide { sha256: sha.map(str::to_string), bytes, ..FileSide::default() }
+    }
+
+    fn summary_of(sender: FileSide, receiver: FileSide) -> Summary {
+        Summary { file: Some(file_summary(100, Some(sender), Some(receiver))), ..Summary::default() }
+    }
+
+    #[test]
+    fn a_corrupted_or_short_transfer_fails_verification() {
+        let ok = summary_of(side(Some("aa"), 100), side(Some("aa"), 100));
+        assert_eq!(FileTest.verify(&ok), Ok(()));
+        let corrupted = summary_of(side(Some("aa"), 100), side(Some("ab"), 100));
+        assert!(FileTest.verify(&corrupted).is_err_and(|e| e.contains("corrupted")));
+        let short = summary_of(side(Some("aa"), 100), side(None, 99));
+        assert!(FileTest.verify(&short).is_err_and(|e| e.contains("99 of 100")));
+        let skipped = summary_of(side(Some("aa"), 100), side(None, 100));
+        assert_eq!(FileTest.verify(&skipped), Ok(()));
+        assert!(matches!(skipped.file.map(|f| f.verification), Some(Verification::NotChecked { .. })));
+    }
+
+    #[test]
+    fn loopback_copies_are_called_out() {
+        let zc = results::ZeroCopyCounts { sends: 4, completed: 4, copied: 4 };
+        let sender = FileSide { zerocopy: Some(zc), ..FileSide::default() };
+        let f = file_summary(1, Some(sender), None);
+        assert_eq!(f.zero_copied_frac, Some(0.0));
+        assert!(f.notes.iter().any(|n| n.contains("loopback")));
+    }
+}
