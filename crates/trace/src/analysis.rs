@@ -281,7 +281,8 @@ fn evidence(f: &FlowDirection, size_seen: bool) -> Vec<String> {
         ));
     }
     if f.retransmissions > 0 {
-        out.push(format!("{} retransmissions", f.retransmissions));
+        let s = if f.retransmissions == 1 { "" } else { "s" };
+        out.push(format!("{} retransmission{s} by the sender", f.retransmissions));
     }
     out
 }
