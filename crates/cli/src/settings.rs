@@ -34,6 +34,7 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         format: format_of(&client.output),
         report: client.output.report.clone(),
         storage: storage(&client.store),
+        trace: client.output.trace.clone(),
     })
 }
 

@@ -91,6 +91,8 @@ pub struct Facts {
     pub sender_cpu: Option<SideCpu>,
     /// Receiver's CPU, when measured.
     pub receiver_cpu: Option<SideCpu>,
+    /// What `--trace` saw of this direction's segment flow, when it was traced.
+    pub segment_flow: Option<results::segment_flow::FlowDirection>,
 }
 
 impl Facts {
@@ -142,6 +144,11 @@ impl Facts {
                 .unwrap_or_default(),
             sender_cpu: cpus.0.map(|c| side_cpu(c, send_threads, shared, busiest_thread(&sent))),
             receiver_cpu: cpus.1.map(|c| side_cpu(c, recv_threads, shared, busiest_thread(&read))),
+            segment_flow: result
+                .segment_flow
+                .as_ref()
+                .and_then(|t| t.directions.iter().find(|x| x.direction == d.direction))
+                .cloned(),
         })
     }
 

@@ -28,6 +28,8 @@ pub const ALL: [Rule; 9] = [
 
 /// Receive-window-limited share of busy time from which the window counts as a limit.
 pub const RWND_LIMITED_FRAC: f64 = 0.2;
+/// Share of traced ACK samples at the announced window that names the receive window.
+pub const TRACE_WINDOW_SHARE: f64 = 0.5;
 /// Send-buffer-limited share of busy time from which the buffer counts as a limit.
 pub const SNDBUF_LIMITED_FRAC: f64 = 0.2;
 /// Mean write (or read) below which the application is the primary suspect.
@@ -233,7 +235,8 @@ fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
 pub fn receive_window(f: &Facts) -> Option<Finding> {
     let flag = if f.client_sends { "--remote-rcvbuf" } else { "--rcvbuf" };
     let short_of_bdp = bdp_bytes(f).filter(|&bdp| f.rcvbuf_requested.is_some_and(|r| (r as f64) < bdp));
-    if f.rwnd_limited_frac < RWND_LIMITED_FRAC && short_of_bdp.is_none() {
+    let traced = traced_window(f);
+    if f.rwnd_limited_frac < RWND_LIMITED_FRAC && short_of_bdp.is_none() && traced.is_none() {
         return None;
     }
     // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
@@ -241,7 +244,7 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
     let weight = match (f.rwnd_limited_frac >= RWND_LIMITED_FRAC, f.rcvbuf_requested) {
         (true, Some(_)) => 0.92,
         (true, None) => 0.5 + 0.35 * f.rwnd_limited_frac,
-        (false, _) => 0.4,
+        (false, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
     };
     Some(Finding {
         cause: Cause::ReceiveWindow,
@@ -252,7 +255,7 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             size(f.rcvbuf_bytes as f64),
             asked(f.rcvbuf_requested),
             f.rcvbuf_requested.map(|asked| window_rate(f, asked)).unwrap_or_else(|| " (autotuned; its size at the start)".into())
-        ),
+        ) + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
         advice: match f.rcvbuf_requested {
             Some(asked) => buffer_advice(f, flag, asked),
             None => format!(
@@ -260,6 +263,21 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             ),
         },
     })
+}
+
+/// The trace's word on the window (`--trace`): the share of ACK samples at the announced
+/// window and its evidence lines (window, stop-and-go), when the share is at least
+/// [`TRACE_WINDOW_SHARE`].
+fn traced_window(f: &Facts) -> Option<(f64, String)> {
+    let flow = f.segment_flow.as_ref()?;
+    let share = flow.window_limited_share.filter(|s| *s >= TRACE_WINDOW_SHARE)?;
+    let lines: Vec<&str> = flow
+        .evidence
+        .iter()
+        .map(String::as_str)
+        .filter(|e| e.starts_with("window-limited") || e.starts_with("stop-and-go"))
+        .collect();
+    Some((share, lines.join("; ")))
 }
 
 /// The sender's socket buffer.
@@ -671,6 +689,25 @@ mod tests {
         assert!(receiver_cpu(&f).is_some());
         f.same_host = true;
         assert!(receiver_cpu(&f).is_none());
+    }
+
+    #[test]
+    fn a_trace_at_the_window_names_the_receive_window_with_its_evidence() {
+        let mut f = base();
+        assert_eq!(receive_window(&f), None, "nothing says window without the trace");
+        let line = "window-limited: outstanding = announced window (within one segment, 1448 B) in 93% of 2345 ACK samples";
+        f.segment_flow = Some(results::segment_flow::FlowDirection {
+            window_limited_share: Some(0.93),
+            evidence: vec!["segments: 10 data segments".into(), line.into()],
+            ..Default::default()
+        });
+        let x = receive_window(&f);
+        assert!(x.as_ref().is_some_and(|x| x.evidence.ends_with(&format!("; trace: {line}"))), "{x:?}");
+        assert!((x.map_or(0.0, |x| x.weight) - (0.5 + 0.35 * 0.93)).abs() < 1e-9);
+        f.segment_flow = f
+            .segment_flow
+            .map(|d| results::segment_flow::FlowDirection { window_limited_share: Some(0.3), ..d });
+        assert_eq!(receive_window(&f), None, "a trace mostly below the window says nothing");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod path_counters;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod tracefs;
 pub mod tun;
 pub mod udp;
 pub mod zerocopy;

@@ -50,4 +50,6 @@ pub struct Config {
     pub report: Option<PathBuf>,
     /// The archive.
     pub storage: Storage,
+    /// `--trace DIR`: record each TCP test's segment flow into DIR.
+    pub trace: Option<PathBuf>,
 }

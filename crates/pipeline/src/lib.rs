@@ -24,6 +24,7 @@ pub mod progress;
 pub mod recorder;
 pub mod repeat;
 pub mod run;
+pub mod segment_trace;
 pub mod server_child;
 pub mod signals;
 pub mod single;

@@ -14,6 +14,7 @@ use results::{ConfidenceTarget, Direction, EmuReport, HostInfo, Reference, TestR
 
 use crate::config::Target;
 use crate::emulated::{self, Session};
+use crate::segment_trace::Tracing;
 use crate::HANDSHAKE_TIMEOUT;
 
 /// The server label an embedded loopback server is stored under.
@@ -24,6 +25,7 @@ pub const EMBEDDED: &str = "embedded";
 pub struct Place {
     kind: Kind,
     opts: ClientOptions,
+    trace: Option<Tracing>,
 }
 
 #[derive(Debug)]
@@ -55,7 +57,12 @@ impl Place {
             }
         };
         let opts = ClientOptions { busy_wait: opts.busy_wait.max(busy_wait), ..opts };
-        Ok(Place { kind, opts })
+        Ok(Place { kind, opts, trace: None })
+    }
+
+    /// Records the segment flow of each TCP test into `dir` (`--trace`).
+    pub fn traced(self, dir: Option<std::path::PathBuf>) -> Place {
+        Place { trace: dir.map(Tracing::new), ..self }
     }
 
     /// The server as stored with the run: `host:port`, or `embedded`.
@@ -114,12 +121,20 @@ impl Place {
             Kind::Emulated(s) => Some(s.as_ref()),
             Kind::Remote | Kind::Embedded(_) => None,
         };
+        let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
+        let recording = match &self.trace {
+            Some(t) if tcp => Some(t.start(spec, self.opts.port)?),
+            _ => None,
+        };
         let before = session.map(Session::report);
         let (mut r, host) = emulated::in_client(session, || {
             crate::repeat::run(&self.opts, spec, confidence, observer, stop)
         })?;
         if let (Some(s), Some(before)) = (session, &before) {
             r.emu = Some(emulated::delta(&s.report(), before));
+        }
+        if let Some(rec) = recording {
+            r.segment_flow = Some(rec.finish()?);
         }
         Ok((r, host))
     }

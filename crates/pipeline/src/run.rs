@@ -67,7 +67,7 @@ impl Run {
     }
 
     fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
-        let place = Place::start(&cfg.target, busy_wait)?;
+        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone());
         Ok(Run {
             rec,
             live: Live::new(cfg.format),

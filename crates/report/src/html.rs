@@ -6,6 +6,7 @@
 mod charts;
 mod grids;
 mod page;
+mod segment_flow;
 
 use results::{RunRecord, TestResult};
 
@@ -28,6 +29,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     charts::latency_section(&mut p, &tests);
     charts::cpu_section(&mut p, &tests);
     timelines_section(&mut p, runs);
+    segment_flow::section(&mut p, &tests);
     let subtitle =
         format!("{} run{}, {} test{}", runs.len(), plural(runs.len()), tests.len(), plural(tests.len()));
     p.finish("tcplab report", &subtitle)

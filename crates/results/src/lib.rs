@@ -13,6 +13,7 @@ pub mod headline;
 pub mod host;
 pub mod repeat;
 pub mod run;
+pub mod segment_flow;
 pub mod setting;
 pub mod side;
 pub mod spec;
@@ -30,6 +31,7 @@ pub use headline::{Better, Headline, Metric};
 pub use host::HostInfo;
 pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};
+pub use segment_flow::SegmentFlow;
 pub use setting::{Setting, ValueKind};
 pub use side::{
     CpuSeen, Interval, LatencySummary, Placement, Role, SideMeasurement, SocketReport, StreamInterval,

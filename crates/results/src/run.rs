@@ -69,6 +69,9 @@ pub struct TestResult {
     /// The emulated path's counters, when the test ran over one (`--path`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emu: Option<EmuReport>,
+    /// The segment flow `--trace` recorded (TCP tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_flow: Option<crate::SegmentFlow>,
 }
 
 impl TestResult {
@@ -95,6 +98,7 @@ impl TestResult {
             reference: None,
             diagnosis: Vec::new(),
             emu: None,
+            segment_flow: None,
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
         format: format_of(&a.output),
         report: a.output.report.clone(),
         storage: storage(&a.store),
+        trace: a.output.trace.clone(),
     };
     let link = link_reference(&a.link, results::TestKind::TcpStream)?;
     pipeline::suite::run(&cfg, &suite(a.time_ms), link, stop)

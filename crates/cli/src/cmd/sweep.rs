@@ -38,7 +38,13 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
         (Some(h), None) => Target::Remote(remote(&h, a.port.or(stored_port).unwrap_or(PORT))),
         (None, None) => Target::Loopback,
     };
-    let cfg = Config { target, format: format_of(&a.output), report: a.output.report.clone(), storage };
+    let cfg = Config {
+        target,
+        format: format_of(&a.output),
+        report: a.output.report.clone(),
+        storage,
+        trace: a.output.trace.clone(),
+    };
     let reference = link_reference(&a.path.link, job.plan.base.test)?;
     pipeline::sweep::run(&cfg, &job, &Grid, reference, stop)
 }

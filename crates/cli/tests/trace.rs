@@ -1,0 +1,195 @@
+//! `--trace DIR` end to end: the real binary traces a stream on loopback and over an emulated
+//! path with tracefs; the segment table must be plausible (sizes within a GSO super-packet,
+//! outstanding bytes never above the announced window plus one segment), the summary must be
+//! in the result and the HTML report must draw the segment-flow plots. Needs root (tracefs,
+//! and namespaces for the path); elsewhere the tests say they skipped.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use support::{json_of, stderr, tcplab, ServerProc};
+
+/// Largest payload of one segment as the kernel hands it over (a GSO/GRO super-packet).
+const MAX_SUPER_PACKET: u64 = 65535;
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!("skipped: --trace needs root (tracefs)");
+    }
+    is_root
+}
+
+/// One row of the segment table, by column name.
+struct Row(Vec<String>);
+
+impl Row {
+    fn get(&self, header: &[String], name: &str) -> String {
+        let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+        self.0[i].clone()
+    }
+
+    fn num(&self, header: &[String], name: &str) -> u64 {
+        self.get(header, name).parse().unwrap_or_else(|_| panic!("{name}: {:?}", self.0))
+    }
+}
+
+fn table(path: &Path) -> (Vec<String>, Vec<Row>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows: Vec<Row> = lines.map(|l| Row(l.split(',').map(String::from).collect())).collect();
+    assert!(rows.iter().all(|r| r.0.len() == header.len()), "ragged rows");
+    (header, rows)
+}
+
+/// Checks the table of one forward stream and returns its largest data segment.
+fn check_stream_table(path: &Path) -> u64 {
+    let (h, rows) = table(path);
+    let data: Vec<&Row> =
+        rows.iter().filter(|r| r.get(&h, "kind") == "data" && r.get(&h, "dir") == "c2s").collect();
+    assert!(data.len() > 100, "{} data segments", data.len());
+    assert!(data.iter().all(|r| r.get(&h, "end") == "server"), "data arrives at the server");
+    let max_len = data.iter().map(|r| r.num(&h, "len")).max().unwrap();
+    assert!(max_len > 0 && max_len <= MAX_SUPER_PACKET, "largest segment {max_len}");
+    let acks: Vec<&Row> =
+        rows.iter().filter(|r| r.get(&h, "end") == "client" && r.get(&h, "kind") == "ack").collect();
+    assert!(acks.len() > 10, "{} ACKs at the sender", acks.len());
+    for a in &acks {
+        let (out, wnd) = (a.num(&h, "outstanding"), a.num(&h, "snd_wnd"));
+        assert!(out <= wnd + max_len, "outstanding {out} above window {wnd} + one segment: {:?}", a.0);
+    }
+    let t: Vec<f64> = rows.iter().map(|r| r.get(&h, "t_us").parse().unwrap()).collect();
+    assert!(t.windows(2).filter(|w| w[1] < w[0]).count() * 100 <= t.len(), "rows are in time order");
+    max_len
+}
+
+fn check_summary(test: &Value) {
+    let flow = &test["segment_flow"];
+    assert_eq!(flow["ends"], serde_json::json!(["client", "server"]));
+    assert!(flow["events"].as_u64().unwrap() > 100);
+    let d = &flow["directions"][0];
+    assert_eq!(d["direction"], "client→server");
+    let evidence: Vec<&str> = d["evidence"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        evidence.iter().any(|e| e.contains("window-limited: outstanding = announced window")),
+        "{evidence:?}"
+    );
+    let points = ["size_series", "window_series", "zoom"]
+        .iter()
+        .map(|k| d[k].as_array().unwrap().len())
+        .sum::<usize>();
+    assert!(points > 0 && points <= 5000, "{points} points");
+}
+
+fn check_report(path: &Path) {
+    let html = std::fs::read_to_string(path).unwrap();
+    for title in [
+        "Segment flow",
+        "client→server: segment size",
+        "client→server: outstanding vs announced window",
+        "outstanding vs window, zoomed",
+    ] {
+        assert!(html.contains(title), "report lacks {title}");
+    }
+}
+
+/// No tracefs instance of a process that has ended is left behind.
+fn no_instances_left() {
+    let Ok(dir) = std::fs::read_dir("/sys/kernel/tracing/instances") else { return };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("tcplab-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            assert!(Path::new(&format!("/proc/{pid}")).exists(), "instance {name} outlived its process");
+        }
+    }
+}
+
+fn run_traced(args: &[&str], dir: &Path) -> Value {
+    let report = dir.join("report.html");
+    let trace = dir.join("trace");
+    let mut all = args.to_vec();
+    let (trace, report) = (trace.to_str().unwrap(), report.to_str().unwrap());
+    all.extend(["-t", "1", "-i", "0", "--json", "--no-store", "--trace", trace, "--report", report]);
+    let out = tcplab(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json_of(&out)["tests"][0].clone()
+}
+
+#[test]
+fn loopback_stream_is_traced_at_both_ends() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = srv.port();
+    let t = run_traced(&["stream", "127.0.0.1", "-p", &port], dir.path());
+    check_stream_table(&dir.path().join("trace/01-tcp-stream.segments.csv"));
+    check_summary(&t);
+    assert!(dir.path().join("trace/01-tcp-stream.flow.json").is_file());
+    assert!(std::fs::read_to_string(dir.path().join("trace/columns.txt")).unwrap().contains("outstanding"));
+    check_report(&dir.path().join("report.html"));
+    no_instances_left();
+}
+
+#[test]
+fn rr_is_traced_both_ways() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = srv.port();
+    let t = run_traced(&["rr", "127.0.0.1", "-p", &port], dir.path());
+    let dirs: Vec<&str> = t["segment_flow"]["directions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["direction"].as_str())
+        .collect();
+    assert_eq!(dirs, vec!["client→server", "server→client"]);
+    let (h, rows) = table(&dir.path().join("trace/01-tcp-rr.segments.csv"));
+    for (end, dir) in [("server", "c2s"), ("client", "s2c")] {
+        let n = rows
+            .iter()
+            .filter(|r| r.get(&h, "kind") == "data" && r.get(&h, "end") == end && r.get(&h, "dir") == dir)
+            .count();
+        assert!(n > 100, "{n} requests or responses arriving at the {end}");
+    }
+    no_instances_left();
+}
+
+#[test]
+fn an_emulated_path_is_traced_with_its_segment_size() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = run_traced(&["stream", "--path", "rate=50mbit,delay=5ms"], dir.path());
+    let max_len = check_stream_table(&dir.path().join("trace/01-tcp-stream.segments.csv"));
+    check_summary(&t);
+    // The emulated link carries Ethernet-sized packets: no super-packets arrive.
+    let sizes = t["segment_flow"]["directions"][0]["sizes"].as_array().unwrap();
+    assert!(sizes[0]["bytes"].as_u64().unwrap() <= 1460, "{sizes:?}");
+    assert!(max_len <= 1460, "largest {max_len}");
+    let srtt = table(&dir.path().join("trace/01-tcp-stream.segments.csv"));
+    let (h, rows) = srtt;
+    let rtts: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.get(&h, "end") == "client" && r.get(&h, "kind") == "ack")
+        .map(|r| r.num(&h, "srtt_us"))
+        .collect();
+    assert!(rtts.iter().any(|&r| r >= 10_000), "the path's 10 ms round trip shows in srtt");
+    check_report(&dir.path().join("report.html"));
+    no_instances_left();
+}

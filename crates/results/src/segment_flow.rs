@@ -1,0 +1,121 @@
+//! What `--trace DIR` saw of a TCP test's segment flow (seed 004): per direction, the sizes
+//! of the segments, the bytes outstanding against the window the receiver announced, and
+//! what the flow says limited it, each with its evidence. Bounded: the time series are
+//! downsampled; the full per-segment table stays in the trace directory.
+
+use serde::{Deserialize, Serialize};
+
+/// The segment-flow summary of one traced test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SegmentFlow {
+    /// Where the events came from, e.g. `tracefs tcp:tcp_probe + tcp:tcp_retransmit_skb`.
+    pub source: String,
+    /// The ends whose sockets were traced (`client`, `server`).
+    pub ends: Vec<String>,
+    /// Events read.
+    pub events: u64,
+    /// Events the kernel could not hand over (ring-buffer overruns and drops); counted, never
+    /// silent.
+    pub lost_events: u64,
+    /// Lines that did not parse (kept out of the table).
+    #[serde(default)]
+    pub malformed_lines: u64,
+    /// The per-segment table (CSV) and this summary (JSON), as written.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Each direction data flowed in.
+    pub directions: Vec<FlowDirection>,
+}
+
+/// The segment flow of one direction (`client→server` or `server→client`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowDirection {
+    /// `client→server` or `server→client`, as in the result's summary.
+    pub direction: String,
+    /// Data connections seen in this direction.
+    pub connections: u32,
+    /// Data segments seen arriving at the receiver (0 when the receiver was not traced).
+    pub data_segments: u64,
+    /// ACKs seen arriving at the sender (0 when the sender was not traced).
+    pub acks: u64,
+    /// Retransmissions the sender made.
+    pub retransmissions: u64,
+    /// The most common segment sizes, largest count first.
+    pub sizes: Vec<SizeCount>,
+    /// The segment size taken as "one segment" in the window tests, bytes.
+    pub segment_bytes: u32,
+    /// Share of the sender's ACK samples with outstanding bytes within one segment of the
+    /// announced window.
+    pub window_limited_share: Option<f64>,
+    /// Share of the sender's ACK samples with outstanding bytes within one segment of cwnd.
+    pub cwnd_limited_share: Option<f64>,
+    /// Stop-and-go: the window filled and the connection went idle until the ACK.
+    pub stop_and_go: Option<StopAndGo>,
+    /// One line per finding, with its numbers.
+    pub evidence: Vec<String>,
+    /// Segment sizes over time, per time bucket.
+    pub size_series: Vec<SizeBucket>,
+    /// Outstanding bytes and announced window over time, per time bucket.
+    pub window_series: Vec<WindowBucket>,
+    /// A short slice of the busiest connection at full resolution (the seed's zoomed graph).
+    pub zoom: Vec<WindowSample>,
+}
+
+/// How many segments had one size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeCount {
+    /// Payload bytes.
+    pub bytes: u32,
+    /// Segments of that size.
+    pub count: u64,
+}
+
+/// Segment sizes in one time bucket.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SizeBucket {
+    /// Start of the bucket, ms from the first event.
+    pub t_ms: f64,
+    /// Smallest segment, bytes.
+    pub min_bytes: u32,
+    /// Largest segment, bytes.
+    pub max_bytes: u32,
+    /// Segments in the bucket.
+    pub count: u32,
+}
+
+/// Outstanding bytes against the announced window in one time bucket.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowBucket {
+    /// Start of the bucket, ms from the first event.
+    pub t_ms: f64,
+    /// Fewest bytes outstanding at an ACK's arrival.
+    pub outstanding_min_bytes: u64,
+    /// Most bytes outstanding at an ACK's arrival.
+    pub outstanding_max_bytes: u64,
+    /// Smallest window the receiver announced.
+    pub window_min_bytes: u64,
+    /// Largest window the receiver announced.
+    pub window_max_bytes: u64,
+}
+
+/// One ACK's arrival at the sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowSample {
+    /// ms from the first event.
+    pub t_ms: f64,
+    /// Bytes sent and not yet acknowledged when the ACK arrived.
+    pub outstanding_bytes: u64,
+    /// The window the receiver had announced.
+    pub window_bytes: u64,
+}
+
+/// Stop-and-go cycles found in the flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StopAndGo {
+    /// ACKs that arrived with the window full after an idle gap.
+    pub cycles: u64,
+    /// Share of the sender's ACK samples that were such cycles.
+    pub share: f64,
+    /// Median idle gap before those ACKs, µs.
+    pub median_idle_us: f64,
+}

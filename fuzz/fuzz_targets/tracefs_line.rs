@@ -1,0 +1,16 @@
+//! Any bytes as a tracefs line: the parser and the segmenter must never panic, and a line
+//! that parses to a probe must come out of the trace as at most one row.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let mut t = trace::Trace::new(9180);
+    for line in text.lines() {
+        let before = t.rows().len();
+        let _ = t.line(line);
+        assert!(t.rows().len() <= before + 1);
+    }
+    let _ = t.summary(0);
+});
