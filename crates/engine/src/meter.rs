@@ -28,8 +28,9 @@ pub struct StreamMeter {
     pub tid: AtomicU32,
     /// UDP flows: datagram counters, locked once per batch by the worker.
     pub udp: Mutex<UdpMeter>,
-    /// File transfers: the stream's file figures, left by its worker at the end.
-    pub file: Mutex<Option<results::FileSide>>,
+    /// A test type's own section of this end's measurement (name, value in that type's
+    /// shape), left by the stream's worker at the end.
+    pub section: Mutex<Option<(String, serde_json::Value)>>,
 }
 
 /// Datagram counters of one UDP flow.
@@ -92,14 +93,14 @@ impl StreamMeter {
         f(&mut guard)
     }
 
-    /// Leaves a file transfer's figures for the side's measurement.
-    pub fn set_file(&self, figures: results::FileSide) {
-        *self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(figures);
+    /// Leaves a test type's own section for the side's measurement.
+    pub fn set_section(&self, name: &str, value: serde_json::Value) {
+        *self.section.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((name.into(), value));
     }
 
-    /// The file figures a worker left, if any.
-    pub fn take_file(&self) -> Option<results::FileSide> {
-        self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    /// The section a worker left, if any.
+    pub fn take_section(&self) -> Option<(String, serde_json::Value)> {
+        self.section.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 
     /// (bytes, calls, transactions) now.

@@ -341,7 +341,7 @@ impl Sampler {
         let mut latency: Option<LatencyHistogram> = None;
         let mut errors = Vec::new();
         let busy: Vec<Option<f64>> = outcomes.iter().map(|o| o.busy_pct).collect();
-        let file = self.meters.iter().find_map(|m| m.take_file());
+        let sections = self.meters.iter().filter_map(|m| m.take_section()).collect();
         for o in outcomes {
             errors.extend(o.error);
             if let Some(h) = o.latency {
@@ -357,7 +357,7 @@ impl Sampler {
             intervals: std::mem::take(&mut self.intervals),
             cpu,
             latency: latency.map(|h| h.summary()),
-            file,
+            sections,
         };
         SideRun { measurement, errors }
     }

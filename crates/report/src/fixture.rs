@@ -107,7 +107,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         intervals: intervals(&ivs, false, true),
         cpu: Some(cpu(60.0)),
         latency: None,
-        file: None,
+        sections: Default::default(),
     };
     let remote = SideMeasurement {
         measured_s: 3.0,
@@ -115,9 +115,10 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         intervals: intervals(&ivs, false, false),
         cpu: Some(cpu(45.0)),
         latency: None,
-        file: None,
+        sections: Default::default(),
     };
     let summary = Summary {
+        figures: Vec::new(),
         headline: Some(Headline::measured(Metric::Goodput, gbps * 1e9)),
         shape: Some(Shape::TcpBulk),
         directions: vec![DirectionSummary {
@@ -141,7 +142,7 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         local_cost: Some(cost(60.0, 0.5, "us/KB", Some(gbps * 1000.0 / 1.2))),
         remote_cost: Some(cost(45.0, 0.37, "us/KB", Some(gbps * 1000.0 / 0.9))),
         udp: Vec::new(),
-        file: None,
+        sections: Default::default(),
     };
     let mut r = result("stream", spec, local, remote, summary);
     r.warnings.push(Warning {
@@ -183,10 +184,11 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         intervals: intervals(&[t - t / 20, t, t + t / 20], true, false),
         cpu: Some(cpu(80.0)),
         latency: Some(lat.clone()),
-        file: None,
+        sections: Default::default(),
     };
     let remote = SideMeasurement { measured_s: 3.0, cpu: Some(cpu(70.0)), ..SideMeasurement::default() };
     let summary = Summary {
+        figures: Vec::new(),
         headline: Some(Headline::measured(Metric::TransactionRate, tps)),
         shape: Some(Shape::Transactions),
         directions: Vec::new(),
@@ -201,7 +203,7 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         local_cost: Some(cost(80.0, 100.0, "us/tran", None)),
         remote_cost: Some(cost(70.0, 90.0, "us/tran", None)),
         udp: Vec::new(),
-        file: None,
+        sections: Default::default(),
     };
     result(&format!("rr {req}/{resp}"), spec, local, remote, summary)
 }
@@ -238,6 +240,7 @@ pub fn udp(lost: u64, jitter_ms: Option<f64>) -> TestResult {
         ..SideMeasurement::default()
     };
     let summary = Summary {
+        figures: Vec::new(),
         headline: Some(Headline::measured(Metric::Goodput, 99.5e6)),
         shape: Some(Shape::UdpBulk),
         udp: vec![UdpSummary {

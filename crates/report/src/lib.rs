@@ -13,7 +13,7 @@ pub mod compare;
 pub mod confidence;
 pub mod csv;
 pub mod emu;
-pub mod file;
+pub mod figures;
 pub mod findings;
 pub mod grid;
 pub mod html;

@@ -138,7 +138,7 @@ pub fn test_summary(r: &TestResult) -> String {
         crate::udp::remote_receiver_intervals(&mut o, m, jitter_known);
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
-    r.summary.file.iter().for_each(|f| crate::file::block(&mut o, f));
+    crate::figures::block(&mut o, &r.summary.figures);
     if let Some(rr) = &r.summary.rr {
         let metric = r.summary.headline.map_or(Metric::TransactionRate, |h| h.metric);
         rr_block(&mut o, rr, &r.spec, metric);

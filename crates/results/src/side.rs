@@ -218,7 +218,8 @@ pub struct SideMeasurement {
     pub cpu: Option<CpuUsage>,
     /// Request/response latency seen here (client of rr/crr).
     pub latency: Option<LatencySummary>,
-    /// File transfers: this end's disk, network and hash figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<crate::file::FileSide>,
+    /// The test type's own sections of this end's measurement (a file transfer's `file`),
+    /// serialized beside the fields above.
+    #[serde(flatten)]
+    pub sections: crate::extra::Sections,
 }

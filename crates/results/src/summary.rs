@@ -112,9 +112,13 @@ pub struct Summary {
     /// UDP stream tests: one entry per direction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpSummary>,
-    /// File transfers: verification, disk and network times, zero-copy outcome.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<crate::file::FileSummary>,
+    /// The test type's own figures, shown by every renderer as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<crate::extra::Figure>,
+    /// The test type's own sections of the summary (a file transfer's `file`), serialized
+    /// beside the fields above and read back only by that type.
+    #[serde(flatten)]
+    pub sections: crate::extra::Sections,
 }
 
 impl Summary {

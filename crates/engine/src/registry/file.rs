@@ -9,21 +9,24 @@
 //! temporary file first, so every send mode reads a file) and hashes it then; the receiver
 //! hashes what it reads from the socket. The client compares the two ([`TestType::verify`]).
 
+pub mod figures;
 mod recv;
 mod send;
 mod temp;
 
 use results::setting::ValueKind;
-use results::{
-    Direction, FileSide, FileSummary, Metric, ParamValue, Role, Shape, SideMeasurement, Summary, TestKind,
-    TestSpec, Verification,
-};
+use results::{Direction, Metric, ParamValue, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
+
+use self::figures::{FileSide, FileSummary, Verification};
 use wire::Rejection;
 
 use crate::limits::{only, Optional};
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{End, Job, WorkDebug};
 use crate::Error;
+
+/// The name of a file transfer's own section in measurements and summaries.
+pub const SECTION: &str = "file";
 
 /// Seed 001's file: `flute2.wav`, 11 MB.
 pub const DEFAULT_SIZE: u64 = 11 * 1024 * 1024;
@@ -197,14 +200,25 @@ impl TestType for FileTest {
             Direction::Reverse => (remote, Some(local)),
             _ => (Some(local), remote),
         };
-        let sender = sender.and_then(|m| m.file.clone());
-        let receiver = receiver.and_then(|m| m.file.clone());
-        s.file = Some(file_summary(spec.bytes_limit.unwrap_or(0), sender, receiver));
+        let mut notes = Vec::new();
+        let mut side_of = |m: Option<&SideMeasurement>| {
+            let section = m?.sections.get(SECTION)?;
+            figures::side_from_section(section).map_err(|e| notes.push(format!("ignored: {e}"))).ok()
+        };
+        let (sender, receiver) = (side_of(sender), side_of(receiver));
+        let mut f = file_summary(spec.bytes_limit.unwrap_or(0), sender, receiver);
+        f.notes.extend(notes);
+        s.figures = figures::figures(&f);
+        s.sections.insert(SECTION.into(), figures::to_section(&f));
         s
     }
 
     fn verify(&self, summary: &Summary) -> Result<(), String> {
-        let Some(f) = &summary.file else { return Err("no file figures in the result".into()) };
+        let f = summary
+            .sections
+            .get(SECTION)
+            .and_then(|v| serde_json::from_value::<FileSummary>(v.clone()).ok())
+            .ok_or("no file figures in the result")?;
         let got = f.receiver.as_ref().map_or(0, |r| r.bytes);
         if got != f.size {
             return Err(format!("the file did not arrive whole: {got} of {} bytes", f.size));
@@ -353,7 +367,8 @@ mod tests {
     }
 
     fn summary_of(sender: FileSide, receiver: FileSide) -> Summary {
-        Summary { file: Some(file_summary(100, Some(sender), Some(receiver))), ..Summary::default() }
+        let f = file_summary(100, Some(sender), Some(receiver));
+        Summary { sections: [(SECTION.to_string(), figures::to_section(&f))].into(), ..Summary::default() }
     }
 
     #[test]
@@ -366,12 +381,13 @@ mod tests {
         assert!(FileTest.verify(&short).is_err_and(|e| e.contains("99 of 100")));
         let skipped = summary_of(side(Some("aa"), 100), side(None, 100));
         assert_eq!(FileTest.verify(&skipped), Ok(()));
-        assert!(matches!(skipped.file.map(|f| f.verification), Some(Verification::NotChecked { .. })));
+        let f: FileSummary = serde_json::from_value(skipped.sections[SECTION].clone()).unwrap();
+        assert!(matches!(f.verification, Verification::NotChecked { .. }));
     }
 
     #[test]
     fn loopback_copies_are_called_out() {
-        let zc = results::ZeroCopyCounts { sends: 4, completed: 4, copied: 4 };
+        let zc = figures::ZeroCopyCounts { sends: 4, completed: 4, copied: 4 };
         let sender = FileSide { zerocopy: Some(zc), ..FileSide::default() };
         let f = file_summary(1, Some(sender), None);
         assert_eq!(f.zero_copied_frac, Some(0.0));

@@ -18,12 +18,10 @@ use thiserror::Error;
 
 use crate::frame::{self, FrameError};
 
-pub mod file;
 pub mod host;
 pub mod request;
 pub mod side;
 
-pub use file::{FileReport, ZeroCopyReport};
 pub use host::Host;
 pub use request::{Direction, OptionValue, TestRequest};
 pub use side::{

@@ -21,9 +21,11 @@ pub struct SideReport {
     pub cpu: Option<CpuReport>,
     /// Request/response latency seen at this end.
     pub latency: Option<LatencyReport>,
-    /// File tests: this end's file figures; absent for other tests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<super::file::FileReport>,
+    /// The test type's own sections of this end's measurement, by name (a file transfer's
+    /// `file`), each in that type's shape; the type checks them when it reads them back.
+    /// Absent when empty.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sections: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// What a data connection did at the reporting end.
@@ -411,7 +413,7 @@ mod tests {
             intervals: vec![interval],
             cpu: Some(cpu),
             latency: Some(latency),
-            file: None,
+            sections: Default::default(),
         }
     }
 

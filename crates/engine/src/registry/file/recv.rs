@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use netio::zerocopy;
-use results::{FileSide, TestSpec};
+use results::TestSpec;
+
+use super::figures::FileSide;
 use sha2::{Digest, Sha256};
 
 use super::temp::{self, TempFile};
@@ -179,17 +181,20 @@ fn run(sock: &TcpStream, mut sink: Sink, skip: bool, names: (&str, &str), ctx: &
         result = sink.finish();
     }
     ctx.meter.finish(&ctx.timeline, Instant::now());
-    ctx.meter.set_file(FileSide {
-        mode: names.0.into(),
-        sink: Some(names.1.into()),
-        bytes: t.bytes,
-        net_s: t.net.as_secs_f64(),
-        disk_s: sink.disk.as_secs_f64(),
-        sync_s: sink.sync_time.as_secs_f64(),
-        hash_s: t.hash.as_secs_f64(),
-        sha256: hasher.map(|h| temp::hex(&h.finalize())),
-        ..FileSide::default()
-    });
+    ctx.meter.set_section(
+        super::SECTION,
+        super::figures::to_section(&FileSide {
+            mode: names.0.into(),
+            sink: Some(names.1.into()),
+            bytes: t.bytes,
+            net_s: t.net.as_secs_f64(),
+            disk_s: sink.disk.as_secs_f64(),
+            sync_s: sink.sync_time.as_secs_f64(),
+            hash_s: t.hash.as_secs_f64(),
+            sha256: hasher.map(|h| temp::hex(&h.finalize())),
+            ..FileSide::default()
+        }),
+    );
     let error = result.err().map(|e| format!("file receive ({}): {e}", names.0));
     WorkerOutcome { error, ..WorkerOutcome::default() }
 }

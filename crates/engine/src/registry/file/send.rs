@@ -8,8 +8,9 @@ use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use netio::zerocopy::{self, Splicer};
-use results::{FileSide, TestSpec, ZeroCopyCounts};
+use results::TestSpec;
 
+use super::figures::{FileSide, ZeroCopyCounts};
 use super::temp::{self, Source};
 use super::FileSettings;
 use crate::control::is_timeout;
@@ -63,16 +64,19 @@ fn run(sock: &TcpStream, src: &Source, mode: &'static str, chunk: usize, ctx: &W
     };
     ctx.meter.finish(&ctx.timeline, Instant::now());
     let _ = sock.shutdown(Shutdown::Write);
-    ctx.meter.set_file(FileSide {
-        mode: mode.into(),
-        bytes: t.bytes,
-        prepare_s: src.prepare_s,
-        net_s: t.net.as_secs_f64(),
-        disk_s: t.disk.as_secs_f64(),
-        sha256: Some(src.sha256.clone()),
-        zerocopy: t.zerocopy,
-        ..FileSide::default()
-    });
+    ctx.meter.set_section(
+        super::SECTION,
+        super::figures::to_section(&FileSide {
+            mode: mode.into(),
+            bytes: t.bytes,
+            prepare_s: src.prepare_s,
+            net_s: t.net.as_secs_f64(),
+            disk_s: t.disk.as_secs_f64(),
+            sha256: Some(src.sha256.clone()),
+            zerocopy: t.zerocopy,
+            ..FileSide::default()
+        }),
+    );
     WorkerOutcome {
         error: result.err().map(|e| format!("file send ({mode}): {e}")),
         ..WorkerOutcome::default()
