@@ -23,7 +23,7 @@ use self::emu::{EmuArgs, PathArgs};
 
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
-#[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tcplab", version, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -300,6 +300,23 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// `-V` is iperf3's verbose flag: on a test command it must not print the version and
+    /// exit 0 without measuring; the version is a top-level flag only.
+    #[test]
+    fn version_only_at_the_top_level() {
+        use clap::Parser;
+        let top = super::Cli::try_parse_from(["tcplab", "-V"]).unwrap_err();
+        assert_eq!(top.kind(), clap::error::ErrorKind::DisplayVersion);
+        for sub in [
+            &["tcplab", "stream", "h", "-V"][..],
+            &["tcplab", "rr", "h", "--version"],
+            &["tcplab", "server", "-V"],
+        ] {
+            let e = super::Cli::try_parse_from(sub).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{sub:?}");
+        }
     }
 
     /// Every registered test type has its command, helped by its registry line: a type
