@@ -163,19 +163,19 @@ pub struct TimingArgs {
 pub struct BufferArgs {
     /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K (sizes: K, M, G
     /// are powers of 1024, 64K = 65536 bytes).
-    #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
+    #[arg(short = 'w', long = "window", value_parser = parse::buffer_size)]
     pub window: Option<u32>,
     /// Client SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub sndbuf: Option<u32>,
     /// Client SO_RCVBUF (the receiver with -R).
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub rcvbuf: Option<u32>,
     /// Server SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub remote_sndbuf: Option<u32>,
     /// Server SO_RCVBUF (the receiver by default).
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub remote_rcvbuf: Option<u32>,
     /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
     #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
@@ -216,10 +216,10 @@ pub struct StreamArgs {
     #[arg(short = 'k', long = "blocks")]
     pub blocks: Option<u64>,
     /// Bytes per write (K, M = powers of 1024: 128K = 131072).
-    #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
+    #[arg(short = 'l', long = "len", value_parser = parse::message_size, default_value = "128K")]
     pub len: u32,
     /// Bytes per read (default: -l).
-    #[arg(long = "recv-len", value_parser = parse::size_u32)]
+    #[arg(long = "recv-len", value_parser = parse::message_size)]
     pub recv_len: Option<u32>,
     /// Server sends, client receives (TCP_MAERTS).
     #[arg(short = 'R', long, conflicts_with = "bidir")]
