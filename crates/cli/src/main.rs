@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
-            let message = format!("{e:#}");
+            let message = output::error_message(&e);
             if cli.command.output().is_some_and(|o| o.json) {
                 output::emit(&pipeline::output::error_document("error", &message));
             }

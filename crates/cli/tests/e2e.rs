@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{command, json_of, stderr, tcplab, ServerProc};
+use support::{command, json_of, stderr, stdout, tcplab, ServerProc};
 
 fn client(test: &str, srv: &ServerProc, extra: &[&str]) -> Output {
     let port = srv.port();
@@ -246,6 +246,8 @@ fn a_busy_server_says_so() {
     let _ = long.wait();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!said.contains("(busy) (busy)"), "the code said twice: {said}");
 }
 
 #[test]

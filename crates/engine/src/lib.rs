@@ -47,8 +47,9 @@ pub enum Error {
     /// A value from the peer breaks an invariant of what it describes.
     #[error("protocol error: invalid {field} from the server: {why}")]
     Invalid { field: String, why: String },
-    /// The peer refused (busy, bad field, unsupported …).
-    #[error("server refused: {0}")]
+    /// The peer refused (busy, bad field, unsupported …). Its code is [`Error::code`], shown
+    /// beside the message by whoever shows it, so not repeated here.
+    #[error("server refused: {}", .0.message)]
     Rejected(wire::Rejection),
     /// Nothing arrived in time.
     #[error("timed out {what}")]

@@ -30,38 +30,38 @@ pub use write::{RunKind, RunStatus};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The database file could not be opened or created.
-    #[error("opening the archive {path}: {source}")]
+    #[error("opening the archive {path}: {reason}")]
     Open {
         /// File.
         path: PathBuf,
-        /// Cause.
-        source: rusqlite::Error,
+        /// Cause (shown in the message, not as a source: an error chain would repeat it).
+        reason: rusqlite::Error,
     },
     /// The directory for the database could not be created.
-    #[error("creating the directory {path}: {source}")]
+    #[error("creating the directory {path}: {reason}")]
     Dir {
         /// Directory.
         path: PathBuf,
-        /// Cause.
-        source: std::io::Error,
+        /// Cause (in the message only).
+        reason: std::io::Error,
     },
     /// A statement failed.
-    #[error("archive: {context}: {source}")]
+    #[error("archive: {context}: {reason}")]
     Sql {
         /// What was being done.
         context: &'static str,
-        /// Cause.
-        source: rusqlite::Error,
+        /// Cause (in the message only).
+        reason: rusqlite::Error,
     },
     /// A stored JSON column did not parse, or a value did not serialise.
-    #[error("archive: {what} of run {run}: {source}")]
+    #[error("archive: {what} of run {run}: {reason}")]
     Json {
         /// Which column.
         what: &'static str,
         /// Run id (0 when not known).
         run: i64,
-        /// Cause.
-        source: serde_json::Error,
+        /// Cause (in the message only).
+        reason: serde_json::Error,
     },
     /// No run with this id.
     #[error("no run {0} in the archive")]
@@ -87,11 +87,19 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the archive itself could not be used (opened, created, read as a database or
+    /// checked), as opposed to a missing run or a bad request.
+    pub fn is_unusable_archive(&self) -> bool {
+        matches!(self, Error::Open { .. } | Error::Dir { .. } | Error::NewerSchema { .. })
+    }
+}
+
 /// Result alias.
 pub type Result<T> = std::result::Result<T, Error>;
 
 pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
-    move |source| Error::Sql { context, source }
+    move |reason| Error::Sql { context, reason }
 }
 
 /// An open archive.
@@ -105,9 +113,9 @@ impl Store {
     /// Opens (creating if needed) the archive at `path` and migrates it to the newest schema.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Dir { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir).map_err(|reason| Error::Dir { path: dir.to_path_buf(), reason })?;
         }
-        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+        let open_err = |reason| Error::Open { path: path.to_path_buf(), reason };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
         wal_mode(&conn).map_err(open_err)?;

@@ -57,7 +57,7 @@ impl RunStatus {
 }
 
 fn json<T: serde::Serialize>(what: &'static str, run: i64, v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|source| Error::Json { what, run, source })
+    serde_json::to_string(v).map_err(|reason| Error::Json { what, run, reason })
 }
 
 impl Store {
