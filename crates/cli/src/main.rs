@@ -13,13 +13,12 @@ mod udp_settings;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Parser;
 use engine::StopFlag;
 
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };

@@ -23,7 +23,7 @@ pub const MAX_ITERATIONS: u32 = 1000;
 /// emulated path of `path`.
 pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
     let target = match path_options(path) {
-        Some(_) if !client.host.is_empty() => {
+        Some(_) if !client.host().is_empty() => {
             bail!("--path runs its own server across the emulated link; drop HOST")
         }
         Some(p) => Target::Path(p),
@@ -86,7 +86,7 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
         _ => None,
     };
     ClientOptions {
-        host: c.host.clone(),
+        host: c.host().to_string(),
         port: c.port,
         bind: c.bind,
         family,
@@ -121,6 +121,15 @@ pub(crate) fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
 
 /// The spec of `tcplab stream`.
 pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
+    if a.udp {
+        bail!("-u: `tcplab stream` is TCP; for UDP run `tcplab udp HOST -b RATE -l SIZE`");
+    }
+    if let Some(rate) = &a.rate {
+        bail!(
+            "-b {rate}: `tcplab stream` does not pace TCP; emulate a link of that rate with \
+             --path rate={rate}, or pace UDP with `tcplab udp -b {rate}`"
+        );
+    }
     let mut spec = engine::registry::defaults(TestKind::TcpStream);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
@@ -154,6 +163,7 @@ pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
     (spec.request_len, spec.response_len) = a.size;
     spec.burst = a.burst;
     spec.busy_poll = a.busy_poll;
+    spec.nodelay &= !a.nagle;
     check(&spec)
 }
 
@@ -163,6 +173,7 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
+    spec.nodelay &= !a.nagle;
     check(&spec)
 }
 
@@ -301,6 +312,33 @@ mod tests {
         assert_eq!(error_of(&["tcplab", "rr", "h", "--burst", "0"]), "--burst must be between 1 and 1024");
         let e = error_of(&["tcplab", "stream", "h", "-O", "20"]);
         assert_eq!(e, "-O/--omit: omitted time must be shorter than the test");
+    }
+
+    fn spec_of(args: &[&str]) -> results::TestSpec {
+        let Command::Test(t) = Cli::try_parse_from(args).unwrap().command else { panic!("{args:?}") };
+        t.spec().unwrap()
+    }
+
+    #[test]
+    fn iperf3_habits_are_taken_or_refused_with_a_pointer() {
+        let with_c = Cli::try_parse_from(["tcplab", "stream", "-c", "example.net"]).unwrap();
+        let Command::Test(t) = with_c.command else { panic!() };
+        assert_eq!(t.client().host(), "example.net");
+        assert!(Cli::try_parse_from(["tcplab", "rr", "a", "-c", "b"]).is_err(), "HOST or -c, not both");
+        assert!(Cli::try_parse_from(["tcplab", "stream"]).is_err(), "a server is needed");
+        let e = error_of(&["tcplab", "stream", "h", "-u"]);
+        assert!(e.contains("tcplab udp"), "{e}");
+        let e = error_of(&["tcplab", "stream", "h", "-b", "100M"]);
+        assert!(e.starts_with("-b 100M: `tcplab stream` does not pace TCP"), "{e}");
+    }
+
+    #[test]
+    fn rr_and_crr_set_nodelay_unless_nagle_is_asked_for() {
+        for test in ["rr", "crr"] {
+            assert!(spec_of(&["tcplab", test, "h"]).nodelay, "{test}");
+            assert!(!spec_of(&["tcplab", test, "h", "--nagle"]).nodelay, "{test}");
+            assert!(Cli::try_parse_from(["tcplab", test, "h", "--nagle", "-N"]).is_err());
+        }
     }
 
     #[test]

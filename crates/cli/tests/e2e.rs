@@ -430,3 +430,19 @@ fn busy_poll_rr_completes_transactions_and_is_refused_for_stream() {
     let stream = tcplab(&["stream", "127.0.0.1", "-p", &srv.port(), "--busy-poll"]);
     assert_eq!(stream.status.code(), Some(2), "--busy-poll is an rr flag");
 }
+
+#[test]
+fn rr_runs_with_nagle_when_asked() {
+    let srv = ServerProc::start(&[]);
+    for (flags, nodelay) in [(vec![], true), (vec!["--nagle"], false)] {
+        let mut args = vec!["-t", "0.3", "-i", "0", "--no-store", "--json"];
+        args.extend(flags);
+        let out = client("rr", &srv, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = json_of(&out);
+        let t = first_test(&v);
+        assert_eq!(t["spec"]["nodelay"], nodelay);
+        assert_eq!(t["local"]["streams"][0]["socket"]["nodelay"], nodelay);
+        assert_eq!(t["remote"]["streams"][0]["socket"]["nodelay"], nodelay);
+    }
+}

@@ -30,6 +30,32 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The command line definition, with each test command's usage showing HOST as required
+    /// (clap would show `[HOST]`, since `--path` or `-c` can stand in for it).
+    pub fn definition() -> clap::Command {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        for t in engine::registry::all() {
+            let name = t.command();
+            let usage = format!(
+                "tcplab {name} [OPTIONS] <HOST>\n       tcplab {name} [OPTIONS] -c <HOST>\n       \
+                 tcplab {name} [OPTIONS] --path <SPEC>"
+            );
+            cli = cli.mut_subcommand(name, |sub| sub.override_usage(usage));
+        }
+        cli
+    }
+
+    /// Parses the process's arguments against [`Cli::definition`].
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::FromArgMatches;
+        let mut cli = Cli::definition();
+        let matches = cli.try_get_matches_from_mut(std::env::args_os())?;
+        Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cli))
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -94,6 +120,13 @@ pub struct ServerArgs {
     pub max_concurrent: u32,
 }
 
+impl ClientArgs {
+    /// The server: HOST or `-c HOST`; empty with `--path`.
+    pub fn host(&self) -> &str {
+        self.client.as_deref().unwrap_or(&self.host)
+    }
+}
+
 impl ServerArgs {
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
@@ -105,8 +138,11 @@ impl ServerArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// Server host name or address (not with --path, which runs its own server).
-    #[arg(required_unless_present = "path", default_value = "")]
+    #[arg(required_unless_present_any = ["path", "client"], default_value = "")]
     pub host: String,
+    /// The server, as iperf3's `-c HOST` (the same as the HOST argument).
+    #[arg(short = 'c', long = "client", value_name = "HOST", conflicts_with = "host")]
+    pub client: Option<String>,
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
@@ -229,6 +265,12 @@ pub struct StreamArgs {
     pub bidir: bool,
     #[command(flatten)]
     pub link: link::LinkArgs,
+    /// iperf3's `-u`: refused with a pointer to `tcplab udp`.
+    #[arg(short = 'u', long = "udp", hide = true)]
+    pub udp: bool,
+    /// iperf3's `-b` on TCP: refused (tcplab does not pace TCP; see README).
+    #[arg(short = 'b', long = "rate", hide = true, value_name = "RATE")]
+    pub rate: Option<String>,
 }
 
 /// `tcplab rr`.
@@ -252,6 +294,9 @@ pub struct RrArgs {
     /// a busy core per flow at each end).
     #[arg(long)]
     pub busy_poll: bool,
+    /// Leave Nagle's algorithm on (netperf's TCP_RR default); without it rr sets TCP_NODELAY.
+    #[arg(long, conflicts_with = "nodelay")]
+    pub nagle: bool,
 }
 
 /// `tcplab crr`.
@@ -268,6 +313,9 @@ pub struct CrrArgs {
     /// Request and response sizes, REQ,RESP.
     #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
     pub size: (u32, u32),
+    /// Leave Nagle's algorithm on (netperf's TCP_CRR default); without it crr sets TCP_NODELAY.
+    #[arg(long, conflicts_with = "nodelay")]
+    pub nagle: bool,
 }
 
 /// `tcplab run`.
@@ -317,6 +365,15 @@ mod tests {
             let e = super::Cli::try_parse_from(sub).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{sub:?}");
         }
+    }
+
+    #[test]
+    fn usage_shows_host_as_required_unless_path() {
+        let mut cli = super::Cli::definition();
+        let sub = cli.find_subcommand_mut("stream").unwrap();
+        let usage = sub.render_usage().to_string();
+        assert!(usage.contains("tcplab stream [OPTIONS] <HOST>"), "{usage}");
+        assert!(usage.contains("--path <SPEC>") && !usage.contains("[HOST]"), "{usage}");
     }
 
     /// Every registered test type has its command, helped by its registry line: a type
