@@ -25,7 +25,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_log(&cli.command).into()),
         )
         .init();
     let stop = StopFlag::new();
@@ -40,6 +41,15 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The log level without RUST_LOG: warnings, and on a server one line per test (accepted,
+/// refused, failed, finished, with the peer), as iperf3 says "Accepted connection from".
+fn default_log(command: &Command) -> &'static str {
+    match command {
+        Command::Server(_) => "warn,engine::server=info",
+        _ => "warn",
     }
 }
 

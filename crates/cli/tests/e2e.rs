@@ -248,6 +248,17 @@ fn a_busy_server_says_so() {
     assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!said.contains("(busy) (busy)"), "the code said twice: {said}");
+    let log = log_with(&srv, &["refused: busy"]);
+    assert!(log.contains("refused: busy"), "the server's log says nothing of the refusal:\n{log}");
+}
+
+/// The server's log once it holds every one of `want` (or after 5 s).
+fn log_with(srv: &ServerProc, want: &[&str]) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !want.iter().all(|w| srv.log().contains(w)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    srv.log()
 }
 
 #[test]
@@ -445,4 +456,36 @@ fn rr_runs_with_nagle_when_asked() {
         assert_eq!(t["local"]["streams"][0]["socket"]["nodelay"], nodelay);
         assert_eq!(t["remote"]["streams"][0]["socket"]["nodelay"], nodelay);
     }
+}
+
+#[test]
+fn a_default_server_takes_ipv4_and_ipv6_clients() {
+    let srv = ServerProc::start_default(&[]);
+    let port = srv.port();
+    let v6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    let hosts: &[&str] = if v6 { &["::1", "127.0.0.1"] } else { &["127.0.0.1"] };
+    if !v6 {
+        eprintln!("no IPv6 on this host: the IPv6 client is skipped");
+    }
+    for host in hosts {
+        let out = tcplab(&["stream", host, "-p", &port, "-t", "0.3", "-i", "0", "--no-store"]);
+        assert!(out.status.success(), "stream {host}: {}", stderr(&out));
+    }
+    let udp = tcplab(&["udp", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--no-store", "-J"]);
+    assert!(udp.status.success(), "udp over IPv4 to a dual-stack server: {}", stderr(&udp));
+}
+
+#[test]
+fn the_server_logs_one_line_per_test() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "0.3", "-i", "0", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bad = client("rr", &srv, &["-t", "0.3", "-i", "0", "--no-store", "-A", ",4000"]);
+    assert_eq!(bad.status.code(), Some(2), "a CPU the server does not have");
+    let want = ["accepted tcp-stream, 1 flow, 0.3 s", "finished tcp-stream", "refused tcp-rr"];
+    let log = log_with(&srv, &want);
+    for w in want {
+        assert!(log.contains(w), "no '{w}' in the server's log:\n{log}");
+    }
+    assert!(log.lines().all(|l| l.contains("127.0.0.1:")), "each line names the peer:\n{log}");
 }

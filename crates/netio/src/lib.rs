@@ -7,6 +7,7 @@
 pub mod cgroup;
 pub mod cpu;
 pub mod host;
+pub mod listen;
 pub mod netns;
 pub mod path_counters;
 pub mod sched;

@@ -106,8 +106,9 @@ impl Command {
 /// `tcplab server`.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
+    /// Address to listen on; `::` (the default) takes IPv4 and IPv6 clients, and is 0.0.0.0
+    /// where IPv6 is unavailable.
+    #[arg(short = 'B', long, default_value = "::")]
     pub bind: IpAddr,
     /// Control port (data connections use it too).
     #[arg(short, long, default_value_t = 9180)]
