@@ -45,6 +45,23 @@ pub enum Error {
         /// Cause (in the message only).
         reason: std::io::Error,
     },
+    /// The directory of an archive named explicitly does not exist (it is not created: a
+    /// mistyped path should not grow a new archive somewhere unexpected).
+    #[error("opening the archive {path}: the directory {} does not exist", dir.display())]
+    NoDir {
+        /// File.
+        path: PathBuf,
+        /// Its missing directory.
+        dir: PathBuf,
+    },
+    /// The file fails SQLite's integrity check: nothing is written to it.
+    #[error("the archive {path} is damaged ({detail}); not writing to it (`sqlite3 {path} .recover` may save its runs)")]
+    Damaged {
+        /// File.
+        path: PathBuf,
+        /// The first problem `PRAGMA quick_check` found.
+        detail: String,
+    },
     /// A statement failed.
     #[error("archive: {context}: {reason}")]
     Sql {
@@ -91,7 +108,14 @@ impl Error {
     /// Whether the archive itself could not be used (opened, created, read as a database or
     /// checked), as opposed to a missing run or a bad request.
     pub fn is_unusable_archive(&self) -> bool {
-        matches!(self, Error::Open { .. } | Error::Dir { .. } | Error::NewerSchema { .. })
+        matches!(
+            self,
+            Error::Open { .. }
+                | Error::Dir { .. }
+                | Error::NoDir { .. }
+                | Error::Damaged { .. }
+                | Error::NewerSchema { .. }
+        )
     }
 }
 
@@ -107,14 +131,28 @@ pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Erro
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    checked: bool,
 }
 
 impl Store {
-    /// Opens (creating if needed) the archive at `path` and migrates it to the newest schema.
+    /// Opens (creating the file if needed) the archive at `path` and migrates it to the newest
+    /// schema; its directory must exist ([`Error::NoDir`]).
     pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            return Err(Error::NoDir { path: path.to_path_buf(), dir: dir.to_path_buf() });
+        }
+        Store::open_file(path)
+    }
+
+    /// [`Store::open`], creating the directory first if needed (the default archive's).
+    pub fn open_creating_dir(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|reason| Error::Dir { path: dir.to_path_buf(), reason })?;
         }
+        Store::open_file(path)
+    }
+
+    fn open_file(path: &Path) -> Result<Store> {
         let open_err = |reason| Error::Open { path: path.to_path_buf(), reason };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
@@ -122,7 +160,25 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { conn, path: path.to_path_buf(), checked: false })
+    }
+
+    /// Before the first write: refuses a damaged file (`PRAGMA quick_check`, which reads every
+    /// page once but skips the index cross-checks of `integrity_check`), so that results are
+    /// not added to an archive that may lose them.
+    pub(crate) fn check_before_writing(&mut self) -> Result<()> {
+        if self.checked {
+            return Ok(());
+        }
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|reason| Error::Damaged { path: self.path.clone(), detail: reason.to_string() })?;
+        if verdict != "ok" {
+            return Err(Error::Damaged { path: self.path.clone(), detail: verdict });
+        }
+        self.checked = true;
+        Ok(())
     }
 
     /// The file.
