@@ -423,7 +423,7 @@ fn affinity_pins_both_ends_and_placement_is_reported() {
     assert!(stderr(&bad).contains("-A/--affinity"), "{}", stderr(&bad));
     let bad_remote = client("rr", &srv, &["-t", "1", "-A", ",4000"]);
     assert_eq!(bad_remote.status.code(), Some(2));
-    assert!(stderr(&bad_remote).contains("cpu_remote"), "{}", stderr(&bad_remote));
+    assert!(stderr(&bad_remote).contains("(cpu_remote, -A/--affinity)"), "{}", stderr(&bad_remote));
 }
 
 #[test]
