@@ -13,20 +13,20 @@ mod udp_settings;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Parser;
 use engine::StopFlag;
 
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_log(&cli.command).into()),
         )
         .init();
     let stop = StopFlag::new();
@@ -34,13 +34,22 @@ fn main() -> ExitCode {
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
-            let message = format!("{e:#}");
+            let message = output::error_message(&e);
             if cli.command.output().is_some_and(|o| o.json) {
                 output::emit(&pipeline::output::error_document("error", &message));
             }
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The log level without RUST_LOG: warnings, and on a server one line per test (accepted,
+/// refused, failed, finished, with the peer), as iperf3 says "Accepted connection from".
+fn default_log(command: &Command) -> &'static str {
+    match command {
+        Command::Server(_) => "warn,engine::server=info",
+        _ => "warn",
     }
 }
 

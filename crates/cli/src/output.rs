@@ -17,3 +17,68 @@ pub fn format_of(o: &OutputArgs) -> Format {
         Format::Text
     }
 }
+
+/// The whole chain of `e` on one line, each cause once: a cause whose text its context already
+/// ends with is left out (`opening X: not a database: not a database`). An archive that cannot
+/// be opened or written gets the ways around it.
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if message.ends_with(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    if e.chain().any(|c| c.downcast_ref::<store::Error>().is_some_and(store::Error::is_unusable_archive)) {
+        message.push_str(" (run with --no-store, or --db PATH for another archive)");
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that says its cause in its own text and also gives it as its source.
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "opening x.db: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e =
+            anyhow::Error::new(Outer(std::io::Error::other("file is not a database"))).context("starting");
+        assert_eq!(error_message(&e), "starting: opening x.db: file is not a database");
+        let e = anyhow::anyhow!("timed out").context("connecting");
+        assert_eq!(error_message(&e), "connecting: timed out");
+    }
+
+    #[test]
+    fn an_archive_that_cannot_be_opened_gets_a_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.db");
+        std::fs::write(&path, "not sqlite at all, just some text long enough to be read").unwrap();
+        let e = anyhow::Error::new(store::Store::open(&path).unwrap_err());
+        let m = error_message(&e);
+        assert!(
+            m.ends_with("file is not a database (run with --no-store, or --db PATH for another archive)"),
+            "{m}"
+        );
+        assert_eq!(m.matches("not a database").count(), 1, "{m}");
+    }
+}

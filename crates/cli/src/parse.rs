@@ -33,6 +33,32 @@ pub fn size_u64(s: &str) -> Result<u64, String> {
     model::units::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// A socket buffer size (`-w`, `--sndbuf` …), within the server's limit, so that the flag has
+/// one limit (`'1G' is too large: at most 512M`).
+pub fn buffer_size(s: &str) -> Result<u32, String> {
+    size_at_most(s, engine::limits::Limits::default().max_buffer)
+}
+
+/// A write, read, request or response size (`-l`, `--recv-len`), within the server's limit.
+pub fn message_size(s: &str) -> Result<u32, String> {
+    size_at_most(s, engine::limits::Limits::default().max_len)
+}
+
+fn size_at_most(s: &str, max: u32) -> Result<u32, String> {
+    let v = size_u64(s)?;
+    if v == 0 {
+        return Err(format!("'{s}' is too small: at least 1 byte"));
+    }
+    match u32::try_from(v) {
+        Ok(v) if v <= max => Ok(v),
+        _ => {
+            let limit =
+                crate::settings::value_in_flag_units(Some(results::setting::ValueKind::Bytes), max.into());
+            Err(format!("'{s}' is too large: at most {limit}"))
+        }
+    }
+}
+
 /// Seconds (fractions allowed) → milliseconds.
 pub fn seconds_ms(s: &str) -> Result<u64, String> {
     let v: f64 =
@@ -52,7 +78,7 @@ pub fn rate_bps(s: &str) -> Result<u64, String> {
 /// `REQ,RESP` sizes for rr tests.
 pub fn rr_sizes(s: &str) -> Result<(u32, u32), String> {
     let (a, b) = s.split_once(',').unwrap_or((s, s));
-    Ok((size_u32(a)?, size_u32(b)?))
+    Ok((message_size(a)?, message_size(b)?))
 }
 
 /// A duration with a unit: `170ms`, `0.17s`, `45us` (or `µs`), `1m` is refused as ambiguous.

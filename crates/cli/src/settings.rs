@@ -23,7 +23,7 @@ pub const MAX_ITERATIONS: u32 = 1000;
 /// emulated path of `path`.
 pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
     let target = match path_options(path) {
-        Some(_) if !client.host.is_empty() => {
+        Some(_) if !client.host().is_empty() => {
             bail!("--path runs its own server across the emulated link; drop HOST")
         }
         Some(p) => Target::Path(p),
@@ -87,7 +87,7 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
         _ => None,
     };
     ClientOptions {
-        host: c.host.clone(),
+        host: c.host().to_string(),
         port: c.port,
         bind: c.bind,
         family,
@@ -122,6 +122,15 @@ pub(crate) fn apply_socket(spec: &mut TestSpec, s: &SocketArgs) {
 
 /// The spec of `tcplab stream`.
 pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
+    if a.udp {
+        bail!("-u: `tcplab stream` is TCP; for UDP run `tcplab udp HOST -b RATE -l SIZE`");
+    }
+    if let Some(rate) = &a.rate {
+        bail!(
+            "-b {rate}: `tcplab stream` does not pace TCP; emulate a link of that rate with \
+             --path rate={rate}, or pace UDP with `tcplab udp -b {rate}`"
+        );
+    }
     let mut spec = engine::registry::defaults(TestKind::TcpStream);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
@@ -156,6 +165,7 @@ pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
     (spec.request_len, spec.response_len) = a.size;
     spec.burst = a.burst;
     spec.busy_poll = a.busy_poll;
+    spec.nodelay &= !a.nagle;
     check(&spec)
 }
 
@@ -165,47 +175,86 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     (spec.request_len, spec.response_len) = a.size;
+    spec.nodelay &= !a.nagle;
     check(&spec)
 }
 
-/// Validates a spec built elsewhere (sweep points) with the same rules.
+/// Validates a spec built elsewhere (sweep points) with the server's rules. A congestion
+/// control missing here is not refused up front: the points that ask for it fail and are
+/// stored as failed, the others run.
 pub fn check_spec(spec: &TestSpec) -> Result<()> {
-    check(spec).map(|_| ())
+    check_limits(spec)
 }
 
-/// Validates with the same rules as the server, naming the flag at fault.
+/// Validates with the same rules as the server, stated in the terms of the flag at fault
+/// (`-l/--len must be at most 16M`); a congestion control must also exist here, since the
+/// client sets it on its own sockets.
 pub(crate) fn check(spec: &TestSpec) -> Result<TestSpec> {
-    let limits = engine::limits::Limits::default();
-    let checked = engine::limits::validate(spec, &limits)
-        .and_then(|()| engine::limits::check_pin("cpu_local", spec.cpu_local));
-    if let Err(r) = checked {
-        let flag = r.field.as_deref().map(flag_of).unwrap_or("a setting");
-        bail!("invalid {flag}: {}", r.message);
+    check_limits(spec)?;
+    if let Some(cc) = &spec.congestion {
+        let available = netio::host::congestion_available();
+        if !available.iter().any(|a| a == cc) {
+            bail!(
+                "-C/--congestion: '{cc}' is not available on this host (available: {})",
+                available.join(", ")
+            );
+        }
     }
     Ok(spec.clone())
 }
 
-/// The command-line flag behind a spec field.
-fn flag_of(field: &str) -> &'static str {
-    match field {
-        "duration_ms" => "-t/--time",
-        "bytes_limit" => "-n/--bytes",
-        "parallel" => "-P/--parallel",
-        "send_len" => "-l/--len",
-        "no_checksum" => "--no-checksum",
-        "rate_bps" => "-b/--rate",
-        "no_offload" => "--no-offload",
-        "recv_len" => "--recv-len",
-        "request_len" | "response_len" => "-r/--size",
-        "burst" => "--burst",
-        "mss" => "-M/--mss",
-        "congestion" => "-C/--congestion",
-        "interval_ms" => "-i/--interval",
-        "cpu_local" | "cpu_remote" => "-A/--affinity",
-        "busy_poll" => "--busy-poll",
-        "omit_ms" => "-O/--omit",
-        "sndbuf" | "rcvbuf" | "remote_sndbuf" | "remote_rcvbuf" => "a socket buffer size",
-        _ => "a setting",
+fn check_limits(spec: &TestSpec) -> Result<()> {
+    let limits = engine::limits::Limits::default();
+    let checked = engine::limits::explain(spec, &limits).and_then(|()| {
+        engine::limits::check_pin("cpu_local", spec.cpu_local).map_err(engine::limits::Problem::Other)
+    });
+    match checked {
+        Ok(()) => Ok(()),
+        Err(p) => bail!("{}", in_flag_terms(&p)),
+    }
+}
+
+/// A problem of a spec as the user typed it: the flag instead of the field id, values in the
+/// flag's units.
+fn in_flag_terms(p: &engine::limits::Problem) -> String {
+    use engine::limits::Problem;
+    let setting = p.field().and_then(results::setting::by_id);
+    let flag = setting.map_or("a setting", |s| s.flag);
+    match p {
+        &Problem::Range { min, max, got, .. } => {
+            let kind = setting.map(|s| s.kind);
+            let show = |v: u64| value_in_flag_units(kind, v);
+            if got > max && min <= 1 {
+                format!("{flag} must be at most {}", show(max))
+            } else {
+                format!("{flag} must be between {} and {}", show(min), show(max))
+            }
+        }
+        Problem::Other(r) => match (&r.field, setting) {
+            (Some(field), Some(s)) => match r.message.strip_prefix(field.as_str()) {
+                Some(rest) => format!("{}{rest}", s.flag),
+                None => format!("{}: {}", s.flag, r.message),
+            },
+            _ => r.message.clone(),
+        },
+    }
+}
+
+/// `v` as the flag takes it: sizes with K/M/G where exact, times in seconds.
+pub(crate) fn value_in_flag_units(kind: Option<results::setting::ValueKind>, v: u64) -> String {
+    use results::setting::ValueKind;
+    match kind {
+        Some(ValueKind::Bytes) => {
+            let exact = [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")]
+                .into_iter()
+                .find(|(unit, _)| v >= *unit && v % unit == 0);
+            match exact {
+                Some((unit, suffix)) => format!("{}{suffix}", v / unit),
+                None => v.to_string(),
+            }
+        }
+        Some(ValueKind::Millis) => format!("{} s", v as f64 / 1000.0),
+        _ => v.to_string(),
     }
 }
 
@@ -241,4 +290,76 @@ pub fn suite(time_ms: u64) -> Vec<TestSpec> {
         s.interval_ms = 0;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::args::{Cli, Command};
+
+    /// The error of a test command line: clap's, or the one its spec check gives.
+    fn error_of(args: &[&str]) -> String {
+        let cli = match Cli::try_parse_from(args) {
+            Ok(cli) => cli,
+            Err(e) => return e.to_string(),
+        };
+        let Command::Test(t) = cli.command else { panic!("{args:?} is no test command") };
+        t.spec().err().map(|e| format!("{e:#}")).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_flag_has_one_limit_stated_in_its_own_terms() {
+        for w in ["1G", "4G", "5G"] {
+            let e = error_of(&["tcplab", "stream", "h", "-w", w]);
+            assert!(e.contains(&format!("'{w}' is too large: at most 512M")), "{e}");
+        }
+        let e = error_of(&["tcplab", "stream", "h", "-l", "4G"]);
+        assert!(e.contains("at most 16M") && !e.contains("4G - 1"), "{e}");
+        assert_eq!(error_of(&["tcplab", "stream", "h", "-t", "4000"]), "-t/--time must be at most 3600 s");
+        assert_eq!(error_of(&["tcplab", "stream", "h", "-M", "10"]), "-M/--mss must be between 88 and 65535");
+        assert_eq!(error_of(&["tcplab", "rr", "h", "--burst", "0"]), "--burst must be between 1 and 1024");
+        let e = error_of(&["tcplab", "stream", "h", "-O", "20"]);
+        assert_eq!(e, "-O/--omit: omitted time must be shorter than the test");
+    }
+
+    fn spec_of(args: &[&str]) -> results::TestSpec {
+        let Command::Test(t) = Cli::try_parse_from(args).unwrap().command else { panic!("{args:?}") };
+        t.spec().unwrap()
+    }
+
+    #[test]
+    fn iperf3_habits_are_taken_or_refused_with_a_pointer() {
+        let with_c = Cli::try_parse_from(["tcplab", "stream", "-c", "example.net"]).unwrap();
+        let Command::Test(t) = with_c.command else { panic!() };
+        assert_eq!(t.client().host(), "example.net");
+        assert!(Cli::try_parse_from(["tcplab", "rr", "a", "-c", "b"]).is_err(), "HOST or -c, not both");
+        assert!(Cli::try_parse_from(["tcplab", "stream"]).is_err(), "a server is needed");
+        let e = error_of(&["tcplab", "stream", "h", "-u"]);
+        assert!(e.contains("tcplab udp"), "{e}");
+        let e = error_of(&["tcplab", "stream", "h", "-b", "100M"]);
+        assert!(e.starts_with("-b 100M: `tcplab stream` does not pace TCP"), "{e}");
+    }
+
+    #[test]
+    fn rr_and_crr_set_nodelay_unless_nagle_is_asked_for() {
+        for test in ["rr", "crr"] {
+            assert!(spec_of(&["tcplab", test, "h"]).nodelay, "{test}");
+            assert!(!spec_of(&["tcplab", test, "h", "--nagle"]).nodelay, "{test}");
+            assert!(Cli::try_parse_from(["tcplab", test, "h", "--nagle", "-N"]).is_err());
+        }
+    }
+
+    #[test]
+    fn a_congestion_control_missing_here_is_refused_before_connecting() {
+        let e = error_of(&["tcplab", "stream", "h", "-C", "nosuchcc"]);
+        assert!(
+            e.starts_with("-C/--congestion: 'nosuchcc' is not available on this host (available: "),
+            "{e}"
+        );
+        let here = netio::host::congestion_available();
+        if let Some(cc) = here.first() {
+            assert_eq!(error_of(&["tcplab", "stream", "h", "-C", cc]), "");
+        }
+    }
 }

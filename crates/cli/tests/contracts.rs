@@ -187,3 +187,14 @@ fn run_json_names_its_archive_id_and_udp_is_found_by_its_command_name() {
     assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
     assert!(list[0]["best"]["value"].as_f64().is_some(), "{list}");
 }
+
+#[test]
+fn a_db_in_a_missing_directory_is_refused_like_a_report_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("no-such-dir/r.db").display().to_string();
+    let out = tcplab(&["stream", "127.0.0.1", "-p", "9", "-t", "0.3", "--db", &db]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("no-such-dir does not exist") && err.contains("--no-store"), "{err}");
+    assert!(!dir.path().join("no-such-dir").exists(), "the directory is not created");
+}

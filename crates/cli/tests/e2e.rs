@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{command, json_of, stderr, tcplab, ServerProc};
+use support::{command, json_of, stderr, stdout, tcplab, ServerProc};
 
 fn client(test: &str, srv: &ServerProc, extra: &[&str]) -> Output {
     let port = srv.port();
@@ -246,6 +246,19 @@ fn a_busy_server_says_so() {
     let _ = long.wait();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!said.contains("(busy) (busy)"), "the code said twice: {said}");
+    let log = log_with(&srv, &["refused: busy"]);
+    assert!(log.contains("refused: busy"), "the server's log says nothing of the refusal:\n{log}");
+}
+
+/// The server's log once it holds every one of `want` (or after 5 s).
+fn log_with(srv: &ServerProc, want: &[&str]) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !want.iter().all(|w| srv.log().contains(w)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    srv.log()
 }
 
 #[test]
@@ -410,7 +423,7 @@ fn affinity_pins_both_ends_and_placement_is_reported() {
     assert!(stderr(&bad).contains("-A/--affinity"), "{}", stderr(&bad));
     let bad_remote = client("rr", &srv, &["-t", "1", "-A", ",4000"]);
     assert_eq!(bad_remote.status.code(), Some(2));
-    assert!(stderr(&bad_remote).contains("cpu_remote"), "{}", stderr(&bad_remote));
+    assert!(stderr(&bad_remote).contains("(cpu_remote, -A/--affinity)"), "{}", stderr(&bad_remote));
 }
 
 #[test]
@@ -427,4 +440,52 @@ fn busy_poll_rr_completes_transactions_and_is_refused_for_stream() {
     assert!(t["summary"]["rr"]["transactions"].as_u64().unwrap() > 100, "{}", t["summary"]);
     let stream = tcplab(&["stream", "127.0.0.1", "-p", &srv.port(), "--busy-poll"]);
     assert_eq!(stream.status.code(), Some(2), "--busy-poll is an rr flag");
+}
+
+#[test]
+fn rr_runs_with_nagle_when_asked() {
+    let srv = ServerProc::start(&[]);
+    for (flags, nodelay) in [(vec![], true), (vec!["--nagle"], false)] {
+        let mut args = vec!["-t", "0.3", "-i", "0", "--no-store", "--json"];
+        args.extend(flags);
+        let out = client("rr", &srv, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = json_of(&out);
+        let t = first_test(&v);
+        assert_eq!(t["spec"]["nodelay"], nodelay);
+        assert_eq!(t["local"]["streams"][0]["socket"]["nodelay"], nodelay);
+        assert_eq!(t["remote"]["streams"][0]["socket"]["nodelay"], nodelay);
+    }
+}
+
+#[test]
+fn a_default_server_takes_ipv4_and_ipv6_clients() {
+    let srv = ServerProc::start_default(&[]);
+    let port = srv.port();
+    let v6 = std::net::TcpListener::bind("[::1]:0").is_ok();
+    let hosts: &[&str] = if v6 { &["::1", "127.0.0.1"] } else { &["127.0.0.1"] };
+    if !v6 {
+        eprintln!("no IPv6 on this host: the IPv6 client is skipped");
+    }
+    for host in hosts {
+        let out = tcplab(&["stream", host, "-p", &port, "-t", "0.3", "-i", "0", "--no-store"]);
+        assert!(out.status.success(), "stream {host}: {}", stderr(&out));
+    }
+    let udp = tcplab(&["udp", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--no-store", "-J"]);
+    assert!(udp.status.success(), "udp over IPv4 to a dual-stack server: {}", stderr(&udp));
+}
+
+#[test]
+fn the_server_logs_one_line_per_test() {
+    let srv = ServerProc::start(&[]);
+    let out = client("stream", &srv, &["-t", "0.3", "-i", "0", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bad = client("rr", &srv, &["-t", "0.3", "-i", "0", "--no-store", "-A", ",4000"]);
+    assert_eq!(bad.status.code(), Some(2), "a CPU the server does not have");
+    let want = ["accepted tcp-stream, 1 flow, 0.3 s", "finished tcp-stream", "refused tcp-rr"];
+    let log = log_with(&srv, &want);
+    for w in want {
+        assert!(log.contains(w), "no '{w}' in the server's log:\n{log}");
+    }
+    assert!(log.lines().all(|l| l.contains("127.0.0.1:")), "each line names the peer:\n{log}");
 }

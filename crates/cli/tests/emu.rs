@@ -311,3 +311,83 @@ fn fast_lossy_paths_draw_loss_per_segment() {
     let share = count(up, "drops_loss_model", "packets") as f64 / offered as f64;
     assert!((0.005..0.02).contains(&share), "lost {share} of segments, configured 1%");
 }
+
+/// Processes whose network namespace is `ns` (as `readlink /proc/PID/ns/net` gives it).
+fn processes_in(ns: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let link = std::fs::read_link(entry.path().join("ns/net")).map(|l| l.display().to_string());
+        if link.is_ok_and(|l| l == ns) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+/// Whether `pid` still runs (an exited, unreaped process does not).
+fn running(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+    state.is_some_and(|s| s != "Z" && s != "X")
+}
+
+#[test]
+fn emu_leaves_no_process_and_keeps_stdout_for_the_client() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // The server forks a child that outlives its shell (as `sh -c 'iperf3 -s'` keeps
+    // iperf3), writes on both its outputs, and notes where it runs; the client leaves a
+    // background process behind and prints the server's address through `{peer}`.
+    let server = format!(
+        "echo server-out; echo server-err >&2; sleep 300 >/dev/null 2>&1 & echo $! > {d}/server.pid; \
+         readlink /proc/self/ns/net > {d}/server.ns; wait"
+    );
+    let client = format!(
+        "sleep 300 >/dev/null 2>&1 & echo $! > {d}/client.pid; readlink /proc/self/ns/net > {d}/client.ns; \
+         while [ ! -s {d}/server.ns ]; do sleep 0.02; done; echo {{peer}}"
+    );
+    let out = command()
+        .args(["emu", "--path", "rate=100mbit", "--server-cmd", &server, "--", "sh", "-c", &client])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (support::stdout(&out), support::stderr(&out));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "198.18.0.2\n", "stdout is the client command's alone; stderr: {stderr}");
+    assert!(stderr.contains("server: server-out\n") && stderr.contains("server: server-err\n"), "{stderr}");
+    for side in ["server", "client"] {
+        let pid = std::fs::read_to_string(dir.path().join(format!("{side}.pid"))).unwrap();
+        assert!(!running(pid.trim()), "the {side} side's sleep {} still runs", pid.trim());
+        let ns = std::fs::read_to_string(dir.path().join(format!("{side}.ns"))).unwrap();
+        let left = processes_in(ns.trim());
+        assert!(left.is_empty(), "processes {left:?} still in the {side} namespace {}", ns.trim());
+    }
+}
+
+#[test]
+fn emu_server_log_takes_the_server_output() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let ready = dir.path().join("ready");
+    let server = format!("echo listening on {{peer}}; touch {}; sleep 300", ready.display());
+    let client = format!("while [ ! -e {} ]; do sleep 0.02; done", ready.display());
+    let out = command()
+        .args(["emu", "--path", "rate=100mbit", "--server-cmd", &server])
+        .args(["--server-log", log.to_str().unwrap(), "--", "sh", "-c", &client])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    assert_eq!(support::stdout(&out), "");
+    let stderr = support::stderr(&out);
+    assert!(!stderr.lines().any(|l| l.starts_with("server: ")), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "listening on 198.18.0.1\n");
+}

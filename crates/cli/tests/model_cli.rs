@@ -202,3 +202,28 @@ fn bad_input_is_one_error_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// One grammar of rates for every flag and spec: `100Mbps` refused everywhere with the same
+/// reason, `100M` and `100mbit` the same rate everywhere.
+#[test]
+fn rate_strings_mean_the_same_on_every_flag_and_spec() {
+    let reason = "'bps' is ambiguous (tc reads it as bytes per second): write bit/s as 100M or 100mbit";
+    let refused: [&[&str]; 5] = [
+        &["udp", "127.0.0.1", "-b", "100Mbps"],
+        &["model", "goodput", "--link", "ethernet:100Mbps"],
+        &["model", "bdp", "--rate", "100Mbps", "--rtt", "10ms"],
+        &["stream", "127.0.0.1", "--link", "ethernet:100Mbps"],
+        &["emu", "--path", "rate=100Mbps", "--", "true"],
+    ];
+    for args in refused {
+        let out = support::tcplab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(reason), "{args:?}: {err}");
+    }
+    let bdp = |rate: &str| tcplab(&["bdp", "--rate", rate, "--rtt", "10ms"]).stdout;
+    assert_eq!(bdp("100M"), bdp("100mbit"));
+    assert_eq!(bdp("100M"), bdp("100000000"));
+    let goodput = |rate: &str| tcplab(&["goodput", "--link", &format!("ethernet:{rate}")]).stdout;
+    assert_eq!(goodput("100M"), goodput("100mbit"));
+}

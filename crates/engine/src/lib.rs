@@ -47,8 +47,10 @@ pub enum Error {
     /// A value from the peer breaks an invariant of what it describes.
     #[error("protocol error: invalid {field} from the server: {why}")]
     Invalid { field: String, why: String },
-    /// The peer refused (busy, bad field, unsupported …).
-    #[error("server refused: {0}")]
+    /// The peer refused (busy, bad field, unsupported …). Its code is [`Error::code`], shown
+    /// beside the message by whoever shows it, so not repeated here; a field at fault is
+    /// named with its flag.
+    #[error("server refused: {}", refusal(.0))]
     Rejected(wire::Rejection),
     /// Nothing arrived in time.
     #[error("timed out {what}")]
@@ -62,6 +64,17 @@ pub enum Error {
     /// Stopped by the user.
     #[error("interrupted")]
     Interrupted,
+}
+
+/// A rejection's message, with the field at fault and its flag: `… (cpu_remote, -A/--affinity)`.
+fn refusal(r: &wire::Rejection) -> String {
+    match r.field.as_deref() {
+        Some(field) => match results::setting::by_id(field) {
+            Some(s) => format!("{} ({field}, {})", r.message, s.flag),
+            None => format!("{} ({field})", r.message),
+        },
+        None => r.message.clone(),
+    }
 }
 
 impl Error {
@@ -78,5 +91,24 @@ impl Error {
             Error::Socket(_) => "socket-option",
             Error::Interrupted => "interrupted",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wire::{ErrorCode, Rejection};
+
+    use super::Error;
+
+    #[test]
+    fn a_refusal_says_its_code_once_and_names_the_flag_at_fault() {
+        let busy = Error::Rejected(Rejection::new(ErrorCode::Busy, "the server is busy"));
+        assert_eq!(busy.to_string(), "server refused: the server is busy");
+        assert_eq!(busy.code(), "busy");
+        let field = Error::Rejected(Rejection::field("cpu_remote", "CPU 9 is not available here"));
+        assert_eq!(
+            field.to_string(),
+            "server refused: CPU 9 is not available here (cpu_remote, -A/--affinity)"
+        );
     }
 }

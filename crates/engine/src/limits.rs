@@ -33,21 +33,71 @@ impl Default for Limits {
     }
 }
 
+/// What is wrong with a spec: a field outside its range (kept as numbers, so that a client
+/// can state it in its own terms: `-w/--window must be at most 512M`), or another problem.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Problem {
+    /// `field` (a [`results::setting`] id) is `got`, outside `min..=max`.
+    Range {
+        /// The setting id.
+        field: &'static str,
+        /// Smallest value allowed.
+        min: u64,
+        /// Largest value allowed.
+        max: u64,
+        /// The value asked for.
+        got: u64,
+    },
+    /// Anything else, as the server would answer it.
+    Other(Rejection),
+}
+
+impl Problem {
+    /// The field at fault, if named.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Problem::Range { field, .. } => Some(field),
+            Problem::Other(r) => r.field.as_deref(),
+        }
+    }
+
+    /// The server's answer (`bad-field`, in field-id terms).
+    pub fn rejection(&self) -> Rejection {
+        match self {
+            &Problem::Range { field, min, max, got } => {
+                Rejection::field(field, format!("{field} must be between {min} and {max}, got {got}"))
+            }
+            Problem::Other(r) => r.clone(),
+        }
+    }
+}
+
+impl From<Rejection> for Problem {
+    fn from(r: Rejection) -> Problem {
+        Problem::Other(r)
+    }
+}
+
 /// Checks `spec` against `limits`; the first problem found is returned with its field name.
 pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
+    explain(spec, limits).map_err(|p| p.rejection())
+}
+
+/// [`validate`], with a range problem kept as numbers.
+pub fn explain(spec: &TestSpec, limits: &Limits) -> Result<(), Problem> {
     check_timing(spec, limits)?;
-    check_range(setting::PARALLEL.id, spec.parallel.into(), 1, limits.max_parallel.into())?;
+    range(setting::PARALLEL.id, spec.parallel.into(), 1, limits.max_parallel.into())?;
     for (field, v) in [
         (&setting::SEND_LEN, spec.send_len),
         (&setting::RECV_LEN, spec.recv_len),
         (&setting::REQUEST_LEN, spec.request_len),
         (&setting::RESPONSE_LEN, spec.response_len),
     ] {
-        check_range(field.id, v.into(), 1, limits.max_len.into())?;
+        range(field.id, v.into(), 1, limits.max_len.into())?;
     }
-    check_range(setting::BURST.id, spec.burst.into(), 1, limits.max_burst.into())?;
+    range(setting::BURST.id, spec.burst.into(), 1, limits.max_burst.into())?;
     if let Some(mss) = spec.mss {
-        check_range(setting::MSS.id, mss.into(), 88, 65_535)?;
+        range(setting::MSS.id, mss.into(), 88, 65_535)?;
     }
     for (field, v) in [
         (&setting::SNDBUF, spec.sndbuf),
@@ -56,7 +106,7 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
         (&setting::REMOTE_RCVBUF, spec.remote_rcvbuf),
     ] {
         if let Some(v) = v {
-            check_range(field.id, v.into(), 1, limits.max_buffer.into())?;
+            range(field.id, v.into(), 1, limits.max_buffer.into())?;
         }
     }
     if let Some(cc) = &spec.congestion {
@@ -64,13 +114,13 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
     }
     for (field, cpu) in [(&setting::CPU_LOCAL, spec.cpu_local), (&setting::CPU_REMOTE, spec.cpu_remote)] {
         if let Some(cpu) = cpu {
-            check_range(field.id, cpu.into(), 0, 4095)?;
+            range(field.id, cpu.into(), 0, 4095)?;
         }
     }
     let ty = crate::registry::of(spec.test);
     check_options(spec, ty.options())?;
     check_results_size(spec, ty.data_connections(spec).max(spec.parallel))?;
-    ty.check(spec)
+    Ok(ty.check(spec)?)
 }
 
 /// Bytes of results JSON budgeted per stream and interval (measured: ~125 for TCP, more with
@@ -191,24 +241,28 @@ pub fn check_datagram(field: &str, len: u32) -> Result<(), Rejection> {
     check_range(field, len.into(), wire::udp::HEADER_LEN as u64, wire::udp::MAX_DATAGRAM as u64)
 }
 
-fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
+fn check_timing(spec: &TestSpec, limits: &Limits) -> Result<(), Problem> {
     match (spec.duration_ms, spec.bytes_limit) {
         (0, None) => {
-            return Err(Rejection::field(setting::DURATION_MS.id, "a test needs a time or a byte limit"))
+            return Err(
+                Rejection::field(setting::DURATION_MS.id, "a test needs a time or a byte limit").into()
+            )
         }
         (_, Some(0)) => {
-            return Err(Rejection::field(setting::BYTES_LIMIT.id, "byte limit must be at least 1"))
+            return Err(Rejection::field(setting::BYTES_LIMIT.id, "byte limit must be at least 1").into())
         }
         _ => {}
     }
-    check_range(setting::DURATION_MS.id, spec.duration_ms, 0, limits.max_duration_ms)?;
+    range(setting::DURATION_MS.id, spec.duration_ms, 0, limits.max_duration_ms)?;
     if spec.interval_ms != 0 {
-        check_range(setting::INTERVAL_MS.id, spec.interval_ms, 100, 60_000)?;
+        range(setting::INTERVAL_MS.id, spec.interval_ms, 100, 60_000)?;
     }
     if spec.duration_ms > 0 && spec.omit_ms >= spec.duration_ms {
-        return Err(Rejection::field(setting::OMIT_MS.id, "omitted time must be shorter than the test"));
+        return Err(
+            Rejection::field(setting::OMIT_MS.id, "omitted time must be shorter than the test").into()
+        );
     }
-    check_range(setting::OMIT_MS.id, spec.omit_ms, 0, limits.max_duration_ms)
+    range(setting::OMIT_MS.id, spec.omit_ms, 0, limits.max_duration_ms)
 }
 
 /// Checks that this host may run threads on `cpu` (the pinning of `-A`); `field` names the
@@ -227,6 +281,13 @@ pub fn check_pin(field: &str, cpu: Option<u32>) -> Result<(), Rejection> {
 pub fn check_range(field: &str, v: u64, min: u64, max: u64) -> Result<(), Rejection> {
     if v < min || v > max {
         return Err(Rejection::field(field, format!("{field} must be between {min} and {max}, got {v}")));
+    }
+    Ok(())
+}
+
+fn range(field: &'static str, got: u64, min: u64, max: u64) -> Result<(), Problem> {
+    if got < min || got > max {
+        return Err(Problem::Range { field, min, max, got });
     }
     Ok(())
 }
@@ -284,6 +345,17 @@ mod tests {
         assert!(ok(&s), "an hour of 1 s intervals of 8 streams fits");
         (s.interval_ms, s.parallel) = (100, 128);
         assert_eq!(field_of(&s).as_deref(), Some("interval_ms"));
+    }
+
+    #[test]
+    fn a_range_problem_keeps_its_numbers_and_the_server_answer_its_text() {
+        let mut s = spec(TestKind::TcpStream);
+        s.sndbuf = Some(1 << 30);
+        let p = explain(&s, &Limits::default()).unwrap_err();
+        assert_eq!(p, Problem::Range { field: "sndbuf", min: 1, max: 512 << 20, got: 1 << 30 });
+        let r = validate(&s, &Limits::default()).unwrap_err();
+        assert_eq!(r.field.as_deref(), Some("sndbuf"));
+        assert_eq!(r.message, "sndbuf must be between 1 and 536870912, got 1073741824");
     }
 
     #[test]

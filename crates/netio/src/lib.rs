@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod cpu;
 pub mod file;
 pub mod host;
+pub mod listen;
 pub mod netns;
 pub mod path_counters;
 pub mod sched;

@@ -14,6 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command};
+use std::time::{Duration, Instant};
 
 /// Signals to pass to [`NetNs::spawn`] and [`signal`].
 pub use libc::{SIGINT, SIGKILL, SIGTERM};
@@ -148,6 +149,99 @@ fn setns(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+impl NetNs {
+    /// The processes inside this namespace, other than this one (a process that has exited
+    /// but not been reaped is no longer inside any namespace, so it is not listed).
+    pub fn pids(&self) -> io::Result<Vec<u32>> {
+        use std::os::unix::fs::MetadataExt;
+        let ns = self.file.metadata()?;
+        let me = std::process::id();
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc")? {
+            let Some(pid) = entry?.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if pid == me {
+                continue;
+            }
+            // Processes come and go while we look; one that vanished is simply not inside.
+            if let Ok(m) = std::fs::metadata(format!("/proc/{pid}/ns/net")) {
+                if m.dev() == ns.dev() && m.ino() == ns.ino() {
+                    pids.push(pid);
+                }
+            }
+        }
+        Ok(pids)
+    }
+
+    /// Ends every process inside this namespace: SIGTERM, up to `grace` for them to go, then
+    /// SIGKILL (a server that forked, daemonized or ignores SIGTERM included). Returns how
+    /// many got SIGTERM and how many needed SIGKILL.
+    pub fn stop_processes(&self, grace: Duration) -> io::Result<Stopped> {
+        let first = self.pids()?;
+        for &pid in &first {
+            let _ = signal(pid, libc::SIGTERM);
+        }
+        let mut left = self.wait_empty(grace)?;
+        let killed = left.len();
+        for &pid in &left {
+            let _ = signal(pid, libc::SIGKILL);
+        }
+        if !left.is_empty() {
+            left = self.wait_empty(Duration::from_secs(1))?;
+        }
+        if !left.is_empty() {
+            return Err(io::Error::other(format!("processes {left:?} survived SIGKILL")));
+        }
+        Ok(Stopped { terminated: first.len(), killed })
+    }
+
+    /// Waits up to `limit` for the namespace to hold no process; returns those still inside.
+    fn wait_empty(&self, limit: Duration) -> io::Result<Vec<u32>> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = self.pids()?;
+            if left.is_empty() || Instant::now() >= deadline {
+                return Ok(left);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// What [`NetNs::stop_processes`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stopped {
+    /// Processes sent SIGTERM.
+    pub terminated: usize,
+    /// Of those, still running after the grace period and killed.
+    pub killed: usize,
+}
+
+/// Makes this process the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`): a
+/// server command's children whose shell exited are reparented here instead of to PID 1, so
+/// they can be reaped ([`reap_exited`]) rather than left as zombies of an init that may not
+/// reap.
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reaps this process's exited children that nothing waits for: orphans inherited as a
+/// subreaper. Only children whose `Child` handle has been waited for or dropped should exist
+/// then, since this takes any exited child's status.
+pub fn reap_exited() {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid with WNOHANG on any child; `status` is a valid out-pointer.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+    }
+}
+
 /// True if the process runs as root (namespaces and TUN need it).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.
@@ -184,5 +278,27 @@ mod tests {
         assert_eq!(inode(&NetNs::current().unwrap().file), inode(&outer.file));
         let inside = ns.run(|| NetNs::current().map(|n| inode(&n.file))).unwrap().unwrap();
         assert_eq!(inside, inode(&ns.file));
+    }
+
+    #[test]
+    fn every_process_inside_is_stopped_even_one_that_ignores_sigterm() {
+        if !is_root() {
+            eprintln!("skipped: namespaces need root");
+            return;
+        }
+        let (ns, ()) = NetNs::create(|| Ok(())).unwrap();
+        // A shell whose background child outlives it and ignores SIGTERM, as a daemon might.
+        let script = "trap '' TERM; sleep 300 & echo started; wait";
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script]).stdout(std::process::Stdio::piped());
+        let mut child = ns.spawn(&mut cmd, SIGKILL, None).unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line)
+            .unwrap();
+        assert_eq!(ns.pids().unwrap().len(), 2, "the shell and its sleep");
+        let stopped = ns.stop_processes(Duration::from_millis(100)).unwrap();
+        assert_eq!(stopped, Stopped { terminated: 2, killed: 2 });
+        assert!(ns.pids().unwrap().is_empty());
+        let _ = child.wait();
     }
 }

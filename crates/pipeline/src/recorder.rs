@@ -17,11 +17,11 @@ pub struct Recorder {
 /// Opens the archive at `db`, or the default one (for reading or writing).
 pub fn open_store(db: Option<&std::path::Path>) -> Result<Store> {
     let path = match db {
-        Some(p) => p.to_path_buf(),
+        Some(p) => return Ok(Store::open(p)?),
         None => store::default_path()
             .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?,
     };
-    Ok(Store::open(&path)?)
+    Ok(Store::open_creating_dir(&path)?)
 }
 
 impl Recorder {

@@ -50,7 +50,7 @@ pub(crate) fn backfill_headlines(tx: &Transaction) -> Result<()> {
     for (id, run, test, status, text) in rows {
         let Some((metric, shape)) = legacy_kind(&test) else { continue };
         let mut result: Value =
-            serde_json::from_str(&text).map_err(|source| Error::Json { what: "result", run, source })?;
+            serde_json::from_str(&text).map_err(|reason| Error::Json { what: "result", run, reason })?;
         let value = legacy_value(metric, &status, &result["summary"]);
         let kebab = metric_name(metric);
         if let Some(summary) = result.get_mut("summary").and_then(Value::as_object_mut) {

@@ -30,38 +30,55 @@ pub use write::{RunKind, RunStatus};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The database file could not be opened or created.
-    #[error("opening the archive {path}: {source}")]
+    #[error("opening the archive {path}: {reason}")]
     Open {
         /// File.
         path: PathBuf,
-        /// Cause.
-        source: rusqlite::Error,
+        /// Cause (shown in the message, not as a source: an error chain would repeat it).
+        reason: rusqlite::Error,
     },
     /// The directory for the database could not be created.
-    #[error("creating the directory {path}: {source}")]
+    #[error("creating the directory {path}: {reason}")]
     Dir {
         /// Directory.
         path: PathBuf,
-        /// Cause.
-        source: std::io::Error,
+        /// Cause (in the message only).
+        reason: std::io::Error,
+    },
+    /// The directory of an archive named explicitly does not exist (it is not created: a
+    /// mistyped path should not grow a new archive somewhere unexpected).
+    #[error("opening the archive {path}: the directory {} does not exist", dir.display())]
+    NoDir {
+        /// File.
+        path: PathBuf,
+        /// Its missing directory.
+        dir: PathBuf,
+    },
+    /// The file fails SQLite's integrity check: nothing is written to it.
+    #[error("the archive {path} is damaged ({detail}); not writing to it (`sqlite3 {path} .recover` may save its runs)")]
+    Damaged {
+        /// File.
+        path: PathBuf,
+        /// The first problem `PRAGMA quick_check` found.
+        detail: String,
     },
     /// A statement failed.
-    #[error("archive: {context}: {source}")]
+    #[error("archive: {context}: {reason}")]
     Sql {
         /// What was being done.
         context: &'static str,
-        /// Cause.
-        source: rusqlite::Error,
+        /// Cause (in the message only).
+        reason: rusqlite::Error,
     },
     /// A stored JSON column did not parse, or a value did not serialise.
-    #[error("archive: {what} of run {run}: {source}")]
+    #[error("archive: {what} of run {run}: {reason}")]
     Json {
         /// Which column.
         what: &'static str,
         /// Run id (0 when not known).
         run: i64,
-        /// Cause.
-        source: serde_json::Error,
+        /// Cause (in the message only).
+        reason: serde_json::Error,
     },
     /// No run with this id.
     #[error("no run {0} in the archive")]
@@ -87,11 +104,26 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the archive itself could not be used (opened, created, read as a database or
+    /// checked), as opposed to a missing run or a bad request.
+    pub fn is_unusable_archive(&self) -> bool {
+        matches!(
+            self,
+            Error::Open { .. }
+                | Error::Dir { .. }
+                | Error::NoDir { .. }
+                | Error::Damaged { .. }
+                | Error::NewerSchema { .. }
+        )
+    }
+}
+
 /// Result alias.
 pub type Result<T> = std::result::Result<T, Error>;
 
 pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
-    move |source| Error::Sql { context, source }
+    move |reason| Error::Sql { context, reason }
 }
 
 /// An open archive.
@@ -99,22 +131,54 @@ pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Erro
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    checked: bool,
 }
 
 impl Store {
-    /// Opens (creating if needed) the archive at `path` and migrates it to the newest schema.
+    /// Opens (creating the file if needed) the archive at `path` and migrates it to the newest
+    /// schema; its directory must exist ([`Error::NoDir`]).
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Dir { path: dir.to_path_buf(), source })?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            return Err(Error::NoDir { path: path.to_path_buf(), dir: dir.to_path_buf() });
         }
-        let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+        Store::open_file(path)
+    }
+
+    /// [`Store::open`], creating the directory first if needed (the default archive's).
+    pub fn open_creating_dir(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|reason| Error::Dir { path: dir.to_path_buf(), reason })?;
+        }
+        Store::open_file(path)
+    }
+
+    fn open_file(path: &Path) -> Result<Store> {
+        let open_err = |reason| Error::Open { path: path.to_path_buf(), reason };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
         wal_mode(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { conn, path: path.to_path_buf(), checked: false })
+    }
+
+    /// Before the first write: refuses a damaged file (`PRAGMA quick_check`, which reads every
+    /// page once but skips the index cross-checks of `integrity_check`), so that results are
+    /// not added to an archive that may lose them.
+    pub(crate) fn check_before_writing(&mut self) -> Result<()> {
+        if self.checked {
+            return Ok(());
+        }
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|reason| Error::Damaged { path: self.path.clone(), detail: reason.to_string() })?;
+        if verdict != "ok" {
+            return Err(Error::Damaged { path: self.path.clone(), detail: verdict });
+        }
+        self.checked = true;
+        Ok(())
     }
 
     /// The file.

@@ -87,7 +87,7 @@ fn best_of(pairs: &str) -> Option<Headline> {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &'static str, run: i64, text: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|source| Error::Json { what, run, source })
+    serde_json::from_str(text).map_err(|reason| Error::Json { what, run, reason })
 }
 
 impl Store {

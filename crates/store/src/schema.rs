@@ -154,7 +154,7 @@ fn backfill_rows(tx: &Transaction) -> Result<()> {
     for row in rows {
         let (id, run, json) = row.map_err(sql("reading tests"))?;
         let result: results::TestResult =
-            serde_json::from_str(&json).map_err(|source| Error::Json { what: "result", run, source })?;
+            serde_json::from_str(&json).map_err(|reason| Error::Json { what: "result", run, reason })?;
         insert_rows(tx, id, &result)?;
     }
     Ok(())

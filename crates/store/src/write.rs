@@ -57,7 +57,7 @@ impl RunStatus {
 }
 
 fn json<T: serde::Serialize>(what: &'static str, run: i64, v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|source| Error::Json { what, run, source })
+    serde_json::to_string(v).map_err(|reason| Error::Json { what, run, reason })
 }
 
 impl Store {
@@ -89,6 +89,7 @@ impl Store {
         server: &str,
         owner: Option<&Owner>,
     ) -> Result<i64> {
+        self.check_before_writing()?;
         let cmd = json("command line", 0, &run.command_line)?;
         let local = json("local host", 0, &run.local_host)?;
         let remote = run.remote_host.as_ref().map(|h| json("remote host", 0, h)).transpose()?;
@@ -197,6 +198,7 @@ impl Store {
 
     /// Marks a sweep as running again (resume), now written by `owner` when given.
     pub fn reopen_run(&mut self, run: i64, owner: Option<&Owner>) -> Result<()> {
+        self.check_before_writing()?;
         let (pid, start, boot, host) = owner_columns(owner);
         let tx = self.immediate()?;
         let n = tx

@@ -80,7 +80,7 @@ fn point(index: u32, bps: f64) -> SweepPoint {
 #[test]
 fn run_round_trips_with_hosts_tests_and_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let mut st = Store::open(&dir.path().join("sub/results.db")).unwrap();
+    let mut st = Store::open_creating_dir(&dir.path().join("sub/results.db")).unwrap();
     assert_eq!(st.schema_version().unwrap(), schema::latest());
     let id = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap();
     st.add_test(id, &result(1e9)).unwrap();
@@ -351,4 +351,38 @@ fn pruning_spares_live_processes_and_finished_runs() {
     // A resumed sweep is running again, owned by the process that resumed it.
     st.reopen_run(dead, Some(&owner(13, "boot-a"))).unwrap();
     assert_eq!(by_status(&st, "running"), vec![dead, live]);
+}
+
+#[test]
+fn a_damaged_archive_is_not_written_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    {
+        let mut st = Store::open(&path).unwrap();
+        for _ in 0..20 {
+            let id = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap();
+            st.add_test(id, &result(1e9)).unwrap();
+        }
+    }
+    // Garbage over the last page: a table's b-tree page, not the header or the schema.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = 4096;
+    assert!(bytes.len() >= 4 * page, "{} bytes", bytes.len());
+    let last = bytes.len() - page;
+    bytes[last..].fill(0xA5);
+    std::fs::write(&path, &bytes).unwrap();
+    let mut st = Store::open(&path).unwrap();
+    let err = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap_err();
+    assert!(matches!(err, store::Error::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("is damaged"), "{err}");
+}
+
+#[test]
+fn an_archive_in_a_missing_directory_is_refused_unless_asked_to_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nowhere/r.db");
+    let err = Store::open(&path).unwrap_err();
+    assert!(err.to_string().ends_with("nowhere does not exist"), "{err}");
+    assert!(!dir.path().join("nowhere").exists());
+    Store::open_creating_dir(&path).unwrap();
 }

@@ -34,10 +34,15 @@ pub struct EmuArgs {
     pub list: bool,
     #[command(flatten)]
     pub path: PathArgs,
-    /// Command run on the server side (through `sh -c`), e.g. `iperf3 -s`; stopped when the
-    /// client-side command ends.
+    /// Command run on the server side (through `sh -c`), e.g. `iperf3 -s`. Its output goes to
+    /// stderr, each line prefixed `server: ` (stdout is the client command's alone), or to
+    /// --server-log. When the client-side command ends, every process left on either side
+    /// gets SIGTERM, then SIGKILL 2 s later.
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
+    /// Write the server-side command's stdout and stderr to FILE instead of stderr.
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub server_log: Option<PathBuf>,
     /// Address of the client side.
     #[arg(long, default_value = "198.18.0.1")]
     pub client_addr: Ipv4Addr,
@@ -47,8 +52,10 @@ pub struct EmuArgs {
     /// Print the link's counters as JSON on stderr at the end.
     #[arg(long)]
     pub stats_json: bool,
-    /// Command run on the client side (default: $SHELL); both sides find the other's
-    /// address in TCPLAB_PEER.
+    /// Command run on the client side (default: $SHELL). `{peer}` in its words (and in
+    /// --server-cmd) is replaced by the other side's address: `-- ping -c 3 {peer}`. Both sides
+    /// also find it in TCPLAB_PEER, which your shell expands before tcplab runs unless quoted:
+    /// `-- sh -c 'ping -c 3 $TCPLAB_PEER'`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

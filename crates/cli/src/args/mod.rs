@@ -23,11 +23,37 @@ use self::emu::{EmuArgs, PathArgs};
 
 /// tcplab: how fast is this path or host, and why not faster.
 #[derive(Debug, Parser)]
-#[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tcplab", version, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The command line definition, with each test command's usage showing HOST as required
+    /// (clap would show `[HOST]`, since `--path` or `-c` can stand in for it).
+    pub fn definition() -> clap::Command {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        for t in engine::registry::all() {
+            let name = t.command();
+            let usage = format!(
+                "tcplab {name} [OPTIONS] <HOST>\n       tcplab {name} [OPTIONS] -c <HOST>\n       \
+                 tcplab {name} [OPTIONS] --path <SPEC>"
+            );
+            cli = cli.mut_subcommand(name, |sub| sub.override_usage(usage));
+        }
+        cli
+    }
+
+    /// Parses the process's arguments against [`Cli::definition`].
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::FromArgMatches;
+        let mut cli = Cli::definition();
+        let matches = cli.try_get_matches_from_mut(std::env::args_os())?;
+        Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cli))
+    }
 }
 
 /// Subcommands.
@@ -80,8 +106,9 @@ impl Command {
 /// `tcplab server`.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
+    /// Address to listen on; `::` (the default) takes IPv4 and IPv6 clients, and is 0.0.0.0
+    /// where IPv6 is unavailable.
+    #[arg(short = 'B', long, default_value = "::")]
     pub bind: IpAddr,
     /// Control port (data connections use it too).
     #[arg(short, long, default_value_t = 9180)]
@@ -92,6 +119,13 @@ pub struct ServerArgs {
     /// Tests allowed at once; further clients get a "busy" error.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_concurrent: u32,
+}
+
+impl ClientArgs {
+    /// The server: HOST or `-c HOST`; empty with `--path`.
+    pub fn host(&self) -> &str {
+        self.client.as_deref().unwrap_or(&self.host)
+    }
 }
 
 impl ServerArgs {
@@ -105,8 +139,11 @@ impl ServerArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// Server host name or address (not with --path, which runs its own server).
-    #[arg(required_unless_present = "path", default_value = "")]
+    #[arg(required_unless_present_any = ["path", "client"], default_value = "")]
     pub host: String,
+    /// The server, as iperf3's `-c HOST` (the same as the HOST argument).
+    #[arg(short = 'c', long = "client", value_name = "HOST", conflicts_with = "host")]
+    pub client: Option<String>,
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
@@ -167,19 +204,19 @@ pub struct TimingArgs {
 pub struct BufferArgs {
     /// Both socket buffers on both ends (SO_SNDBUF and SO_RCVBUF), e.g. 64K (sizes: K, M, G
     /// are powers of 1024, 64K = 65536 bytes).
-    #[arg(short = 'w', long = "window", value_parser = parse::size_u32)]
+    #[arg(short = 'w', long = "window", value_parser = parse::buffer_size)]
     pub window: Option<u32>,
     /// Client SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub sndbuf: Option<u32>,
     /// Client SO_RCVBUF (the receiver with -R).
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub rcvbuf: Option<u32>,
     /// Server SO_SNDBUF.
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub remote_sndbuf: Option<u32>,
     /// Server SO_RCVBUF (the receiver by default).
-    #[arg(long, value_parser = parse::size_u32)]
+    #[arg(long, value_parser = parse::buffer_size)]
     pub remote_rcvbuf: Option<u32>,
     /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
     #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
@@ -220,10 +257,10 @@ pub struct StreamArgs {
     #[arg(short = 'k', long = "blocks")]
     pub blocks: Option<u64>,
     /// Bytes per write (K, M = powers of 1024: 128K = 131072).
-    #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]
+    #[arg(short = 'l', long = "len", value_parser = parse::message_size, default_value = "128K")]
     pub len: u32,
     /// Bytes per read (default: -l).
-    #[arg(long = "recv-len", value_parser = parse::size_u32)]
+    #[arg(long = "recv-len", value_parser = parse::message_size)]
     pub recv_len: Option<u32>,
     /// Server sends, client receives (TCP_MAERTS).
     #[arg(short = 'R', long, conflicts_with = "bidir")]
@@ -235,6 +272,12 @@ pub struct StreamArgs {
     pub copy: measure::copy::CopyArgs,
     #[command(flatten)]
     pub link: link::LinkArgs,
+    /// iperf3's `-u`: refused with a pointer to `tcplab udp`.
+    #[arg(short = 'u', long = "udp", hide = true)]
+    pub udp: bool,
+    /// iperf3's `-b` on TCP: refused (tcplab does not pace TCP; see README).
+    #[arg(short = 'b', long = "rate", hide = true, value_name = "RATE")]
+    pub rate: Option<String>,
 }
 
 /// `tcplab rr`.
@@ -258,6 +301,9 @@ pub struct RrArgs {
     /// a busy core per flow at each end).
     #[arg(long)]
     pub busy_poll: bool,
+    /// Leave Nagle's algorithm on (netperf's TCP_RR default); without it rr sets TCP_NODELAY.
+    #[arg(long, conflicts_with = "nodelay")]
+    pub nagle: bool,
 }
 
 /// `tcplab crr`.
@@ -274,6 +320,9 @@ pub struct CrrArgs {
     /// Request and response sizes, REQ,RESP.
     #[arg(short = 'r', long = "size", value_parser = parse::rr_sizes, default_value = "1,1")]
     pub size: (u32, u32),
+    /// Leave Nagle's algorithm on (netperf's TCP_CRR default); without it crr sets TCP_NODELAY.
+    #[arg(long, conflicts_with = "nodelay")]
+    pub nagle: bool,
 }
 
 /// `tcplab run`.
@@ -306,6 +355,32 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// `-V` is iperf3's verbose flag: on a test command it must not print the version and
+    /// exit 0 without measuring; the version is a top-level flag only.
+    #[test]
+    fn version_only_at_the_top_level() {
+        use clap::Parser;
+        let top = super::Cli::try_parse_from(["tcplab", "-V"]).unwrap_err();
+        assert_eq!(top.kind(), clap::error::ErrorKind::DisplayVersion);
+        for sub in [
+            &["tcplab", "stream", "h", "-V"][..],
+            &["tcplab", "rr", "h", "--version"],
+            &["tcplab", "server", "-V"],
+        ] {
+            let e = super::Cli::try_parse_from(sub).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{sub:?}");
+        }
+    }
+
+    #[test]
+    fn usage_shows_host_as_required_unless_path() {
+        let mut cli = super::Cli::definition();
+        let sub = cli.find_subcommand_mut("stream").unwrap();
+        let usage = sub.render_usage().to_string();
+        assert!(usage.contains("tcplab stream [OPTIONS] <HOST>"), "{usage}");
+        assert!(usage.contains("--path <SPEC>") && !usage.contains("[HOST]"), "{usage}");
     }
 
     /// Every registered test type has its command, helped by its registry line: a type

@@ -1,12 +1,18 @@
 //! `tcplab emu`: a shell on an emulated path (like mahimahi's), and `--list`.
 //!
 //! The client-side command runs in the client namespace, the optional server-side command
-//! in the server namespace; each finds the other side's address in `TCPLAB_PEER`. When the
-//! client-side command ends, the server-side one gets SIGTERM, the emulator stops, and its
-//! counters are printed on stderr. The exit code is the client-side command's.
+//! in the server namespace; each finds the other side's address in `TCPLAB_PEER`, and `{peer}`
+//! in a command's words is replaced by it. Standard output is the client-side command's
+//! alone: the server-side command's output goes to stderr, each line prefixed `server: `, or
+//! to `--server-log FILE`. When the client-side command ends, every process left on either
+//! side gets SIGTERM and, after a grace period, SIGKILL; the emulator stops and its counters
+//! are printed on stderr. The exit code is the client-side command's.
 
-use std::process::{Child, Command, ExitCode};
-use std::time::{Duration, Instant};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use emu::pump::cgroup::CpuQuota;
@@ -15,6 +21,13 @@ use emu::pump::{Emulator, Role};
 use crate::args::emu::EmuArgs;
 use crate::output::emit;
 use pipeline::emulated::{emulator_options, parse_host_cpu, quotas};
+
+/// How long processes left on the path have after SIGTERM before SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+/// How long the server's output may take to drain once its processes are gone.
+const DRAIN: Duration = Duration::from_secs(1);
+/// The placeholder replaced by the other side's address.
+const PEER: &str = "{peer}";
 
 /// Runs `tcplab emu`.
 pub fn run(a: &EmuArgs) -> Result<ExitCode> {
@@ -32,22 +45,37 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
     opts.server_addr = a.server_addr;
     let cpu = a.path.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
     let (client_quota, server_quota) = quotas(cpu)?;
+    // Orphans of either side's commands come here, to be reaped once stopped.
+    netio::netns::become_subreaper().context("becoming the reaper of the commands' children")?;
     let emu = Emulator::start(spec, &path, &opts).context("starting the link emulator")?;
     let server = match &a.server_cmd {
-        Some(cmd) => Some(spawn(&emu, Role::Server, &shell_command(cmd), server_quota.as_ref())?),
+        Some(cmd) => {
+            let argv = with_peer(&shell_command(cmd), emu.addr(Role::Client));
+            Some(start_server(&emu, &argv, server_quota.as_ref(), a.server_log.as_deref())?)
+        }
         None => None,
     };
-    let client_cmd = client_command(&a.command);
-    let status = spawn(&emu, Role::Client, &client_cmd, client_quota.as_ref())
+    let client_cmd = with_peer(&client_command(&a.command), emu.addr(Role::Server));
+    let status = spawn(&emu, Role::Client, &client_cmd, client_quota.as_ref(), None)
         .and_then(|mut c| c.wait().context("waiting for the client-side command"));
+    let stopped = emu.stop_processes(GRACE);
     if let Some(s) = server {
-        stop_child(s);
+        s.finish();
     }
+    netio::netns::reap_exited();
     let failure = emu.failure();
     let report = emu.stop()?;
     eprint!("{}", report::emu::text(&report));
     if a.stats_json {
         eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+    }
+    let stopped = stopped.context("stopping the processes on the emulated path")?;
+    if stopped.killed > 0 {
+        eprintln!(
+            "emu: {} process(es) still running {} s after SIGTERM were killed",
+            stopped.killed,
+            GRACE.as_secs()
+        );
     }
     if let Some(f) = failure {
         bail!("link emulator: {f}");
@@ -70,8 +98,21 @@ fn client_command(cmd: &[String]) -> Vec<String> {
     }
 }
 
-/// Starts `argv` on `role`'s side with TCPLAB_PEER set, inside `quota` if given.
-fn spawn(emu: &Emulator, role: Role, argv: &[String], quota: Option<&CpuQuota>) -> Result<Child> {
+/// `argv` with `{peer}` in any word replaced by `peer` (the caller's shell would expand
+/// `$TCPLAB_PEER` before tcplab runs; `{peer}` reaches the command as written).
+fn with_peer(argv: &[String], peer: Ipv4Addr) -> Vec<String> {
+    argv.iter().map(|w| w.replace(PEER, &peer.to_string())).collect()
+}
+
+/// Starts `argv` on `role`'s side with TCPLAB_PEER set, inside `quota` if given; its output
+/// to `output` when given (stdin then closed), else inherited.
+fn spawn(
+    emu: &Emulator,
+    role: Role,
+    argv: &[String],
+    quota: Option<&CpuQuota>,
+    output: Option<(Stdio, Stdio)>,
+) -> Result<Child> {
     let Some((program, args)) = argv.split_first() else { bail!("empty command") };
     let peer = match role {
         Role::Client => emu.addr(Role::Server),
@@ -79,22 +120,99 @@ fn spawn(emu: &Emulator, role: Role, argv: &[String], quota: Option<&CpuQuota>) 
     };
     let mut cmd = Command::new(program);
     cmd.args(args).env("TCPLAB_PEER", peer.to_string()).env("TCPLAB_SIDE", role.name());
+    if let Some((out, err)) = output {
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    }
     let procs = quota.map(CpuQuota::procs_file);
     emu.netns(role)
         .spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref())
         .with_context(|| format!("starting `{program}` on the {} side", role.name()))
 }
 
-/// SIGTERM, a moment's grace, then SIGKILL.
-fn stop_child(mut child: Child) {
-    let _ = netio::netns::signal(child.id(), netio::netns::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
+/// The server-side command and the threads that carry its output to stderr.
+struct ServerCmd {
+    child: Child,
+    drains: mpsc::Receiver<()>,
+    pipes: usize,
+}
+
+/// Starts the server-side command with its output in `log` or, prefixed, on stderr.
+fn start_server(
+    emu: &Emulator,
+    argv: &[String],
+    quota: Option<&CpuQuota>,
+    log: Option<&std::path::Path>,
+) -> Result<ServerCmd> {
+    let output = match log {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating the server log {}", path.display()))?;
+            let copy = file.try_clone().context("opening the server log twice")?;
+            (Stdio::from(file), Stdio::from(copy))
         }
-        std::thread::sleep(Duration::from_millis(20));
+        None => (Stdio::piped(), Stdio::piped()),
+    };
+    let mut child = spawn(emu, Role::Server, argv, quota, Some(output))?;
+    let (tx, drains) = mpsc::channel();
+    let mut pipes = 0;
+    let outs: [Option<Box<dyn Read + Send>>; 2] = [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>),
+        child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>),
+    ];
+    for out in outs.into_iter().flatten() {
+        let tx = tx.clone();
+        pipes += 1;
+        std::thread::spawn(move || {
+            prefix_lines(out, &mut std::io::stderr(), "server: ");
+            let _ = tx.send(());
+        });
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    Ok(ServerCmd { child, drains, pipes })
+}
+
+impl ServerCmd {
+    /// Reaps the command (its processes were stopped already) and lets its output drain.
+    fn finish(mut self) {
+        let _ = self.child.wait();
+        for _ in 0..self.pipes {
+            if self.drains.recv_timeout(DRAIN).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// Copies `from` to `to` line by line, each line prefixed (bytes kept as they are).
+fn prefix_lines(from: impl Read, to: &mut impl Write, prefix: &str) {
+    let mut reader = BufReader::new(from);
+    let mut line = Vec::new();
+    while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        let _ = to.write_all(prefix.as_bytes()).and_then(|()| to.write_all(&line));
+        line.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_placeholder_is_replaced_in_every_word() {
+        let argv: Vec<String> = ["ping", "-c", "3", "{peer}", "http://{peer}:80/"].map(String::from).to_vec();
+        let out = with_peer(&argv, Ipv4Addr::new(198, 18, 0, 2));
+        assert_eq!(out, ["ping", "-c", "3", "198.18.0.2", "http://198.18.0.2:80/"]);
+    }
+
+    #[test]
+    fn server_output_is_prefixed_line_by_line() {
+        let mut out = Vec::new();
+        prefix_lines(&b"Server listening on 5201\n{\"a\":1}\nno newline"[..], &mut out, "server: ");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "server: Server listening on 5201\nserver: {\"a\":1}\nserver: no newline\n"
+        );
+    }
 }

@@ -17,7 +17,8 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     };
     let server = Server::bind(cfg).with_context(|| format!("listening on {}", a.addr()))?;
     let addr = server.local_addr().context("reading the bound address")?;
-    eprintln!("tcplab server listening on {addr} (Ctrl-C to stop)");
+    let families = if addr.is_ipv6() && addr.ip().is_unspecified() { "IPv4 and IPv6; " } else { "" };
+    eprintln!("tcplab server listening on {addr} ({families}Ctrl-C to stop)");
     server.run(stop).context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
 }

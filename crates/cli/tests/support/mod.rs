@@ -8,7 +8,7 @@ pub mod chromium;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_tcplab");
@@ -64,6 +64,7 @@ pub struct ServerProc {
     child: Child,
     /// The port it listens on.
     pub port: u16,
+    log: Arc<Mutex<String>>,
 }
 
 impl ServerProc {
@@ -74,17 +75,39 @@ impl ServerProc {
 
     /// A server bound to `bind`, inside namespace `netns` when given.
     pub fn start_in(netns: Option<&str>, bind: &str, extra: &[&str]) -> ServerProc {
+        let mut args = vec!["--bind", bind];
+        args.extend_from_slice(extra);
+        ServerProc::start_with(netns, &args)
+    }
+
+    /// A server on its default address (every address, IPv4 and IPv6) with `extra` flags.
+    pub fn start_default(extra: &[&str]) -> ServerProc {
+        ServerProc::start_with(None, extra)
+    }
+
+    fn start_with(netns: Option<&str>, extra: &[&str]) -> ServerProc {
         let mut child = command_in(netns)
-            .args(["server", "--bind", bind, "-p", "0"])
+            .args(["server", "-p", "0"])
             .args(extra)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
             .expect("the server starts");
         let mut line = String::new();
-        BufReader::new(child.stderr.take().expect("piped stderr"))
-            .read_line(&mut line)
-            .expect("the server's first line");
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        stderr.read_line(&mut line).expect("the server's first line");
+        // Keep reading what the server logs, for tests to look at (and so it never writes
+        // into a closed pipe).
+        let log = Arc::new(Mutex::new(String::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for l in stderr.lines().map_while(Result::ok) {
+                if let Ok(mut log) = sink.lock() {
+                    log.push_str(&l);
+                    log.push('\n');
+                }
+            }
+        });
         let port = line
             .split("listening on ")
             .nth(1)
@@ -92,7 +115,12 @@ impl ServerProc {
             .and_then(|addr| addr.rsplit(':').next())
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in the server's first line {line:?}"));
-        ServerProc { child, port }
+        ServerProc { child, port, log }
+    }
+
+    /// What the server wrote on stderr after its first line, so far.
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// The port as text, for command lines.

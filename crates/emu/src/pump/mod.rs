@@ -8,8 +8,8 @@
 //!
 //! Teardown needs no bookkeeping: the devices are non-persistent (they vanish with the
 //! pump's file descriptors) and the namespaces are held only by this process's handles and
-//! by the processes started inside them, which get `SIGKILL` when their parent thread dies
-//! ([`netio::NetNs::spawn`]). After `kill -9` of the emulator nothing is left, and there is
+//! by the processes inside them, which [`Emulator::stop_processes`] ends and which get
+//! `SIGKILL` when their parent thread dies ([`netio::NetNs::spawn`]). After `kill -9` of the emulator nothing is left, and there is
 //! no stale set to clean at the next start. Only a CPU-quota cgroup ([`cgroup`]) is a named
 //! object; it is removed on drop and stale empty ones with the same prefix are removed at
 //! the next start.
@@ -239,6 +239,22 @@ impl Emulator {
     /// The counters so far.
     pub fn report(&self) -> results::EmuReport {
         report::build(&self.spec, self.offload, &self.shared)
+    }
+
+    /// Ends every process left on either side (SIGTERM, `grace`, SIGKILL; see
+    /// [`NetNs::stop_processes`]), so that the namespaces go with this emulator: a server
+    /// started through a shell, its children and daemons included.
+    pub fn stop_processes(&self, grace: std::time::Duration) -> Result<netio::netns::Stopped, Error> {
+        let mut all = netio::netns::Stopped::default();
+        for role in [Role::Client, Role::Server] {
+            let s = self.netns(role).stop_processes(grace).map_err(|source| Error::Setup {
+                step: format!("stopping the processes on the {} side", role.name()),
+                source,
+            })?;
+            all.terminated += s.terminated;
+            all.killed += s.killed;
+        }
+        Ok(all)
     }
 
     /// The error that stopped forwarding, if one did.

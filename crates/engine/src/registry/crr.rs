@@ -29,8 +29,9 @@ pub fn client_jobs(spec: &TestSpec, server: SocketAddr, token: Token) -> Vec<Job
     (0..spec.parallel)
         .map(|index| {
             let (req, resp) = (spec.request_len as usize, spec.response_len as usize);
+            let nodelay = spec.nodelay;
             let work: crate::side::Work =
-                Box::new(move |ctx: &WorkerCtx| client_loop(server, token, index, req, resp, ctx));
+                Box::new(move |ctx: &WorkerCtx| client_loop(server, token, index, (req, resp, nodelay), ctx));
             Job { index, role: Role::Request, socket: None, work: WorkDebug(work) }
         })
         .collect()
@@ -42,7 +43,9 @@ pub fn server_jobs(spec: &TestSpec, rx: Receiver<TcpStream>) -> Vec<Job> {
     (0..spec.parallel)
         .map(|index| {
             let (rx, req, resp) = (rx.clone(), spec.request_len as usize, spec.response_len as usize);
-            let work: crate::side::Work = Box::new(move |ctx: &WorkerCtx| server_loop(&rx, req, resp, ctx));
+            let nodelay = spec.nodelay;
+            let work: crate::side::Work =
+                Box::new(move |ctx: &WorkerCtx| server_loop(&rx, (req, resp, nodelay), ctx));
             Job { index, role: Role::Respond, socket: None, work: WorkDebug(work) }
         })
         .collect()
@@ -52,8 +55,7 @@ fn client_loop(
     server: SocketAddr,
     token: Token,
     index: u32,
-    req: usize,
-    resp: usize,
+    (req, resp, nodelay): (usize, usize, bool),
     ctx: &WorkerCtx,
 ) -> WorkerOutcome {
     let mut first = Hello::data(token, index).encode().to_vec();
@@ -64,7 +66,7 @@ fn client_loop(
     let mut now = Instant::now();
     while result.is_ok() && !ctx.should_stop_sending(now) {
         let sent = now;
-        result = one_transaction(server, &first, &mut response, ctx);
+        result = one_transaction(server, (&first, nodelay), &mut response, ctx);
         now = Instant::now();
         if result.is_ok() {
             ctx.meter.transactions.fetch_add(1, Relaxed);
@@ -80,13 +82,13 @@ fn client_loop(
 
 fn one_transaction(
     server: SocketAddr,
-    first: &[u8],
+    (first, nodelay): (&[u8], bool),
     response: &mut [u8],
     ctx: &WorkerCtx,
 ) -> Result<(), Ended> {
     let mut sock = TcpStream::connect_timeout(&server, CONNECT_TIMEOUT)
         .map_err(|e| Ended::Failed(format!("connecting to {server}: {e}")))?;
-    let _ = sock.set_nodelay(true);
+    let _ = sock.set_nodelay(nodelay);
     let _ = sock.set_read_timeout(Some(CALL_SLICE));
     sock.write_all(first).map_err(|e| Ended::Failed(format!("{server}: write: {e}")))?;
     match read_full(&mut sock, response, ctx) {
@@ -95,7 +97,11 @@ fn one_transaction(
     }
 }
 
-fn server_loop(rx: &Mutex<Receiver<TcpStream>>, req: usize, resp: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+fn server_loop(
+    rx: &Mutex<Receiver<TcpStream>>,
+    (req, resp, nodelay): (usize, usize, bool),
+    ctx: &WorkerCtx,
+) -> WorkerOutcome {
     let mut request = vec![0u8; req];
     let response = payload(resp);
     let mut error = None;
@@ -106,6 +112,7 @@ fn server_loop(rx: &Mutex<Receiver<TcpStream>>, req: usize, resp: usize, ctx: &W
         };
         match next {
             Ok(mut sock) => {
+                let _ = sock.set_nodelay(nodelay);
                 if let Err(e) = answer(&mut sock, &mut request, &response, ctx) {
                     error = failure(Err(e));
                 }
@@ -122,7 +129,6 @@ fn server_loop(rx: &Mutex<Receiver<TcpStream>>, req: usize, resp: usize, ctx: &W
 }
 
 fn answer(sock: &mut TcpStream, request: &mut [u8], response: &[u8], ctx: &WorkerCtx) -> Result<(), Ended> {
-    let _ = sock.set_nodelay(true);
     let _ = sock.set_read_timeout(Some(CALL_SLICE));
     read_full(sock, request, ctx)?;
     sock.write_all(response).map_err(|e| Ended::Failed(format!("crr write: {e}")))?;

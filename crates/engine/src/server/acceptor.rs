@@ -74,6 +74,8 @@ fn accept_all(
     loop {
         match listener.accept() {
             Ok((mut stream, peer)) => {
+                // On a dual-stack socket an IPv4 client is ::ffff:a.b.c.d: name it as IPv4.
+                let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
                 if pending.len() >= MAX_PENDING {
                     evict_oldest(pending);
                 }
@@ -159,6 +161,7 @@ fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shar
             retry_after_ms: Some(1000),
             ..Rejection::new(ErrorCode::Busy, "the server is busy running another test; try again later")
         };
+        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
         refuse(&mut stream, busy);
         return;
     };

@@ -26,7 +26,8 @@ pub const DEFAULT_PORT: u16 = 9180;
 /// How the server runs.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Address to listen on.
+    /// Address to listen on; `[::]` (the default) takes IPv4 clients too, and is `0.0.0.0`
+    /// where IPv6 is unavailable ([`netio::listen::tcp`]).
     pub bind: SocketAddr,
     /// Serve one test, then exit.
     pub one_off: bool,
@@ -42,7 +43,7 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
-            bind: SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)),
+            bind: SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)),
             one_off: false,
             max_concurrent: 1,
             limits: Limits::default(),
@@ -80,7 +81,7 @@ pub struct ServerHandle {
 impl Server {
     /// Binds the listening socket.
     pub fn bind(cfg: ServerConfig) -> io::Result<Server> {
-        let listener = TcpListener::bind(cfg.bind)?;
+        let listener = netio::listen::tcp(cfg.bind)?;
         let shared = Shared {
             cfg,
             routes: routes::Routes::default(),

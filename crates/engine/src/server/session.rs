@@ -26,17 +26,19 @@ const PREPARE: Duration = Duration::from_secs(120);
 
 /// Serves one control connection whose hello was already read.
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
-    let local = stream.local_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let local = stream.local_addr().map(|a| a.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let mut ctrl = Control::new(stream);
-    match run(&mut ctrl, (peer, local), hello, shared, &mut slot) {
-        Ok(()) => tracing::info!("{peer}: test done"),
+    let mut test = None;
+    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, &mut test)) {
+        Ok(()) => tracing::info!("{peer}: finished {}", test.unwrap_or("test")),
         Err(Failure::Refused(r)) => {
-            tracing::info!("{peer}: refused: {r}");
+            let what = test.map(|t| format!(" {t}")).unwrap_or_default();
+            tracing::info!("{peer}: refused{what}: {r}");
             // Free the slot before the client hears why, so that its next attempt is admitted.
             slot.release();
             let _ = ctrl.send(&Message::Error(r));
         }
-        Err(Failure::Lost(e)) => tracing::info!("{peer}: {e}"),
+        Err(Failure::Lost(e)) => tracing::info!("{peer}: {} failed: {e}", test.unwrap_or("test")),
     }
 }
 
@@ -66,7 +68,7 @@ fn run(
     (peer, local): (SocketAddr, IpAddr),
     hello: Hello,
     shared: &Shared,
-    slot: &mut Admission,
+    (slot, test): (&mut Admission, &mut Option<&'static str>),
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
@@ -75,6 +77,7 @@ fn run(
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         other => return Err(out_of_state(&other, "setup")),
     };
+    *test = Some(spec.test.id());
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
     check_congestion(&spec)?;
     crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
@@ -84,6 +87,7 @@ fn run(
     let udp = ty.transport() == Transport::Udp;
     let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
     let udp_ports = udp_flow::ports(&udp_socks)?;
+    tracing::info!("{peer}: accepted {}", describe(&spec));
     ctrl.send(&Message::Accepted(protocol::accepted(token, &shared.host, udp_ports)))?;
     let data = match ty.transport() {
         Transport::Udp => {
@@ -106,6 +110,16 @@ fn run(
     slot.release();
     linger(ctrl);
     Ok(())
+}
+
+/// `tcp-stream, 2 streams, 10 s`: what a log line says of an accepted test.
+fn describe(spec: &TestSpec) -> String {
+    let length = match spec.bytes_limit {
+        Some(n) => format!("{n} bytes"),
+        None => format!("{} s", spec.duration_ms as f64 / 1000.0),
+    };
+    let flows = if spec.parallel == 1 { "1 flow".to_string() } else { format!("{} flows", spec.parallel) };
+    format!("{}, {flows}, {length}", spec.test.id())
 }
 
 fn out_of_state(got: &Message, wanted: &str) -> Failure {
