@@ -267,6 +267,7 @@ pub fn run(tests: Vec<TestResult>) -> RunRecord {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 

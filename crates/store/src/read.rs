@@ -173,6 +173,7 @@ impl Store {
             error: error.map(|t| parse("error", id, &t)).transpose()?,
             id: Some(id),
             sweep: None,
+            cc: None,
         })
     }
 

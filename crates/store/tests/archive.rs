@@ -43,6 +43,7 @@ fn record() -> RunRecord {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 
