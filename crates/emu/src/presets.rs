@@ -114,7 +114,8 @@ mod tests {
     #[test]
     fn transatlantic_bdp_differs_from_transatlantic_only_in_its_queue() {
         let (a, b) = (find("transatlantic").unwrap().spec, find("transatlantic-bdp").unwrap().spec);
-        let without_queue = |s: &'static str| s.split(',').filter(|i| !i.starts_with("queue=")).collect::<Vec<_>>();
+        let without_queue =
+            |s: &'static str| s.split(',').filter(|i| !i.starts_with("queue=")).collect::<Vec<_>>();
         assert_eq!(without_queue(a), without_queue(b));
         // One BDP: 1 Gbit/s × 170 ms in bytes.
         assert!(b.ends_with(&format!("queue={}B", 1_000_000_000u64 * 170 / 1000 / 8)));
