@@ -78,5 +78,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Emu(a) => cmd::emu::run(a),
+        Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
     }
 }

@@ -326,6 +326,7 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     };
     let id = st.begin_run(&header, store::RunKind::Test, "h:1").unwrap();
     st.add_test(id, &result).unwrap();
@@ -397,6 +398,7 @@ fn fake_header() -> results::RunRecord {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 

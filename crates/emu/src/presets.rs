@@ -66,6 +66,13 @@ const PRESETS: &[Preset] = &[
         spec: "rate=1gbit,overhead=38,delay=85ms,mtu=1500,queue=100pkt",
     },
     Preset {
+        name: "transatlantic-bdp",
+        description: "transatlantic with a queue of one bandwidth-delay product (21.25 MB = 1 Gbit/s \
+                      × 170 ms) instead of 100 packets (1.2 ms), so the queue does not cap \
+                      loss-based controls",
+        spec: "rate=1gbit,overhead=38,delay=85ms,mtu=1500,queue=21250000B",
+    },
+    Preset {
         name: "snv-ams",
         description: "Sunnyvale–Amsterdam (seed 003): 1 Gbit/s Ethernet, MTU 1500, txqueuelen \
                       100; RTT 170 ms assumed, the seed states none",
@@ -102,6 +109,18 @@ mod tests {
     fn find_ignores_case() {
         assert_eq!(find("GigE").map(|p| p.name), Some("gige"));
         assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn transatlantic_bdp_differs_from_transatlantic_only_in_its_queue() {
+        let (a, b) = (find("transatlantic").unwrap().spec, find("transatlantic-bdp").unwrap().spec);
+        let without_queue =
+            |s: &'static str| s.split(',').filter(|i| !i.starts_with("queue=")).collect::<Vec<_>>();
+        assert_eq!(without_queue(a), without_queue(b));
+        // One BDP: 1 Gbit/s × 170 ms in bytes.
+        assert!(b.ends_with(&format!("queue={}B", 1_000_000_000u64 * 170 / 1000 / 8)));
+        let path: crate::PathConfig = "transatlantic-bdp".parse().unwrap();
+        assert_eq!(path, b.parse().unwrap());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cli (flags → Config + specs)
-//!   └─ single::run / suite::run / sweep::run          what to run
+//!   └─ single::run / suite::run / sweep::run / compare_cc::run   what to run
 //!        └─ run::Run                                   the life of a run
 //!             begin: report path checked, archive opened, run recorded, place started
 //!             test:  place.measure ─ engine::run_test (registry: jobs, summary, headline)
@@ -16,6 +16,7 @@
 //! ([`output::emit`]) stop or quiet a run without losing what it measured.
 #![forbid(unsafe_code)]
 
+pub mod compare_cc;
 pub mod config;
 pub mod emulated;
 pub mod output;
@@ -23,6 +24,7 @@ pub mod place;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;
+pub mod rtt_probe;
 pub mod run;
 pub mod segment_trace;
 pub mod server_child;

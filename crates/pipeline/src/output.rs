@@ -148,6 +148,7 @@ pub fn record(
         error,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 

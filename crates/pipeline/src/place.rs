@@ -42,8 +42,10 @@ impl Place {
         let (kind, opts) = match target {
             Target::Remote(opts) => (Kind::Remote, opts.clone()),
             Target::Loopback => {
-                let cfg =
-                    ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
+                // Four at once, as on an emulated path: `compare-cc --concurrent` runs its
+                // controls side by side.
+                let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+                let cfg = ServerConfig { bind, max_concurrent: 4, ..ServerConfig::default() };
                 let server = Server::bind(cfg)
                     .and_then(Server::spawn)
                     .context("starting the embedded server on 127.0.0.1")?;
@@ -105,6 +107,20 @@ impl Place {
                 .into_iter()
                 .flatten()
                 .min_by(|a, b| a.limit_bps.total_cmp(&b.limit_bps)),
+        }
+    }
+
+    /// Where the tests' clients connect to.
+    pub fn client_options(&self) -> &ClientOptions {
+        &self.opts
+    }
+
+    /// Runs `f` on this thread where the tests' clients run (the client side of an emulated
+    /// path, or anywhere), e.g. a probe beside a test.
+    pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        match &self.kind {
+            Kind::Emulated(s) => s.in_client(f),
+            Kind::Remote | Kind::Embedded(_) => Ok(f()),
         }
     }
 

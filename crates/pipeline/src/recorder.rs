@@ -66,6 +66,14 @@ impl Recorder {
         Ok(())
     }
 
+    /// Stores a congestion-control comparison's figures.
+    pub fn cc_study(&mut self, study: &results::CcStudy) -> Result<()> {
+        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
+            st.set_cc_study(id, study)?;
+        }
+        Ok(())
+    }
+
     /// Stores the server's description once known.
     pub fn remote_host(&mut self, host: Option<&HostInfo>) -> Result<()> {
         if let (Some(st), Some(id), Some(h)) = (self.store.as_mut(), self.run, host) {

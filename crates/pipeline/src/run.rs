@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -17,6 +18,9 @@ use crate::config::Config;
 use crate::output::{emit, now_unix_ms, record, Live};
 use crate::place::Place;
 use crate::recorder::Recorder;
+
+/// What measuring one test gave: its result and the server's description, or why not.
+type Measured = Result<(TestResult, Option<HostInfo>)>;
 
 /// A run under way.
 #[derive(Debug)]
@@ -120,6 +124,64 @@ impl Run {
             Some(place) => place.measure(spec, confidence, &mut self.live, stop),
             None => Err(anyhow::anyhow!("the run has ended")),
         };
+        self.settle(spec, measured, reference, summary_text)
+    }
+
+    /// Measures `specs` at once, each its own test against the server, while `beside` runs
+    /// on another thread with the place and a flag set once the tests have ended; then
+    /// diagnoses and shows each as [`Run::test`] does. One spec shows its intervals live;
+    /// several run quietly. `beside`'s value is `None` if its thread panicked.
+    pub fn tests_beside<T: Send>(
+        &mut self,
+        specs: &[TestSpec],
+        stop: &StopFlag,
+        beside: impl FnOnce(&Place, &AtomicBool) -> T + Send,
+        summary_text: bool,
+    ) -> (Vec<TestResult>, Option<T>) {
+        let Some(place) = self.place.as_ref() else {
+            let ended = specs.iter().map(|s| not_run(s, &anyhow::anyhow!("the run has ended"))).collect();
+            return (ended, None);
+        };
+        let done = AtomicBool::new(false);
+        let live = &mut self.live;
+        let (measured, side) = std::thread::scope(|scope| {
+            let side = scope.spawn(|| beside(place, &done));
+            let measured: Vec<Measured> = match specs {
+                [one] => vec![place.measure(one, None, live, stop)],
+                _ => specs
+                    .iter()
+                    .map(|spec| {
+                        scope.spawn(move || place.measure(spec, None, &mut engine::client::Quiet, stop))
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a test thread panicked"))))
+                    .collect(),
+            };
+            done.store(true, Ordering::Relaxed);
+            (measured, side.join().ok())
+        });
+        let results = specs
+            .iter()
+            .zip(measured)
+            .map(|(spec, m)| self.settle(spec, m, |_| None, summary_text))
+            .collect();
+        (results, side)
+    }
+
+    /// The place the tests run in, while the run is under way.
+    pub fn place(&self) -> Option<&Place> {
+        self.place.as_ref()
+    }
+
+    /// Stores what `measured` found of `spec` (or a failure), diagnosed and shown.
+    fn settle(
+        &mut self,
+        spec: &TestSpec,
+        measured: Measured,
+        reference: impl FnOnce(&TestResult) -> Option<Reference>,
+        summary_text: bool,
+    ) -> TestResult {
         let (mut r, host) = match measured {
             Ok(done) => done,
             Err(e) => (not_run(spec, &e), None),

@@ -70,6 +70,8 @@ pub fn show_text(run: &RunRecord) -> String {
             if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
             run.id.unwrap_or(0)
         );
+    } else if let Some(study) = &run.cc {
+        o.push_str(&crate::cc::text(study, &run.tests));
     } else if let [one] = run.tests.as_slice() {
         o.push_str(&text::test_summary(one));
     } else {

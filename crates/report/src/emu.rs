@@ -33,10 +33,14 @@ fn direction_lines(out: &mut String, d: &EmuDirection) {
         d.lost_cells,
         d.duplicates.packets
     );
+    let pct = |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{v:.0} µs"));
     let _ = writeln!(
         out,
-        "       release lateness: mean {:.1} µs, max {:.1} µs",
-        d.lateness_mean_us, d.lateness_max_us
+        "       release lateness: mean {:.1} µs, p50 {}, p99 {}, max {:.1} µs",
+        d.lateness_mean_us,
+        pct(d.lateness_p50_us),
+        pct(d.lateness_p99_us),
+        d.lateness_max_us
     );
 }
 

@@ -275,6 +275,7 @@ pub fn run(tests: Vec<TestResult>) -> RunRecord {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 

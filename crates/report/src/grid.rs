@@ -229,6 +229,7 @@ mod tests {
             error: None,
             id: None,
             sweep: Some(Sweep { plan, points, complete: false }),
+            cc: None,
         }
     }
 

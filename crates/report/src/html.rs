@@ -1,8 +1,9 @@
 //! The self-contained HTML report (`tcplab report`, `--report FILE`): run metadata and both
-//! hosts, summary tables, diagnosis and limits, sweep and grid plots, latency CDFs and
+//! hosts, summary tables, diagnosis and limits, congestion-control comparisons, sweep and grid plots, latency CDFs and
 //! percentiles, CPU / service demand / figure-of-merit bars and per-interval timelines.
 //! Inline CSS and SVG only: nothing is fetched, the file opens offline.
 
+mod cc;
 mod charts;
 mod grids;
 mod page;
@@ -25,6 +26,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     runs_section(&mut p, runs);
     summary_section(&mut p, &tests);
     diagnosis_section(&mut p, &tests);
+    cc::section(&mut p, runs);
     grids::section(&mut p, runs);
     charts::latency_section(&mut p, &tests);
     charts::cpu_section(&mut p, &tests);

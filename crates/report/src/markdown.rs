@@ -39,6 +39,15 @@ pub fn document(runs: &[RunRecord]) -> String {
     section(&mut o, "Latency percentiles", &tables::percentiles(&tests));
     section(&mut o, "CPU", &tables::cpu(&tests));
     diagnosis(&mut o, &tests);
+    for (run, study) in runs.iter().filter_map(|r| Some((r, r.cc.as_ref()?))) {
+        section(&mut o, "Congestion controls compared", &crate::cc::table(study, &run.tests));
+        section(&mut o, "Concurrent flows", &crate::cc::fairness_table(study));
+        let line = crate::cc::unavailable_line(study);
+        if !line.is_empty() {
+            let _ = writeln!(o, "\n{}", cell(&line));
+        }
+        let _ = writeln!(o, "\n{}", cell(&crate::cc::method_note(study)));
+    }
     for g in Grid::all(runs) {
         section(&mut o, &format!("{} ({} points)", g.title, g.points.len()), &tables::grid(&g));
     }

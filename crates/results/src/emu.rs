@@ -50,4 +50,11 @@ pub struct EmuDirection {
     pub lateness_mean_us: f64,
     /// Largest release lateness, microseconds.
     pub lateness_max_us: f64,
+    /// Median release lateness, microseconds (upper end of a 12.5 %-wide bucket); absent in
+    /// results stored before it was measured, or when nothing was released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_p50_us: Option<f64>,
+    /// 99th percentile of release lateness, microseconds (as the median).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_p99_us: Option<f64>,
 }

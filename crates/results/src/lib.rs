@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod archive;
+pub mod cc;
 pub mod cpu;
 pub mod diagnosis;
 pub mod emu;
@@ -23,6 +24,7 @@ pub mod udp;
 pub mod warning;
 
 pub use archive::{Owner, RunSummary};
+pub use cc::CcStudy;
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use emu::{EmuDirection, EmuReport, EmuTally};

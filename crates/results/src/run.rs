@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cc::CcStudy;
 use crate::diagnosis::{Diagnosis, Reference};
 use crate::emu::EmuReport;
 use crate::host::HostInfo;
@@ -126,6 +127,9 @@ pub struct RunRecord {
     /// The sweep this run is, if it is one; its points index into `tests`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+    /// The congestion-control comparison this run is, if it is one; its runs index into `tests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcStudy>,
 }
 
 #[cfg(test)]
@@ -144,9 +148,10 @@ mod tests {
             error: None,
             id: None,
             sweep: None,
+            cc: None,
         };
         let json = serde_json::to_string(&r).unwrap_or_default();
-        assert!(!json.contains("sweep") && !json.contains("\"id\""));
+        assert!(!json.contains("sweep") && !json.contains("\"id\"") && !json.contains("\"cc\""));
         r.id = Some(3);
         let back: RunRecord = serde_json::from_str(&json).unwrap_or(r.clone());
         assert_eq!(back.id, None);

@@ -11,6 +11,7 @@
 //! [`Store::load_sweep`], [`Store::finished_points`].
 #![forbid(unsafe_code)]
 
+mod cc;
 mod legacy;
 pub mod owner;
 mod read;

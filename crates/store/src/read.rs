@@ -113,6 +113,7 @@ impl Store {
         let (tests, ids) = self.load_tests(id)?;
         run.tests = tests;
         run.sweep = self.load_sweep_with(id, &ids)?;
+        run.cc = self.load_cc_study(id)?;
         Ok(run)
     }
 
@@ -173,6 +174,7 @@ impl Store {
             error: error.map(|t| parse("error", id, &t)).transpose()?,
             id: Some(id),
             sweep: None,
+            cc: None,
         })
     }
 

@@ -13,6 +13,8 @@
 //! 5. Run owners: `runs.owner_pid`, `owner_pid_start`, `owner_boot_id` and `owner_host`, the
 //!    process that writes the run (NULL for runs stored before), so that a run left `running`
 //!    by a killed process can be shown, and marked, `abandoned`.
+//! 6. `cc_studies`: a congestion-control comparison's figures (`compare-cc`) as JSON, one row
+//!    per run; its streams are ordinary rows of `tests`.
 
 use rusqlite::{params, Connection, Transaction};
 
@@ -97,6 +99,12 @@ ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;
 ALTER TABLE runs ADD COLUMN owner_host TEXT;
 CREATE INDEX runs_status ON runs (status);";
 
+const V6: &str = "
+CREATE TABLE cc_studies (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+    study TEXT NOT NULL
+);";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V1, None),
@@ -104,6 +112,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V3, Some(backfill_rows)),
     (V4, Some(crate::legacy::backfill_headlines)),
     (V5, None),
+    (V6, None),
 ];
 
 /// The newest schema version.

@@ -15,6 +15,8 @@ pub enum RunKind {
     Suite,
     /// A sweep.
     Sweep,
+    /// A congestion-control comparison (`compare-cc`).
+    CompareCc,
 }
 
 impl RunKind {
@@ -24,6 +26,7 @@ impl RunKind {
             RunKind::Test => "test",
             RunKind::Suite => "suite",
             RunKind::Sweep => "sweep",
+            RunKind::CompareCc => "compare-cc",
         }
     }
 }

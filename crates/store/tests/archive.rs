@@ -43,6 +43,7 @@ fn record() -> RunRecord {
         error: None,
         id: None,
         sweep: None,
+        cc: None,
     }
 }
 
@@ -316,7 +317,7 @@ fn runs_stored_at_schema_4_get_owner_columns_and_stay_unjudged() {
         conn.execute("UPDATE runs SET status = 'running' WHERE id = 1", []).unwrap();
     }
     let mut st = Store::open(&path).unwrap();
-    assert_eq!(st.schema_version().unwrap(), 5);
+    assert_eq!(st.schema_version().unwrap(), schema::latest());
     let old = st.list_runs(&RunFilter::default()).unwrap();
     assert_eq!((old.len(), old[0].owner.as_ref(), old[0].status.as_str()), (1, None, "running"));
     let new = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(4242, "boot-a")).unwrap();

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::parse;
 
 pub mod archive;
+pub mod cc;
 pub mod link;
 pub mod measure;
 pub mod model;
@@ -70,6 +71,8 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
     Model(model::ModelArgs),
+    /// Congestion controls compared over a path: one stream each (or --concurrent), RTT probe, windows, fairness.
+    CompareCc(cc::CompareCcArgs),
     /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
     Emu(EmuArgs),
     /// Recent runs in the archive.
@@ -91,6 +94,7 @@ impl Command {
             Command::Run(a) => Some(&a.output),
             Command::Test(t) => Some(&t.client().output),
             Command::Sweep(a) => Some(&a.output),
+            Command::CompareCc(a) => Some(&a.output),
             Command::Server(_)
             | Command::Model(_)
             | Command::Emu(_)

@@ -1,6 +1,7 @@
 //! One module per subcommand: glue between settings, engine and output.
 
 pub mod compare;
+pub mod compare_cc;
 pub mod emu;
 pub mod history;
 pub mod model;

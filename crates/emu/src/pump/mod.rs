@@ -18,6 +18,7 @@ pub mod capture;
 pub mod cgroup;
 pub mod early_wake;
 pub mod forward;
+pub mod lateness;
 pub mod report;
 pub mod setup;
 pub mod shared;

@@ -26,6 +26,8 @@ fn direction(direction: Direction, s: &Stats) -> EmuDirection {
         lost_cells: c.lost_cells,
         lateness_mean_us: s.mean_lateness().as_secs_f64() * 1e6,
         lateness_max_us: s.late_max_ns as f64 / 1e3,
+        lateness_p50_us: s.lateness.percentile_us(50.0),
+        lateness_p99_us: s.lateness.percentile_us(99.0),
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::lateness::Histogram;
 use crate::counters::Counters;
 use crate::spec::Direction;
 
@@ -19,6 +20,8 @@ pub struct Stats {
     pub late_sum_ns: u64,
     /// Largest release lateness, nanoseconds.
     pub late_max_ns: u64,
+    /// Distribution of release lateness.
+    pub lateness: Histogram,
     /// Reads that failed.
     pub read_errors: u64,
     /// Writes the kernel refused.
@@ -32,6 +35,7 @@ impl Stats {
         self.written += 1;
         self.late_sum_ns = self.late_sum_ns.saturating_add(ns);
         self.late_max_ns = self.late_max_ns.max(ns);
+        self.lateness.record_ns(ns);
     }
 
     /// Mean lateness of the packets written so far.
