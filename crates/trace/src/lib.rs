@@ -2,7 +2,7 @@
 //! Sans-I/O: text lines of the kernel's tracepoints go in, rows of the segment table and
 //! a bounded summary come out; the caller reads tracefs (netio) and writes the files.
 //!
-//! * [`line`]: one `trace_pipe` line → a typed event (`tcp:tcp_probe`,
+//! * [`mod@line`]: one `trace_pipe` line → a typed event (`tcp:tcp_probe`,
 //!   `tcp:tcp_retransmit_skb`, the kernel's lost-event lines).
 //! * [`segment`]: events → rows: which end, which way, which connection, relative sequence.
 //! * [`table`]: rows → the CSV table and its documented columns.
