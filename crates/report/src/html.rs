@@ -1,11 +1,13 @@
 //! The self-contained HTML report (`tcplab report`, `--report FILE`): run metadata and both
 //! hosts, summary tables, diagnosis and limits, congestion-control comparisons, sweep and grid plots, latency CDFs and
-//! percentiles, CPU / service demand / figure-of-merit bars and per-interval timelines.
+//! percentiles, CPU / service demand / figure-of-merit bars, throughput and CPU per transfer mode
+//! and per-interval timelines.
 //! Inline CSS and SVG only: nothing is fetched, the file opens offline.
 
 mod cc;
 mod charts;
 mod grids;
+mod modes;
 mod page;
 mod segment_flow;
 
@@ -30,6 +32,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     grids::section(&mut p, runs);
     charts::latency_section(&mut p, &tests);
     charts::cpu_section(&mut p, &tests);
+    modes::section(&mut p, &tests);
     timelines_section(&mut p, runs);
     segment_flow::section(&mut p, &tests);
     let subtitle =
