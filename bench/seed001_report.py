@@ -142,7 +142,7 @@ def main():
             f"{p} " + ", ".join(f"{c} {fmt(med([x['m_core'] for x in runs[(p, t, d)] if x]), 0)}" for t, d, c in COLUMNS)
             for p in PATHS) + ".",
         "",
-        "The seed's published figures (SAND97-0642, Figure 3, Gateway G6-200 Pentium Pro 200 MHz, Windows NT 4.0, "
+        "The seed's published figures (SAND97-0642, Figure 3, Gateway 2000 G6-200 Pentium Pro, Windows NT 4.0, "
         "against a SUN SPARC 20; throughput and CPU as printed; M computed here from them by the seed's formula, "
         "its Figure 4 gives M only as a plot):",
         "",
