@@ -180,21 +180,44 @@ fn compare_test(label: &str, a: &TestResult, b: &TestResult, level: f64) -> Vec<
         .collect()
 }
 
+/// Goodput per measured interval: what the receiving streams read, at whichever end they
+/// are (the sender's count is not goodput once datagrams are lost), both directions summed.
+fn goodput_per_interval(r: &TestResult) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for side in std::iter::once(&r.local).chain(r.remote.as_ref()) {
+        let receiving: Vec<u32> =
+            side.streams.iter().filter(|s| s.role == results::Role::Recv).map(|s| s.index).collect();
+        if receiving.is_empty() {
+            continue;
+        }
+        let rates = side.intervals.iter().filter(|iv| !iv.omitted && iv.len_s() > 0.0).map(|iv| {
+            let bytes: u64 =
+                iv.streams.iter().filter(|s| receiving.contains(&s.index)).map(|s| s.bytes).sum();
+            bytes as f64 * 8.0 / iv.len_s()
+        });
+        for (i, v) in rates.enumerate() {
+            match out.get_mut(i) {
+                Some(sum) => *sum += v,
+                None => out.push(v),
+            }
+        }
+    }
+    out
+}
+
 /// The samples of `metric` in `r` (see the module docs).
 fn samples(r: &TestResult, metric: &str) -> Option<Vec<f64>> {
     if let Some(e) = r.repetition.as_ref().and_then(|rep| rep.estimate(metric)) {
         return Some(e.values.clone());
     }
     let per_interval: Vec<f64> = match results::Metric::from_id(metric) {
-        Some(m) => r
+        Some(m) if m.is_bit_rate() => goodput_per_interval(r),
+        Some(_) => r
             .local
             .intervals
             .iter()
             .filter(|iv| !iv.omitted && iv.len_s() > 0.0)
-            .map(|iv| match m.is_bit_rate() {
-                true => iv.bytes() as f64 * 8.0 / iv.len_s(),
-                false => iv.transactions() as f64 / iv.len_s(),
-            })
+            .map(|iv| iv.transactions() as f64 / iv.len_s())
             .collect(),
         None => Vec::new(),
     };
@@ -203,4 +226,49 @@ fn samples(r: &TestResult, metric: &str) -> Option<Vec<f64>> {
     }
     let v = stats::confidence::metrics_of(r, false).into_iter().find(|(m, _)| *m == metric)?.1;
     Some(vec![v])
+}
+
+#[cfg(test)]
+mod tests {
+    use results::{Interval, Role, SideMeasurement, StreamInterval, StreamStats, TestKind, TestResult};
+
+    use super::*;
+
+    fn side(role: Role, bytes_per_interval: &[u64]) -> SideMeasurement {
+        let iv = |(i, b): (usize, &u64)| Interval {
+            start_s: i as f64,
+            end_s: i as f64 + 1.0,
+            omitted: false,
+            streams: vec![StreamInterval { index: 0, bytes: *b, ..StreamInterval::default() }],
+        };
+        SideMeasurement {
+            streams: vec![StreamStats {
+                index: 0,
+                role,
+                bytes: 0,
+                bytes_total: 0,
+                calls: 0,
+                transactions: 0,
+                socket: results::SocketReport::default(),
+                tcp: None,
+                placement: results::Placement::default(),
+                udp: None,
+            }],
+            intervals: bytes_per_interval.iter().enumerate().map(iv).collect(),
+            ..SideMeasurement::default()
+        }
+    }
+
+    /// A lossy UDP stream: the sender wrote 1000 B a second, the receiver read 500. The
+    /// per-interval samples of goodput are the receiver's, not the sender's.
+    #[test]
+    fn goodput_samples_are_what_the_receiver_read() {
+        let spec = engine::registry::defaults(TestKind::UdpStream);
+        let r = TestResult {
+            local: side(Role::Send, &[1000, 1000, 1000]),
+            remote: Some(side(Role::Recv, &[500, 500, 500])),
+            ..TestResult::new("udp", spec, "h:1", 0)
+        };
+        assert_eq!(samples(&r, "goodput_bps"), Some(vec![4000.0; 3]));
+    }
 }
