@@ -2,7 +2,8 @@
 //! namespaces, short (6 s streams in 2 s windows) but through every part: one stream per
 //! available control, the unavailable one named, RTT probe samples above the path's delay,
 //! windows, the archive, the HTML report, and with `--concurrent` the shares and Jain's
-//! index. Needs root (CI is root); elsewhere each test says why it skipped.
+//! index; and once against a real host. The path tests need root (CI is root); elsewhere
+//! they say why they skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
@@ -132,4 +133,37 @@ fn concurrent_flows_share_the_path() {
     assert!(total <= 100e6 && total > 20e6, "{total}");
     // One probe series for the round, beside both flows.
     assert_eq!(doc["cc"]["probes"].as_array().unwrap().len(), 1);
+}
+
+/// Against a real host (a `tcplab server` reached by address, no emulated path): the same
+/// comparison, the probe timing handshakes to the server's control port.
+#[test]
+fn a_real_host_is_compared_the_same_way() {
+    let srv = support::ServerProc::start(&["--max-concurrent", "2"]);
+    let port = srv.port();
+    let args = [
+        "compare-cc",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cc",
+        "reno,scalable,cubic",
+        "-t",
+        "2",
+        "--window",
+        "1",
+        "-J",
+    ];
+    let out = tcplab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    let ccs: Vec<&str> =
+        doc["tests"].as_array().unwrap().iter().map(|t| t["spec"]["congestion"].as_str().unwrap()).collect();
+    assert_eq!(ccs, ["reno", "cubic"]);
+    assert_eq!(doc["cc"]["unavailable"], serde_json::json!(["scalable"]));
+    for r in doc["cc"]["runs"].as_array().unwrap() {
+        assert!(f(&r["throughput_bps"]["mean"]) > 0.0, "{r}");
+        let probe = &doc["cc"]["probes"][r["probe"].as_u64().unwrap() as usize];
+        assert!(!probe["samples"].as_array().unwrap().is_empty(), "{probe}");
+    }
 }
