@@ -11,8 +11,9 @@
 # - stream: `tcplab stream` copying receive against `--skip-rx-copy` (same flags otherwise);
 #   iperf3 3.12 has no receive-side skip-copy (checked from `iperf3 --help`, said in the report).
 # - file: `tcplab file --size SIZE --send write` and `--send sendfile` against `iperf3 -Z -n SIZE`
-#   (iperf3's -Z is sendfile). The client sends, the server receives. Also, for reference,
-#   `--send sendfile --recv skip-copy` (the receiver neither copies nor hashes).
+#   (iperf3's -Z is sendfile). The client sends, the server receives. `--send sendfile
+#   --no-verify` is the like-for-like row (neither end hashes; iperf3 does not verify either).
+#   Also, for reference, `--send sendfile --recv skip-copy` (the receiver neither copies nor hashes).
 # - direct: `tcplab file --sink direct --size DSIZE` both ways: the server receives into its
 #   TMPDIR (set to DIRECT_DIR), and with -R the client receives into `--dir DIRECT_DIR`; O_DIRECT
 #   on a disk filesystem, never tmpfs.
@@ -149,6 +150,10 @@ file_sendfile_skip() {
     one "$1" file-sendfile-skip "$TCPLAB_PID" "${T[@]}" file "$HOST" -p "$P_TCPLAB" --size "$SIZE" --send sendfile \
         --recv skip-copy -i 0 --json
 }
+file_sendfile_noverify() {
+    one "$1" file-sendfile-noverify "$TCPLAB_PID" "${T[@]}" file "$HOST" -p "$P_TCPLAB" --size "$SIZE" --send sendfile \
+        --no-verify -i 0 --json
+}
 iperf_z() { one "$1" iperf3-z "$IPERF_PID" iperf3 -c "$HOST" -p "$P_IPERF" -Z -n "$SIZE" --json; }
 file_direct_put() {
     one "$1" file-direct-put "$TCPLAB_PID" "${T[@]}" file "$HOST" -p "$P_TCPLAB" --size "$DSIZE" --sink direct -i 0 --json
@@ -163,7 +168,7 @@ for r in $(seq 1 "$ROUNDS"); do
     mkdir -p "$rd"
     log "round $r/$ROUNDS"
     group "$rd" "$r" stream_copy stream_skip iperf_skip
-    group "$rd" "$r" file_write file_sendfile iperf_z file_sendfile_skip
+    group "$rd" "$r" file_write file_sendfile file_sendfile_noverify iperf_z file_sendfile_skip
     group "$rd" "$r" file_direct_put file_direct_get
 done
 

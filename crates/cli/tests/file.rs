@@ -1,6 +1,6 @@
 //! End to end for `tcplab file`: every send mode, receive mode and sink on loopback, one
-//! transfer over an emulated path (root), a transfer corrupted on purpose, refusals, and the
-//! temporary files gone afterwards (also after Ctrl-C).
+//! transfer over an emulated path (root), a transfer corrupted on purpose, `--no-verify`,
+//! refusals, and the temporary files gone afterwards (also after Ctrl-C).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
 mod support;
@@ -157,6 +157,41 @@ fn changed_during_one_transfer(srv: &ServerProc, path: &std::path::Path) -> bool
         assert!(t["error"]["message"].as_str().unwrap().contains("corrupted"), "{t}");
         true
     })
+}
+
+#[test]
+fn no_verify_hashes_nothing_and_still_checks_the_byte_count() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for case in [["--send", "sendfile", "--sink", "null"], ["--send", "write", "--sink", "page-cache"]] {
+        let mut args = vec!["127.0.0.1", "-p", &port, "--size", "3M", "--no-verify"];
+        args.extend_from_slice(&case);
+        let (code, t) = file(&args);
+        assert_eq!(code, Some(0), "{case:?}: {t}");
+        assert_eq!(t["spec"]["options"]["verify"], false, "{t}");
+        let f = &t["summary"]["file"];
+        assert_eq!(f["verification"], serde_json::json!({"outcome": "not-checked", "why": "--no-verify"}));
+        assert_eq!(f["receiver"]["bytes"], 3 << 20, "{case:?}");
+        for end in ["sender", "receiver"] {
+            assert!(f[end]["sha256"].is_null(), "{end} hashed nothing: {f}");
+        }
+        assert_eq!(f["receiver"]["hash_s"], 0.0, "{f}");
+    }
+    // Shown as such to people.
+    let out = tcplab(&["file", "127.0.0.1", "-p", &port, "--size", "1M", "--no-verify", "-i", "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("verification: not verified: --no-verify"));
+    // A transfer cut short still fails: a sparse 4 GiB source and a 0.1 s cap (loopback would
+    // need over 300 Gbit/s to finish).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.bin");
+    std::fs::File::create(&path).unwrap().set_len(4 << 30).unwrap();
+    let src = path.to_string_lossy().to_string();
+    let (code, t) =
+        file(&["127.0.0.1", "-p", &port, "--src", &src, "--send", "sendfile", "--no-verify", "-t", "0.1"]);
+    assert_eq!(code, Some(2), "{t}");
+    assert_eq!(t["error"]["code"], "verification", "{t}");
+    assert!(t["error"]["message"].as_str().unwrap().contains("did not arrive whole"), "{t}");
 }
 
 #[test]

@@ -40,7 +40,7 @@ pub const RECV_MODES: [&str; 2] = ["read", "skip-copy"];
 /// Where received bytes go.
 pub const SINKS: [&str; 4] = ["null", "page-cache", "direct", "fsync"];
 
-const OPTIONS: [TypeOption; 5] = [
+const OPTIONS: [TypeOption; 6] = [
     TypeOption { name: "send", kind: ValueKind::Text, about: "write, sendfile, splice or zerocopy" },
     TypeOption { name: "recv", kind: ValueKind::Text, about: "read or skip-copy" },
     TypeOption { name: "sink", kind: ValueKind::Text, about: "null, page-cache, direct or fsync" },
@@ -50,7 +50,15 @@ const OPTIONS: [TypeOption; 5] = [
         kind: ValueKind::Text,
         about: "directory of the sink file, on the client (-R only)",
     },
+    TypeOption {
+        name: "verify",
+        kind: ValueKind::Bool,
+        about: "SHA-256 the file at both ends and compare (default on; off: neither end hashes, only the byte count is checked)",
+    },
 ];
+
+/// Why a transfer with `verify` off is not verified (the CLI flag that turns it off).
+pub const NOT_VERIFIED: &str = "--no-verify";
 
 /// The file settings of a spec, defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +73,8 @@ pub struct FileSettings {
     pub src: Option<String>,
     /// The client's directory for the sink file.
     pub dir: Option<String>,
+    /// Whether both ends hash the file (default on).
+    pub verify: bool,
 }
 
 impl FileSettings {
@@ -76,6 +86,7 @@ impl FileSettings {
             sink: choice(spec, "sink", &SINKS)?,
             src: text(spec, "src"),
             dir: text(spec, "dir"),
+            verify: !matches!(spec.options.get("verify"), Some(ParamValue::Bool(false))),
         };
         if s.recv == "skip-copy" && s.sink != "null" {
             let msg =
@@ -123,7 +134,7 @@ impl TestType for FileTest {
             kind: TestKind::File,
             command: "file",
             netperf_name: "TCP_SENDFILE",
-            about: "File transfer, FTP-style: disk and network time apart, SHA-256 verified, send by write/sendfile/splice/MSG_ZEROCOPY, receive by read/skip-copy into null/page-cache/O_DIRECT/fsync (-R: server sends)",
+            about: "File transfer, FTP-style: disk and network time apart, SHA-256 verified (unless --no-verify), send by write/sendfile/splice/MSG_ZEROCOPY, receive by read/skip-copy into null/page-cache/O_DIRECT/fsync (-R: server sends)",
             transport: Transport::TcpConnections,
             headline: Metric::Goodput,
             shape: Shape::TcpBulk,
@@ -138,10 +149,11 @@ impl TestType for FileTest {
     fn label(&self, spec: &TestSpec) -> String {
         match FileSettings::of(spec) {
             Ok(s) => format!(
-                "file {}/{}→{}{}",
+                "file {}/{}→{}{}{}",
                 s.send,
                 s.recv,
                 s.sink,
+                if s.verify { "" } else { " unverified" },
                 crate::stream::direction_suffix(spec.direction)
             ),
             Err(_) => "file".into(),
@@ -206,7 +218,8 @@ impl TestType for FileTest {
             figures::side_from_section(section).map_err(|e| notes.push(format!("ignored: {e}"))).ok()
         };
         let (sender, receiver) = (side_of(sender), side_of(receiver));
-        let mut f = file_summary(spec.bytes_limit.unwrap_or(0), sender, receiver);
+        let verify = FileSettings::of(spec).map_or(true, |s| s.verify);
+        let mut f = file_summary(spec.bytes_limit.unwrap_or(0), verify, sender, receiver);
         f.notes.extend(notes);
         s.figures = figures::figures(&f);
         s.sections.insert(SECTION.into(), figures::to_section(&f));
@@ -252,9 +265,18 @@ impl TestType for FileTest {
     }
 }
 
-/// Both ends' file figures summed up: verification, zero-copy outcome and notes.
-pub fn file_summary(size: u64, sender: Option<FileSide>, receiver: Option<FileSide>) -> FileSummary {
-    let verification = verification(sender.as_ref(), receiver.as_ref());
+/// Both ends' file figures summed up: verification (none when `verify` was off), zero-copy
+/// outcome and notes.
+pub fn file_summary(
+    size: u64,
+    verify: bool,
+    sender: Option<FileSide>,
+    receiver: Option<FileSide>,
+) -> FileSummary {
+    let verification = match verify {
+        true => verification(sender.as_ref(), receiver.as_ref()),
+        false => Verification::NotChecked { why: NOT_VERIFIED.into() },
+    };
     let zc = sender.as_ref().and_then(|s| s.zerocopy);
     let mut notes = Vec::new();
     if let Some(z) = zc {
@@ -272,7 +294,8 @@ pub fn file_summary(size: u64, sender: Option<FileSide>, receiver: Option<FileSi
         }
     }
     if let Some(p) = sender.as_ref().map(|s| s.prepare_s).filter(|p| *p > 0.0) {
-        notes.push(format!("the sender prepared and hashed its source in {:.1} ms before sending (not in the times above when the client sends; with -R the server prepares after the start, and the receiver's time includes it)", p * 1e3));
+        let hashed = if verify { " and hashed" } else { "" };
+        notes.push(format!("the sender prepared{hashed} its source in {:.1} ms before sending (not in the times above when the client sends; with -R the server prepares after the start, and the receiver's time includes it)", p * 1e3));
     }
     FileSummary {
         size,
@@ -350,6 +373,20 @@ mod tests {
     }
 
     #[test]
+    fn verify_is_on_unless_turned_off_and_takes_only_on_or_off() {
+        assert!(FileSettings::of(&spec(&[])).is_ok_and(|s| s.verify));
+        let mut off = spec(&[("send", "sendfile")]);
+        off.options.insert("verify".into(), ParamValue::Bool(false));
+        assert_eq!(refused_field(&off), None);
+        assert!(FileSettings::of(&off).is_ok_and(|s| !s.verify));
+        assert_eq!(FileTest.label(&off), "file sendfile/read→null unverified");
+        off.options.insert("recv".into(), ParamValue::Text("skip-copy".into()));
+        assert_eq!(refused_field(&off), None, "with skip-copy too (nothing to hash either way)");
+        let text = spec(&[("verify", "no")]);
+        assert_eq!(refused_field(&text).as_deref(), Some("options.verify"), "text is not on or off");
+    }
+
+    #[test]
     fn one_connection_one_way_whole_file() {
         let mut s = spec(&[]);
         s.parallel = 2;
@@ -367,7 +404,7 @@ mod tests {
     }
 
     fn summary_of(sender: FileSide, receiver: FileSide) -> Summary {
-        let f = file_summary(100, Some(sender), Some(receiver));
+        let f = file_summary(100, true, Some(sender), Some(receiver));
         Summary { sections: [(SECTION.to_string(), figures::to_section(&f))].into(), ..Summary::default() }
     }
 
@@ -386,10 +423,36 @@ mod tests {
     }
 
     #[test]
+    fn without_verify_only_the_byte_count_is_checked() {
+        let unverified = |sender: FileSide, receiver: FileSide| {
+            let f = file_summary(100, false, Some(sender), Some(receiver));
+            Summary {
+                sections: [(SECTION.to_string(), figures::to_section(&f))].into(),
+                ..Summary::default()
+            }
+        };
+        let whole = unverified(side(None, 100), side(None, 100));
+        assert_eq!(FileTest.verify(&whole), Ok(()));
+        let f: FileSummary =
+            serde_json::from_value(whole.sections[SECTION].clone()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.verification, Verification::NotChecked { why: "--no-verify".into() });
+        let text = figures::figures(&f).into_iter().find(|x| x.label == "verification").map(|x| x.value);
+        assert_eq!(text, Some(results::FigureValue::Text("not verified: --no-verify".into())));
+        let short = unverified(side(None, 100), side(None, 99));
+        assert!(
+            FileTest.verify(&short).is_err_and(|e| e.contains("99 of 100")),
+            "a short transfer still fails"
+        );
+        let sender = FileSide { prepare_s: 0.01, ..side(None, 100) };
+        let notes = file_summary(100, false, Some(sender), None).notes;
+        assert!(notes.iter().any(|n| n.starts_with("the sender prepared its source")), "{notes:?}");
+    }
+
+    #[test]
     fn loopback_copies_are_called_out() {
         let zc = figures::ZeroCopyCounts { sends: 4, completed: 4, copied: 4 };
         let sender = FileSide { zerocopy: Some(zc), ..FileSide::default() };
-        let f = file_summary(1, Some(sender), None);
+        let f = file_summary(1, true, Some(sender), None);
         assert_eq!(f.zero_copied_frac, Some(0.0));
         assert!(f.notes.iter().any(|n| n.contains("loopback")));
     }

@@ -33,9 +33,10 @@ pub struct FileArgs {
     /// kernel drops the data; only the byte count is checked, and the sink must be null).
     #[arg(long, default_value = "read", value_parser = clap::builder::PossibleValuesParser::new(RECV_MODES))]
     pub recv: String,
-    /// Where received bytes go: null (hashed, then dropped), page-cache (a temporary file),
-    /// direct (O_DIRECT, past the page cache) or fsync (page cache, fdatasync at the end,
-    /// counted in the time). Temporary files are removed at the end, also on Ctrl-C.
+    /// Where received bytes go: null (hashed unless --no-verify, then dropped), page-cache
+    /// (a temporary file), direct (O_DIRECT, past the page cache) or fsync (page cache,
+    /// fdatasync at the end, counted in the time). Temporary files are removed at the end,
+    /// also on Ctrl-C.
     #[arg(long, default_value = "null", value_parser = clap::builder::PossibleValuesParser::new(SINKS))]
     pub sink: String,
     /// Directory of the sink file when this host receives (-R); the server always uses its
@@ -48,6 +49,11 @@ pub struct FileArgs {
     /// Bytes per receive call (default: -l).
     #[arg(long = "recv-len", value_parser = parse::size_u32)]
     pub recv_len: Option<u32>,
+    /// Do not SHA-256 the file at either end; only the byte count is checked. Verification is
+    /// on by default (it catches corruption a byte count misses) and costs CPU per byte at both
+    /// ends: turn it off to compare CPU with tools that do not verify (iperf3 -Z).
+    #[arg(long)]
+    pub no_verify: bool,
     /// Server sends, client receives (FTP `get`; without -R it is a `put`).
     #[arg(short = 'R', long)]
     pub reverse: bool,
@@ -85,6 +91,10 @@ pub fn file_spec(a: &FileArgs) -> Result<TestSpec> {
     set(&mut spec, "send", &a.send);
     set(&mut spec, "recv", &a.recv);
     set(&mut spec, "sink", &a.sink);
+    // Left out when on (the default), so verified specs are as before.
+    if a.no_verify {
+        spec.options.insert("verify".into(), ParamValue::Bool(false));
+    }
     check(spec)
 }
 
@@ -129,6 +139,14 @@ mod tests {
         assert_eq!((s.duration_ms, s.parallel, s.direction), (60_000, 1, Direction::Forward));
         assert_eq!(option(&s, "send").as_deref(), Some("write"));
         assert_eq!(option(&s, "sink").as_deref(), Some("null"));
+        assert_eq!(option(&s, "verify"), None, "verified unless told");
+    }
+
+    #[test]
+    fn no_verify_turns_verification_off() {
+        let s = spec_of(&["--no-verify", "--send", "sendfile"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.options.get("verify"), Some(&ParamValue::Bool(false)));
+        assert!(spec_of(&["--no-verify", "--recv", "skip-copy"]).is_ok());
     }
 
     #[test]

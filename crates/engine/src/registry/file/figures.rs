@@ -32,7 +32,7 @@ pub struct FileSide {
     /// Time hashing during the test (receiver).
     pub hash_s: f64,
     /// SHA-256 of the file as sent (sender) or as it arrived (receiver), lowercase hex;
-    /// `None` where the data was never seen (`skip-copy`).
+    /// `None` where the data was never seen (`skip-copy`) or not hashed (`verify` off).
     pub sha256: Option<String>,
     /// `MSG_ZEROCOPY` sends and their completions (sender, `zerocopy` mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,7 +74,7 @@ pub enum Verification {
         /// The receiver's SHA-256.
         received: String,
     },
-    /// Not checked, and why (a receiver that drops the data, a missing report).
+    /// Not checked, and why (`--no-verify`, a receiver that drops the data, a missing report).
     NotChecked {
         /// Why.
         why: String,

@@ -1,6 +1,6 @@
-//! The receiving end: bytes out of the socket by `read` (hashed, then into the sink) or
-//! `skip-copy` (`MSG_TRUNC`: dropped in the kernel, counted only), with the time in socket
-//! calls, hashing and the sink (its final sync included) kept apart.
+//! The receiving end: bytes out of the socket by `read` (hashed unless `verify` is off, then
+//! into the sink) or `skip-copy` (`MSG_TRUNC`: dropped in the kernel, counted only), with the
+//! time in socket calls, hashing and the sink (its final sync included) kept apart.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
@@ -33,9 +33,21 @@ pub fn job(spec: &TestSpec, end: End, s: &FileSettings, sock: TcpStream) -> Resu
         _ => std::env::temp_dir(),
     };
     let sink = Sink::open(s.sink, dir, spec.recv_len as usize)?;
-    let skip = s.recv == "skip-copy";
-    let (recv, kind) = (s.recv, s.sink);
-    Ok(Box::new(move |ctx: &WorkerCtx| run(&sock, sink, skip, (recv, kind), ctx)))
+    let how = How { skip: s.recv == "skip-copy", verify: s.verify, recv: s.recv, sink: s.sink };
+    Ok(Box::new(move |ctx: &WorkerCtx| run(&sock, sink, how, ctx)))
+}
+
+/// How this receiver takes the bytes, from the settings.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    /// `skip-copy`: the kernel drops the data (nothing to hash).
+    skip: bool,
+    /// Hash what is read.
+    verify: bool,
+    /// The receive mode's name.
+    recv: &'static str,
+    /// The sink's name.
+    sink: &'static str,
 }
 
 /// Where received bytes go, with the buffer they are read into.
@@ -172,11 +184,11 @@ struct Tally {
     hash: Duration,
 }
 
-fn run(sock: &TcpStream, mut sink: Sink, skip: bool, names: (&str, &str), ctx: &WorkerCtx) -> WorkerOutcome {
+fn run(sock: &TcpStream, mut sink: Sink, how: How, ctx: &WorkerCtx) -> WorkerOutcome {
     let _ = sock.set_read_timeout(Some(CALL_SLICE));
     let mut t = Tally::default();
-    let mut hasher = (!skip).then(Sha256::new);
-    let mut result = receive(sock, &mut sink, hasher.as_mut(), ctx, &mut t);
+    let mut hasher = (!how.skip && how.verify).then(Sha256::new);
+    let mut result = receive(sock, &mut sink, how.skip, hasher.as_mut(), ctx, &mut t);
     if result.is_ok() {
         result = sink.finish();
     }
@@ -184,8 +196,8 @@ fn run(sock: &TcpStream, mut sink: Sink, skip: bool, names: (&str, &str), ctx: &
     ctx.meter.set_section(
         super::SECTION,
         super::figures::to_section(&FileSide {
-            mode: names.0.into(),
-            sink: Some(names.1.into()),
+            mode: how.recv.into(),
+            sink: Some(how.sink.into()),
             bytes: t.bytes,
             net_s: t.net.as_secs_f64(),
             disk_s: sink.disk.as_secs_f64(),
@@ -195,13 +207,14 @@ fn run(sock: &TcpStream, mut sink: Sink, skip: bool, names: (&str, &str), ctx: &
             ..FileSide::default()
         }),
     );
-    let error = result.err().map(|e| format!("file receive ({}): {e}", names.0));
+    let error = result.err().map(|e| format!("file receive ({}): {e}", how.recv));
     WorkerOutcome { error, ..WorkerOutcome::default() }
 }
 
 fn receive(
     sock: &TcpStream,
     sink: &mut Sink,
+    skip: bool,
     mut hasher: Option<&mut Sha256>,
     ctx: &WorkerCtx,
     t: &mut Tally,
@@ -209,31 +222,31 @@ fn receive(
     let mut first = true;
     loop {
         let space = sink.space();
-        if hasher.is_none() && first {
+        if skip && first {
             zerocopy::mark(space);
         }
         let t0 = Instant::now();
-        let got = match hasher {
-            Some(_) => (&mut &*sock).read(space),
-            None => zerocopy::recv_trunc(sock, space),
+        let got = match skip {
+            false => (&mut &*sock).read(space),
+            true => zerocopy::recv_trunc(sock, space),
         };
         t.net += t0.elapsed();
         match got {
             Ok(0) => return Ok(()),
             Ok(n) => {
-                match hasher.as_deref_mut() {
-                    Some(h) => {
-                        let h0 = Instant::now();
-                        h.update(sink.just_read(n));
-                        t.hash += h0.elapsed();
-                        sink.commit(n)?;
-                    }
-                    None if first && !zerocopy::honours_trunc(sink.just_read(n), n) => {
+                if skip {
+                    if first && !zerocopy::honours_trunc(sink.just_read(n), n) {
                         return Err(io::Error::other(
                             "--recv skip-copy: this kernel copies TCP data despite MSG_TRUNC; use --recv read",
                         ));
                     }
-                    None => {}
+                } else {
+                    if let Some(h) = hasher.as_deref_mut() {
+                        let h0 = Instant::now();
+                        h.update(sink.just_read(n));
+                        t.hash += h0.elapsed();
+                    }
+                    sink.commit(n)?;
                 }
                 first = false;
                 t.bytes += n as u64;

@@ -27,7 +27,7 @@ const COMPLETION_WAIT: Duration = Duration::from_secs(5);
 /// Prepares the source (before the start) and returns the sender's work.
 pub fn job(spec: &TestSpec, _end: End, s: &FileSettings, sock: TcpStream) -> Result<Work, Error> {
     let chunk = spec.send_len as usize;
-    let src = temp::source(s.src.as_deref(), spec.bytes_limit.unwrap_or(0), chunk)
+    let src = temp::source(s.src.as_deref(), spec.bytes_limit.unwrap_or(0), chunk, s.verify)
         .map_err(|source| Error::Io { what: "preparing the file to send", source })?;
     if s.send == "zerocopy" {
         zerocopy::enable_zerocopy(&sock)
@@ -72,7 +72,7 @@ fn run(sock: &TcpStream, src: &Source, mode: &'static str, chunk: usize, ctx: &W
             prepare_s: src.prepare_s,
             net_s: t.net.as_secs_f64(),
             disk_s: t.disk.as_secs_f64(),
-            sha256: Some(src.sha256.clone()),
+            sha256: src.sha256.clone(),
             zerocopy: t.zerocopy,
             ..FileSide::default()
         }),

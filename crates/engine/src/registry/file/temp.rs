@@ -41,8 +41,8 @@ pub struct Source {
     pub file: File,
     /// Bytes to send.
     pub size: u64,
-    /// SHA-256 of the `size` bytes, hex.
-    pub sha256: String,
+    /// SHA-256 of the `size` bytes, hex; `None` when not hashed (`verify` off).
+    pub sha256: Option<String>,
     /// Seconds spent generating and hashing.
     pub prepare_s: f64,
     /// The generated file, removed when the source is dropped.
@@ -50,8 +50,8 @@ pub struct Source {
 }
 
 /// Opens the client's `src` (which must still be `size` bytes) or generates `size` bytes in a
-/// temporary file, and hashes the source.
-pub fn source(src: Option<&str>, size: u64, chunk: usize) -> io::Result<Source> {
+/// temporary file, and hashes the source when `hash` is set.
+pub fn source(src: Option<&str>, size: u64, chunk: usize, hash: bool) -> io::Result<Source> {
     let t0 = Instant::now();
     let (file, sha256, temp) = match src {
         Some(path) => {
@@ -62,13 +62,13 @@ pub fn source(src: Option<&str>, size: u64, chunk: usize) -> io::Result<Source> 
                     "{path} is {len} bytes now, {size} when the test was set up"
                 )));
             }
-            let sha = hash_reader(&mut file, size, chunk)?;
+            let sha = hash.then(|| hash_reader(&mut file, size, chunk)).transpose()?;
             (File::open(path)?, sha, None)
         }
         None => {
             let temp = TempFile::in_dir(&std::env::temp_dir())?;
             let mut out = OpenOptions::new().read(true).write(true).create_new(true).open(temp.path())?;
-            let sha = generate(&mut out, size, chunk)?;
+            let sha = generate(&mut out, size, chunk, hash)?;
             (out, sha, Some(temp))
         }
     };
@@ -88,18 +88,20 @@ pub fn fill(buf: &mut [u8], offset: u64) {
     }
 }
 
-fn generate(out: &mut File, size: u64, chunk: usize) -> io::Result<String> {
-    let mut hasher = Sha256::new();
+fn generate(out: &mut File, size: u64, chunk: usize, hash: bool) -> io::Result<Option<String>> {
+    let mut hasher = hash.then(Sha256::new);
     let mut buf = vec![0u8; chunk.max(4096)];
     let mut done = 0u64;
     while done < size {
         let n = (size - done).min(buf.len() as u64) as usize;
         fill(&mut buf[..n], done);
-        hasher.update(&buf[..n]);
+        if let Some(h) = &mut hasher {
+            h.update(&buf[..n]);
+        }
         out.write_all(&buf[..n])?;
         done += n as u64;
     }
-    Ok(hex(&hasher.finalize()))
+    Ok(hasher.map(|h| hex(&h.finalize())))
 }
 
 fn hash_reader(r: &mut impl Read, size: u64, chunk: usize) -> io::Result<String> {
@@ -143,13 +145,17 @@ mod tests {
 
     #[test]
     fn a_generated_source_hashes_as_its_bytes_and_is_removed() {
-        let s = source(None, 100_000, 4096).unwrap_or_else(|e| panic!("{e}"));
+        let s = source(None, 100_000, 4096, true).unwrap_or_else(|e| panic!("{e}"));
         let path = s._temp.as_ref().map(|t| t.path().to_path_buf()).unwrap_or_default();
         let bytes = std::fs::read(&path).unwrap_or_default();
         assert_eq!(bytes.len(), 100_000);
-        assert_eq!(s.sha256, hex(&Sha256::digest(&bytes)));
+        assert_eq!(s.sha256, Some(hex(&Sha256::digest(&bytes))));
         drop(s);
         assert!(!path.exists(), "the generated source is removed with it");
+        let unhashed = source(None, 100_000, 4096, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(unhashed.sha256, None, "verify off: not hashed");
+        let path = unhashed._temp.as_ref().map(|t| t.path().to_path_buf()).unwrap_or_default();
+        assert_eq!(std::fs::read(&path).unwrap_or_default(), bytes, "the same content");
     }
 
     #[test]
@@ -157,7 +163,9 @@ mod tests {
         let temp = TempFile::in_dir(&std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(temp.path(), b"12345").unwrap_or_else(|e| panic!("{e}"));
         let path = temp.path().to_string_lossy().to_string();
-        assert!(source(Some(&path), 6, 4096).is_err());
-        assert!(source(Some(&path), 5, 4096).is_ok_and(|s| s.sha256 == hex(&Sha256::digest(b"12345"))));
+        assert!(source(Some(&path), 6, 4096, true).is_err());
+        assert!(source(Some(&path), 6, 4096, false).is_err(), "checked also when not hashed");
+        let sha = Some(hex(&Sha256::digest(b"12345")));
+        assert!(source(Some(&path), 5, 4096, true).is_ok_and(|s| s.sha256 == sha));
     }
 }
