@@ -318,7 +318,10 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     }
     Some(Finding {
         cause: Cause::StopAndGo,
-        weight: 0.55,
+        // A buffer the user fixed under three segments comes before the CPU it keeps busy
+        // (the sender spins on a window that opens a segment at a time), as a fixed receive
+        // window does.
+        weight: 0.93,
         evidence: format!(
             "{name} asked {} = {segments:.1} segments of {} B with Nagle on",
             size(bytes as f64),
@@ -756,6 +759,18 @@ mod tests {
         f.nodelay = false;
         f.rcvbuf_requested = Some(65_536);
         assert!(stop_and_go(&f).is_none());
+    }
+
+    /// A sender spinning on a window that opens a segment at a time is busy because of the
+    /// buffer; the buffer is the cause (seen in CI: "sender CPU" named for `-R --rcvbuf 4K`).
+    #[test]
+    fn a_fixed_tiny_buffer_comes_before_the_cpu_it_keeps_busy() {
+        let mut f = base();
+        f.rcvbuf_requested = Some(4096);
+        f.sender_cpu = Some(cpu(100.0));
+        let (tiny, busy) = (stop_and_go(&f), sender_cpu(&f));
+        assert!(busy.is_some(), "the sender's core was saturated");
+        assert!(tiny.zip(busy).is_some_and(|(t, b)| t.weight > b.weight));
     }
 
     #[test]
