@@ -21,8 +21,9 @@ use store::RunKind;
 use crate::config::Config;
 use crate::output::{emit, record};
 use crate::place::Place;
+use crate::recorder::status_of;
 use crate::rtt_probe::{self, Probe};
-use crate::run::{first_error, status_of, Ending, Run};
+use crate::run::{first_error, Ending, Run};
 
 /// Per-interval Jain's index at or above which concurrent flows count as converged.
 pub const CONVERGED: f64 = 0.9;

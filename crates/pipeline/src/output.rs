@@ -31,11 +31,6 @@ pub fn emit(s: &str) {
     }
 }
 
-/// Whether stdout's reader went away during this process.
-pub fn stdout_gone() -> bool {
-    STDOUT_GONE.load(Ordering::Relaxed)
-}
-
 /// Live output of a run.
 #[derive(Debug)]
 pub struct Live {

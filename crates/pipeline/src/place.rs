@@ -19,6 +19,52 @@ use crate::HANDSHAKE_TIMEOUT;
 
 /// The server label an embedded loopback server is stored under.
 pub const EMBEDDED: &str = "embedded";
+/// What an emulated path's server label starts with, before the path spec.
+const PATH_LABEL: &str = "path ";
+
+/// Where a run's tests went, as its archive row names it: `host:port`, `embedded` or
+/// `path SPEC`, and read back so that a resumed sweep goes to the same place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// A server at `host`, on `port` when the label has one.
+    Remote {
+        /// Host name or address.
+        host: String,
+        /// Control port.
+        port: Option<u16>,
+    },
+    /// The embedded loopback server.
+    Loopback,
+    /// An emulated path with this spec.
+    Path(String),
+}
+
+impl Stored {
+    /// The label stored for `target`.
+    pub fn label(target: &Target) -> String {
+        match target {
+            Target::Remote(o) => format!("{}:{}", o.host, o.port),
+            Target::Loopback => EMBEDDED.into(),
+            Target::Path(p) => format!("{PATH_LABEL}{}", p.spec),
+        }
+    }
+
+    /// A stored label read back.
+    pub fn parse(label: &str) -> Stored {
+        if label == EMBEDDED {
+            return Stored::Loopback;
+        }
+        if let Some(spec) = label.strip_prefix(PATH_LABEL) {
+            return Stored::Path(spec.to_string());
+        }
+        match label.rsplit_once(':') {
+            Some((host, port)) if port.parse::<u16>().is_ok() => {
+                Stored::Remote { host: host.trim_matches(['[', ']']).to_string(), port: port.parse().ok() }
+            }
+            _ => Stored::Remote { host: label.to_string(), port: None },
+        }
+    }
+}
 
 /// A started place.
 #[derive(Debug)]
@@ -65,14 +111,6 @@ impl Place {
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
     pub fn traced(self, dir: Option<std::path::PathBuf>) -> Place {
         Place { trace: dir.map(Tracing::new), ..self }
-    }
-
-    /// The server as stored with the run: `host:port`, or `embedded`.
-    pub fn server_label(&self) -> String {
-        match self.kind {
-            Kind::Embedded(_) => EMBEDDED.into(),
-            Kind::Remote | Kind::Emulated(_) => format!("{}:{}", self.opts.host, self.opts.port),
-        }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).
@@ -177,5 +215,25 @@ fn loopback_options(port: u16) -> ClientOptions {
         family: None,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PathOptions;
+
+    #[test]
+    fn stored_labels_read_back_to_the_same_place() {
+        let path =
+            Target::Path(PathOptions { spec: "up:rate=10mbit,delay=5ms".into(), ..PathOptions::default() });
+        assert_eq!(Stored::parse(&Stored::label(&path)), Stored::Path("up:rate=10mbit,delay=5ms".into()));
+        assert_eq!(Stored::parse(&Stored::label(&Target::Loopback)), Stored::Loopback);
+        let remote = Target::Remote(loopback_options(9180));
+        assert_eq!(
+            Stored::parse(&Stored::label(&remote)),
+            Stored::Remote { host: "127.0.0.1".into(), port: Some(9180) }
+        );
+        assert_eq!(Stored::parse("[::1]:9181"), Stored::Remote { host: "::1".into(), port: Some(9181) });
     }
 }

@@ -59,7 +59,11 @@ impl Run {
     /// records the start of a run of `kind` and starts the place.
     pub fn begin(cfg: &Config, kind: RunKind, busy_wait: Duration) -> Result<Run> {
         let mut rec = open(cfg)?;
-        rec.begin(&record(Vec::new(), None, None, now_unix_ms()), kind, &server_label(cfg))?;
+        rec.begin(
+            &record(Vec::new(), None, None, now_unix_ms()),
+            kind,
+            &crate::place::Stored::label(&cfg.target),
+        )?;
         Run::assemble(cfg, rec, busy_wait)
     }
 
@@ -267,11 +271,6 @@ pub fn first_error(results: &[TestResult]) -> Option<TestError> {
     })
 }
 
-/// The archive status of a run of `results`.
-pub fn status_of(results: &[TestResult]) -> RunStatus {
-    crate::recorder::status_of(results)
-}
-
 fn exit(error: Option<&TestError>, hint: &str, problems: &[String]) -> ExitCode {
     for p in problems.iter().skip(usize::from(error.is_some_and(|e| e.code == "run"))) {
         eprintln!("error: {p}");
@@ -291,14 +290,6 @@ fn not_run(spec: &TestSpec, e: &anyhow::Error) -> TestResult {
         status: Status::Failed,
         error: Some(TestError { code: "run".into(), message: format!("{e:#}") }),
         ..TestResult::new(engine::registry::label(spec), spec.clone(), String::new(), now_unix_ms())
-    }
-}
-
-fn server_label(cfg: &Config) -> String {
-    match &cfg.target {
-        crate::config::Target::Remote(o) => format!("{}:{}", o.host, o.port),
-        crate::config::Target::Loopback => crate::place::EMBEDDED.into(),
-        crate::config::Target::Path(p) => format!("path {}", p.spec),
     }
 }
 

@@ -12,7 +12,8 @@ use store::RunKind;
 
 use crate::config::Config;
 use crate::output::{emit, record};
-use crate::run::{first_error, status_of, Ending, Run};
+use crate::recorder::status_of;
+use crate::run::{first_error, Ending, Run};
 
 /// Runs `spec` where `cfg` says, comparing its throughput with `reference` (`--link`).
 pub fn run(

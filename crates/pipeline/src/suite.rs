@@ -13,7 +13,8 @@ use store::RunKind;
 use crate::config::Config;
 use crate::output::record;
 use crate::progress::Progress;
-use crate::run::{first_error, status_of, Ending, Run};
+use crate::recorder::status_of;
+use crate::run::{first_error, Ending, Run};
 
 /// Error codes after which the rest of a suite cannot run either.
 const FATAL: [&str; 3] = ["connect", "busy", "bad-version"];

@@ -39,17 +39,15 @@ pub struct Job {
     pub done: BTreeSet<u32>,
 }
 
-/// A stored sweep, for `--resume`: its job and the server it ran against (`None` = the
-/// embedded loopback server).
-pub fn stored(storage: &Storage, id: i64) -> Result<(Job, Option<String>)> {
+/// A stored sweep, for `--resume`: its job and where it ran.
+pub fn stored(storage: &Storage, id: i64) -> Result<(Job, crate::place::Stored)> {
     if storage.disabled {
         anyhow::bail!("--resume reads the archive; it cannot be combined with --no-store");
     }
     let st = open_store(storage.db.as_deref())?;
     let sweep = st.load_sweep(id)?;
     let done: BTreeSet<u32> = st.finished_points(id)?.into_iter().collect();
-    let server = st.server_of(id)?;
-    let server = (server != crate::place::EMBEDDED).then_some(server);
+    let server = crate::place::Stored::parse(&st.server_of(id)?);
     Ok((Job { plan: sweep.plan, resume: Some(id), done }, server))
 }
 

@@ -32,7 +32,7 @@ pub fn table(run: &RunRecord) -> String {
     let _ = writeln!(
         o,
         "{} in {unit}; columns: {}; * peak of the row, + within {:.0} % of it{}",
-        sweep.plan.metric,
+        results::Metric::from_id(&sweep.plan.metric).map_or(sweep.plan.metric.as_str(), |m| m.name()),
         last.name,
         BEST_TOLERANCE * 100.0,
         if missed.iter().any(|m| *m) { ", ! confidence target not met" } else { "" }

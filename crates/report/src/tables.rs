@@ -4,7 +4,7 @@
 use results::{HostInfo, Metric, RunRecord, Shape, Status, TestResult};
 
 use crate::param_grid::{distinct_labels, Grid};
-use crate::units::{bytes, count, micros, rate, sig3};
+use crate::units::{count, micros, rate, sig3};
 
 /// A header and rows of cells.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -390,11 +390,6 @@ fn failed_row(r: &TestResult, label: &str, width: usize) -> Vec<String> {
     row.push(why);
     row.resize(width, "–".into());
     row
-}
-
-/// Bytes for labels (`64.0 KiB`), re-exported for the renderers.
-pub fn size_text(n: u64) -> String {
-    bytes(n)
 }
 
 #[cfg(test)]

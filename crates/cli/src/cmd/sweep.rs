@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use engine::StopFlag;
+use pipeline::place::Stored;
 use pipeline::sweep::{Job, Points};
-use pipeline::{Config, Target};
+use pipeline::{Config, PathOptions, Target};
 use results::{ParamSetting, SweepPlan, TestSpec};
 
 use crate::args::SweepArgs;
@@ -22,17 +23,22 @@ const PORT: u16 = 9180;
 /// Runs (or resumes) a sweep.
 pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
     let storage = storage(&a.store);
-    let (job, stored_server) = match a.resume {
+    let (job, stored) = match a.resume {
         Some(id) => pipeline::sweep::stored(&storage, id)?,
-        None => (Job { plan: new_plan(a)?, resume: None, done: BTreeSet::new() }, None),
+        None => (Job { plan: new_plan(a)?, resume: None, done: BTreeSet::new() }, Stored::Loopback),
     };
-    let (stored_host, stored_port) = match stored_server.as_deref().map(|s| s.rsplit_once(':')) {
-        Some(Some((h, p))) => (Some(h.to_string()), p.parse().ok()),
-        Some(None) => (stored_server.clone(), None),
-        None => (None, None),
+    // A resumed sweep goes where it ran unless HOST or --path says otherwise.
+    let (stored_host, stored_port, stored_path) = match stored {
+        Stored::Remote { host, port } => (Some(host), port, None),
+        Stored::Path(spec) => (None, None, Some(spec)),
+        Stored::Loopback => (None, None, None),
     };
-    let host = a.host.clone().or(stored_host);
-    let target = match (host, path_options(&a.path.emu)) {
+    let path = path_options(&a.path.emu).or_else(|| {
+        let spec = stored_path.filter(|_| a.host.is_none())?;
+        Some(PathOptions { spec, seed: a.path.emu.emu_seed, ..PathOptions::default() })
+    });
+    let host = a.host.clone().or(stored_host.filter(|_| path.is_none()));
+    let target = match (host, path) {
         (Some(_), Some(_)) => bail!("--path runs its own server across the emulated link; drop HOST"),
         (_, Some(p)) => Target::Path(p),
         (Some(h), None) => Target::Remote(remote(&h, a.port.or(stored_port).unwrap_or(PORT))),
