@@ -297,6 +297,13 @@ pub fn file_summary(
         let hashed = if verify { " and hashed" } else { "" };
         notes.push(format!("the sender prepared{hashed} its source in {:.1} ms before sending (not in the times above when the client sends; with -R the server prepares after the start, and the receiver's time includes it)", p * 1e3));
     }
+    if let Some(r) = receiver.as_ref().filter(|r| r.hash_s > r.net_s + r.disk_s) {
+        notes.push(format!(
+            "the receiver spent more time hashing ({:.0} ms) than in socket calls and on disk together ({:.0} ms): SHA-256 verification limits this transfer; --no-verify measures network and disk alone",
+            r.hash_s * 1e3,
+            (r.net_s + r.disk_s) * 1e3
+        ));
+    }
     FileSummary {
         size,
         verification,
@@ -446,6 +453,19 @@ mod tests {
         let sender = FileSide { prepare_s: 0.01, ..side(None, 100) };
         let notes = file_summary(100, false, Some(sender), None).notes;
         assert!(notes.iter().any(|n| n.starts_with("the sender prepared its source")), "{notes:?}");
+    }
+
+    #[test]
+    fn a_receiver_busy_hashing_is_called_out() {
+        let receiver = FileSide { net_s: 0.03, disk_s: 0.05, hash_s: 1.2, ..FileSide::default() };
+        let f = file_summary(1, true, None, Some(receiver));
+        assert!(
+            f.notes.iter().any(|n| n.contains("SHA-256 verification limits this transfer")),
+            "{:?}",
+            f.notes
+        );
+        let quick = FileSide { net_s: 0.5, disk_s: 0.1, hash_s: 0.2, ..FileSide::default() };
+        assert!(!file_summary(1, true, None, Some(quick)).notes.iter().any(|n| n.contains("hashing")));
     }
 
     #[test]
