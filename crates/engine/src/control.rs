@@ -86,6 +86,11 @@ impl Control {
         }
     }
 
+    /// Whether the peer has closed or reset the connection; what it sent stays unread.
+    pub fn peer_gone(&self) -> bool {
+        closed_by_peer(&self.stream)
+    }
+
     fn fill(&mut self, deadline: Instant) -> Result<(), Error> {
         let wanted = self.decoder.wanted().map_err(|e| Error::Protocol { detail: e.to_string() })?;
         let mut buf = vec![0u8; wanted.clamp(1, 64 * 1024)];
@@ -121,7 +126,44 @@ pub(crate) fn read_exact_by(stream: &mut TcpStream, buf: &mut [u8], deadline: In
     Ok(())
 }
 
+/// Whether `stream`'s peer has closed (FIN) or reset it, without waiting and without
+/// consuming what is waiting to be read.
+pub(crate) fn closed_by_peer(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let gone = match stream.peek(&mut [0u8; 1]) {
+        Ok(n) => n == 0,
+        Err(e) => !is_timeout(&e),
+    };
+    let _ = stream.set_nonblocking(false);
+    gone
+}
+
 /// Whether an I/O error is a read/write timeout.
 pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_peer_is_seen_and_unread_bytes_are_left_alone() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        assert!(!closed_by_peer(&server), "an idle peer is there");
+        client.write_all(b"x").unwrap();
+        drop(client);
+        // The byte sent before the close is read first; only then does the close show.
+        let mut byte = [0u8; 1];
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.peek(&mut byte).unwrap_or(0) == 0 && Instant::now() < deadline {}
+        assert!(!closed_by_peer(&server), "a byte is waiting");
+        server.read_exact(&mut byte).unwrap();
+        assert_eq!(&byte, b"x");
+        assert!(closed_by_peer(&server));
+    }
 }

@@ -2,7 +2,7 @@
 //! client ends the test at once (hard stop) and the session returns.
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
@@ -23,6 +23,9 @@ const LINGER: Duration = Duration::from_secs(2);
 /// How long the client may prepare between `ready` and `start` (a file test's sender reads
 /// and hashes its whole source then; a vanished client is still noticed at once).
 const PREPARE: Duration = Duration::from_secs(120);
+/// How often a wait for data connections or for `start` checks that the client is still
+/// there (a client that vanished frees its slot at once, not at the deadline).
+const WATCH: Duration = Duration::from_millis(100);
 
 /// Serves one control connection whose hello was already read.
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
@@ -96,13 +99,12 @@ fn run(
             Data::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs)?)
         }
         Transport::TcpPerTransaction => Data::Accept(forward(rx)),
-        Transport::TcpConnections => Data::Tcp(collect(&spec, &rx, ty.data_connections(&spec), timeout)?),
+        Transport::TcpConnections => {
+            Data::Tcp(collect(ctrl, &spec, &rx, ty.data_connections(&spec), timeout)?)
+        }
     };
     ctrl.send(&Message::Ready {})?;
-    match ctrl.recv_by(Instant::now() + timeout.max(PREPARE))? {
-        Message::Start {} => {}
-        other => return Err(out_of_state(&other, "start")),
-    }
+    await_start(ctrl, &data, Instant::now() + timeout.max(PREPARE))?;
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
     let side = measure(ctrl, &spec, jobs, shared)?;
@@ -159,8 +161,10 @@ fn server_opts(spec: &TestSpec) -> DataSocketOpts {
     }
 }
 
-/// Collects the `want` data connections of a test, in stream order.
+/// Collects the `want` data connections of a test, in stream order, while the client is
+/// still connected.
 fn collect(
+    ctrl: &Control,
     spec: &TestSpec,
     rx: &Receiver<DataConn>,
     want: u32,
@@ -170,8 +174,7 @@ fn collect(
     let opts = server_opts(spec);
     let mut sockets: Vec<Option<DataSocket>> = (0..want).map(|_| None).collect();
     for _ in 0..want {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let conn = rx.recv_timeout(left).map_err(|_| timed_out("waiting for the data connections"))?;
+        let conn = next_conn(ctrl, rx, deadline)?;
         let slot = sockets.get_mut(conn.index as usize).filter(|s| s.is_none()).ok_or_else(|| {
             Failure::Refused(Rejection::field("stream", format!("unexpected stream number {}", conn.index)))
         })?;
@@ -180,6 +183,44 @@ fn collect(
         *slot = Some(DataSocket { index: conn.index, stream: conn.stream, report });
     }
     Ok(sockets.into_iter().flatten().collect())
+}
+
+/// The next data connection, unless the deadline passes or the client goes away first.
+fn next_conn(ctrl: &Control, rx: &Receiver<DataConn>, deadline: Instant) -> Result<DataConn, Failure> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(WATCH)) {
+            Ok(conn) => return Ok(conn),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(internal("the routing table dropped the test"))
+            }
+            Err(_) if left <= WATCH => return Err(timed_out("waiting for the data connections")),
+            Err(_) if ctrl.peer_gone() => return Err(Failure::Lost(Error::PeerClosed)),
+            Err(_) => {}
+        }
+    }
+}
+
+/// Waits for `start`. A client that closes its control connection, or one of its TCP data
+/// connections, before starting ends the test at once.
+fn await_start(ctrl: &mut Control, data: &Data, deadline: Instant) -> Result<(), Failure> {
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(timed_out("waiting for start"));
+        }
+        match ctrl.poll_by((now + WATCH).min(deadline))? {
+            Some(Message::Start {}) => return Ok(()),
+            Some(other) => return Err(out_of_state(&other, "start")),
+            None => {}
+        }
+        if let Data::Tcp(sockets) = data {
+            if let Some(s) = sockets.iter().find(|s| crate::control::closed_by_peer(&s.stream)) {
+                let why = format!("data connection {} closed before the test started", s.index);
+                return Err(Failure::Refused(Rejection::new(ErrorCode::OutOfState, why)));
+            }
+        }
+    }
 }
 
 /// The connections of a per-transaction test as they arrive, for the whole test.
