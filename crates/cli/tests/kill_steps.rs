@@ -67,12 +67,18 @@ struct Driven {
     data: Vec<TcpStream>,
 }
 
-fn spec() -> TestSpec {
-    TestSpec { duration_ms: 3000, interval_ms: 0, ..TestSpec::new(TestKind::TcpStream) }
+fn spec(test: TestKind) -> TestSpec {
+    TestSpec { duration_ms: 3000, interval_ms: 0, ..TestSpec::new(test) }
 }
 
-/// Drives a test on `port` up to (and including) `upto`.
+/// Drives a TCP stream test on `port` up to (and including) `upto`.
 fn drive(port: u16, upto: Step) -> Driven {
+    drive_test(port, upto, &spec(TestKind::TcpStream))
+}
+
+/// Drives test `spec` on `port` up to `upto` (at most [`Step::Accepted`] unless it is a TCP
+/// stream test).
+fn drive_test(port: u16, upto: Step, spec: &TestSpec) -> Driven {
     let raw = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut d = Driven { raw: raw.try_clone().unwrap(), ctrl: None, data: Vec::new() };
     if upto == Step::Connected {
@@ -91,7 +97,7 @@ fn drive(port: u16, upto: Step) -> Driven {
     if upto == Step::Hello {
         return d;
     }
-    let setup = Message::Setup { spec: engine::protocol::request(&spec()) }.encode().unwrap();
+    let setup = Message::Setup { spec: engine::protocol::request(spec) }.encode().unwrap();
     d.raw.write_all(&setup[..setup.len() / 2]).unwrap();
     if upto == Step::MidSetup {
         return d;
@@ -166,6 +172,16 @@ fn cutting_the_control_connection_at_any_step_frees_the_server_at_once() {
         drop(data);
     }
     assert!(!srv.log().contains("panicked"), "{}", srv.log());
+}
+
+#[test]
+fn cutting_the_control_connection_of_a_udp_test_before_its_hellos_frees_the_server_at_once() {
+    let srv = ServerProc::start(&[]);
+    let udp = TestSpec { rate_bps: 1_000_000, send_len: 1000, recv_len: 1000, ..spec(TestKind::UdpStream) };
+    let Driven { raw, ctrl, .. } = drive_test(srv.port, Step::Accepted, &udp);
+    drop((raw, ctrl));
+    let took = served_again(&srv, Instant::now(), "udp control cut after accepted");
+    eprintln!("udp control cut after accepted: next test accepted after {took:?}");
 }
 
 #[test]

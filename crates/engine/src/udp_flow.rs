@@ -100,7 +100,7 @@ pub fn ports(socks: &[UdpSocket]) -> Result<Vec<u16>, Error> {
 }
 
 /// Server: waits for each socket's hello from `peer` with `token`, then connects the socket to
-/// the hello's source.
+/// the hello's source. Gives up at once when `gone` says the client has gone away.
 pub fn await_hellos(
     socks: Vec<UdpSocket>,
     token: Token,
@@ -108,6 +108,7 @@ pub fn await_hellos(
     deadline: Instant,
     spec: &TestSpec,
     bufs: Buffers,
+    gone: &dyn Fn() -> bool,
 ) -> Result<Vec<UdpFlow>, Error> {
     let mut pending: Vec<Option<UdpSocket>> = socks.into_iter().map(Some).collect();
     let mut flows = Vec::with_capacity(pending.len());
@@ -133,6 +134,9 @@ pub fn await_hellos(
             }
         }
         if idle {
+            if gone() {
+                return Err(Error::PeerClosed);
+            }
             std::thread::sleep(Duration::from_millis(2));
         }
     }

@@ -96,7 +96,8 @@ fn run(
         Transport::Udp => {
             let deadline = Instant::now() + timeout;
             let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
-            Data::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs)?)
+            let gone = || ctrl.peer_gone();
+            Data::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs, &gone)?)
         }
         Transport::TcpPerTransaction => Data::Accept(forward(rx)),
         Transport::TcpConnections => {
