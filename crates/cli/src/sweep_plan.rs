@@ -330,6 +330,29 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The sweep grammar lives in this binary crate, out of cargo-fuzz's reach: random
+        /// `--vary`/`--tie` text from its alphabet is refused or gives a bounded grid whose
+        /// every point builds, without a panic.
+        #[test]
+        fn any_vary_text_is_refused_or_a_bounded_grid(
+            name in "(len|rcvbuf|sndbuf|parallel|time|burst|window|x|)",
+            values in "[0-9KMGkmx.,:+*e -]{0,24}",
+            tie in proptest::option::of("(len|rcvbuf|sndbuf|parallel)(=(len|rcvbuf|sndbuf|q)){0,2}"),
+        ) {
+            let base = TestSpec::new(TestKind::TcpStream);
+            let vary = [format!("{name}={values}")];
+            let ties: Vec<String> = tie.into_iter().collect();
+            if let Ok(p) = plan(&base, &vary, &ties, "goodput_bps") {
+                proptest::prop_assert!((1..=MAX_POINTS).contains(&p.len()));
+                for i in 0..p.len() {
+                    proptest::prop_assert!(point_spec(&p, i).is_ok());
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
         #[test]
         fn linear_ranges_step_evenly_and_stay_inside(lo in 1u64..100_000, n in 0u64..200, step in 1u64..5000) {
             let hi = lo + n * step + step / 2;
