@@ -123,6 +123,10 @@ pub struct ServerArgs {
     /// Tests allowed at once; further clients get a "busy" error.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_concurrent: u32,
+    /// Run third-party tests on request (`tcplab stream B --from THIS`, `tcplab mesh`): this
+    /// server as the client end against another tcplab server, within this server's limits.
+    #[arg(long)]
+    pub allow_third_party: bool,
 }
 
 impl ClientArgs {
@@ -151,6 +155,10 @@ pub struct ClientArgs {
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
+    /// Third-party test: the tcplab server at A[:PORT] (started with --allow-third-party) runs
+    /// the client end against HOST, and sends both ends' results here.
+    #[arg(long = "from", value_name = "A[:PORT]", value_parser = parse::host_port, conflicts_with_all = ["bind", "ipv4", "ipv6"])]
+    pub from: Option<(String, Option<u16>)>,
     /// Local address to bind to.
     #[arg(short = 'B', long)]
     pub bind: Option<IpAddr>,
