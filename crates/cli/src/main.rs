@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd;
+mod inventory;
 mod output;
 mod parse;
 mod recorder;
@@ -73,6 +74,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Model(a) => cmd::model::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Sweep(a) => cmd::sweep::run(a, stop),
+        Command::Mesh(a) => cmd::mesh::run(a, stop),
         Command::History(a) => cmd::history::history(a),
         Command::Show(a) => cmd::history::show(a),
         Command::Export(a) => cmd::history::export(a),

@@ -176,7 +176,8 @@ pub fn iterations(s: &str) -> Result<(u32, u32), String> {
 /// `HOST[:PORT]` (`[V6]:PORT` for an IPv6 address with a port): the host and the port, if
 /// given.
 pub fn host_port(s: &str) -> Result<(String, Option<u16>), String> {
-    let port = |p: &str| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("'{p}' is not a port"));
+    let port =
+        |p: &str| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("'{p}' is not a port"));
     if let Some(rest) = s.strip_prefix('[') {
         let (host, tail) = rest.split_once(']').ok_or_else(|| format!("'{s}': missing ']'"))?;
         return match tail.strip_prefix(':') {

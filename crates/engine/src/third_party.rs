@@ -54,7 +54,8 @@ pub fn run(ends: &Ends, spec: &TestSpec, stop: &StopFlag) -> (TestResult, Option
         Ok(host) => (out, host),
         Err(e) => {
             out.status = if matches!(e, Error::Interrupted) { Status::Interrupted } else { Status::Failed };
-            out.error = Some(TestError { code: e.code().into(), message: e.to_string() });
+            let message = format!("client end {}:{}: {e}", ends.from.host, ends.from.port);
+            out.error = Some(TestError { code: e.code().into(), message });
             crate::client::finish(&mut out, false, &netio::host::host_info());
             (out, None)
         }
@@ -129,7 +130,9 @@ fn settle(out: &mut TestResult, report: ThirdPartyReport) -> Result<Option<HostI
         ThirdPartyStatus::Failed => Status::Failed,
         ThirdPartyStatus::Interrupted => Status::Interrupted,
     };
-    out.error = report.error.map(|(code, message)| TestError { code, message });
+    let from = out.third_party.as_ref().map(|t| t.from.clone()).unwrap_or_default();
+    out.error =
+        report.error.map(|(code, message)| TestError { code, message: format!("from {from}: {message}") });
     let client_host = protocol::host_info(report.client_host);
     crate::client::finish(out, report.same_host, &client_host);
     Ok(report.server_host.map(protocol::host_info))

@@ -167,7 +167,12 @@ fn one_point(
     Ok((point, r))
 }
 
-fn point_of(plan: &SweepPlan, index: u32, params: Vec<ParamSetting>, r: &TestResult) -> SweepPoint {
+pub(crate) fn point_of(
+    plan: &SweepPlan,
+    index: u32,
+    params: Vec<ParamSetting>,
+    r: &TestResult,
+) -> SweepPoint {
     let headline = match r.repetition.as_ref().and_then(|rep| rep.estimate(&plan.metric)) {
         Some(e) => e.clone(),
         None => {

@@ -11,6 +11,7 @@ pub mod archive;
 pub mod cc;
 pub mod link;
 pub mod measure;
+pub mod mesh;
 pub mod model;
 pub mod sweep;
 
@@ -69,6 +70,8 @@ pub enum Command {
     Test(measure::TestCommand),
     /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
     Sweep(SweepArgs),
+    /// One test between every sender and receiver of a TOML inventory (third-party tests), plus each host's loop-back baseline: the sender × receiver matrix.
+    Mesh(mesh::MeshArgs),
     /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
     Model(model::ModelArgs),
     /// Congestion controls compared over a path: one stream each (or --concurrent), RTT probe, windows, fairness.
@@ -94,6 +97,7 @@ impl Command {
             Command::Run(a) => Some(&a.output),
             Command::Test(t) => Some(&t.client().output),
             Command::Sweep(a) => Some(&a.output),
+            Command::Mesh(a) => Some(&a.output),
             Command::CompareCc(a) => Some(&a.output),
             Command::Server(_)
             | Command::Model(_)

@@ -4,6 +4,7 @@ pub mod compare;
 pub mod compare_cc;
 pub mod emu;
 pub mod history;
+pub mod mesh;
 pub mod model;
 pub mod report;
 pub mod run;

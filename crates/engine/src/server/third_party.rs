@@ -17,7 +17,8 @@ use crate::stop::StopFlag;
 use crate::{protocol, Error};
 
 /// The refusal of a server started without the flag; it names the flag.
-pub const OFF: &str = "third-party tests are off on this server: start it with `tcplab server --allow-third-party`";
+pub const OFF: &str =
+    "third-party tests are off on this server: start it with `tcplab server --allow-third-party`";
 /// Longest host name accepted for B.
 const MAX_HOST_LEN: usize = 253;
 
@@ -46,7 +47,7 @@ pub(super) fn serve(
         timeout: shared.cfg.handshake_timeout,
         busy_wait: std::time::Duration::ZERO,
     };
-    let same_host = resolve(&opts).map(|a| same_host(a)).unwrap_or(false);
+    let same_host = resolve(&opts).map(same_host).unwrap_or(false);
     let stop = StopFlag::new();
     let (spec2, stop2) = (spec.clone(), stop.clone());
     let worker = std::thread::spawn(move || crate::run_test(&opts, &spec2, &mut Quiet, &stop2));
@@ -56,7 +57,8 @@ pub(super) fn serve(
             Ok(_) => {}
         }
     }
-    let (result, host) = worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
+    let (result, host) =
+        worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
     let report = crate::third_party::report(result, host.as_ref(), same_host);
     ctrl.send(&Message::ThirdPartyResults(Box::new(report)))
 }
@@ -64,7 +66,10 @@ pub(super) fn serve(
 /// B must be named and on a real port; the rest (that it is a tcplab server) the handshake
 /// checks.
 fn check_target(host: &str, port: u16) -> Result<(), Error> {
-    if host.is_empty() || host.len() > MAX_HOST_LEN || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if host.is_empty()
+        || host.len() > MAX_HOST_LEN
+        || host.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err(Error::Rejected(Rejection::field("to_host", "not a host name or address")));
     }
     if port == 0 {
@@ -78,7 +83,8 @@ fn same_host(addr: SocketAddr) -> bool {
     if addr.ip().is_loopback() {
         return true;
     }
-    let any: IpAddr = if addr.is_ipv4() { [0, 0, 0, 0].into() } else { std::net::Ipv6Addr::UNSPECIFIED.into() };
+    let any: IpAddr =
+        if addr.is_ipv4() { [0, 0, 0, 0].into() } else { std::net::Ipv6Addr::UNSPECIFIED.into() };
     UdpSocket::bind((any, 0))
         .and_then(|s| s.connect(addr).and_then(|()| s.local_addr()))
         .is_ok_and(|local| local.ip() == addr.ip())
@@ -94,7 +100,10 @@ impl<'a> Running<'a> {
             .fetch_update(Relaxed, Relaxed, |n| (n < shared.cfg.max_concurrent).then_some(n + 1))
             .map(|_| Running(shared))
             .map_err(|_| {
-                Error::Rejected(Rejection::new(ErrorCode::Busy, "the server is busy running third-party tests"))
+                Error::Rejected(Rejection::new(
+                    ErrorCode::Busy,
+                    "the server is busy running third-party tests",
+                ))
             })
     }
 }

@@ -25,11 +25,11 @@ pub mod third_party;
 
 pub use host::Host;
 pub use request::{Direction, OptionValue, TestRequest};
-pub use third_party::{ThirdPartyReport, ThirdPartyRequest, ThirdPartyStatus};
 pub use side::{
     CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
     SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
 };
+pub use third_party::{ThirdPartyReport, ThirdPartyRequest, ThirdPartyStatus};
 
 /// Why a server refused something; the code maps to a client exit path and a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,7 +244,9 @@ mod tests {
             r#""cpu_local":null,"cpu_remote":null,"busy_poll":false,"rate_bps":0,"no_checksum":false,"#,
             r#""no_offload":false},"to_host":"198.18.0.2","to_port":9180}"#,
         );
-        let Message::ThirdParty(req) = Message::decode(json.as_bytes()).unwrap() else { panic!("not third-party") };
+        let Message::ThirdParty(req) = Message::decode(json.as_bytes()).unwrap() else {
+            panic!("not third-party")
+        };
         assert_eq!((req.to_host.as_str(), req.to_port, req.spec.duration_ms), ("198.18.0.2", 9180, 2000));
         assert_eq!(&Message::ThirdParty(req).encode().unwrap()[4..], json.as_bytes());
         assert!(Message::decode(br#"{"type":"third-party","to_host":"b","to_port":1}"#).is_err());
