@@ -341,6 +341,7 @@ mod tests {
         let svg = crate::html::mesh_heatmap(&fixture::mesh_run()).unwrap();
         assert!(svg.contains("failed: connection refused"));
         assert!(svg.contains("not run"));
-        assert!(svg.contains("receiver a, sender a: 20"));
+        assert!(svg.contains("receiver a, sender a: [20"), "{svg}");
+        assert!(svg.contains("receiver b, sender a: 9"));
     }
 }

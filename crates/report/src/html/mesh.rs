@@ -50,14 +50,18 @@ fn heatmap(m: &Matrix) -> String {
     let cells = m
         .cells
         .iter()
+        .zip(&m.senders)
         .rev()
-        .map(|row| {
+        .map(|(row, sender)| {
             row.iter()
-                .map(|e| match e {
-                    Entry::Measured { value, .. } => Some(Cell {
-                        value: value / div,
-                        text: crate::plot::line::value(value / div, TickFormat::Number),
-                    }),
+                .zip(&m.receivers)
+                .map(|(e, receiver)| match e {
+                    Entry::Measured { value, .. } => {
+                        let v = crate::plot::line::value(value / div, TickFormat::Number);
+                        // The loop-back baseline is bracketed, as in the text table.
+                        let text = if sender == receiver { format!("[{v}]") } else { v };
+                        Some(Cell { value: value / div, text })
+                    }
                     Entry::Failed { reason, .. } => {
                         Some(Cell { value: f64::NAN, text: format!("failed: {reason}") })
                     }
@@ -69,7 +73,7 @@ fn heatmap(m: &Matrix) -> String {
         .collect();
     let name = results::Metric::from_id(&m.metric).map_or(m.metric.as_str(), |x| x.name());
     Heatmap {
-        title: format!("{name} ({unit}), sender × receiver"),
+        title: format!("{name} ({unit}), sender × receiver; [x] loop-back baseline"),
         x_label: "receiver".into(),
         y_label: "sender".into(),
         columns: m.receivers.clone(),
