@@ -9,7 +9,7 @@ use crate::parse;
 /// `tcplab mesh`.
 #[derive(Debug, Args)]
 pub struct MeshArgs {
-    /// TOML inventory of hosts ([[host]] name, address = "HOST[:PORT]", role = sender|receiver|both, labels), each running `tcplab server --allow-third-party`.
+    /// TOML inventory of hosts (`[[host]]` with name, address = `"HOST[:PORT]"`, role = sender|receiver|both, labels), each running `tcplab server --allow-third-party`.
     #[arg(required_unless_present = "resume")]
     pub inventory: Option<std::path::PathBuf>,
     /// Test type: any registered one, by command or id (stream, rr, crr, udp, udp-rr, tcp-stream …).

@@ -159,7 +159,7 @@ pub struct ClientArgs {
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
-    /// Third-party test: the tcplab server at A[:PORT] (started with --allow-third-party) runs
+    /// Third-party test: the tcplab server at `A[:PORT]` (started with --allow-third-party) runs
     /// the client end against HOST, and sends both ends' results here.
     #[arg(long = "from", value_name = "A[:PORT]", value_parser = parse::host_port, conflicts_with_all = ["bind", "ipv4", "ipv6"])]
     pub from: Option<(String, Option<u16>)>,
