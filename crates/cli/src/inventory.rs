@@ -48,7 +48,10 @@ pub fn read(path: &Path) -> Result<Vec<MeshHost>> {
 /// Parses and checks an inventory's text: unique names, addresses `HOST[:PORT]`, at least one
 /// sender and one receiver, at most [`MAX_HOSTS`] hosts.
 pub fn parse(text: &str) -> Result<Vec<MeshHost>> {
-    let file: File = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.message()))?;
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        anyhow::anyhow!("line {line}: {}", e.message().trim())
+    })?;
     if file.host.is_empty() || file.host.len() > MAX_HOSTS {
         bail!("lists {} hosts; a mesh takes 1 to {MAX_HOSTS}", file.host.len());
     }
@@ -112,7 +115,7 @@ mod tests {
         assert!(err("[[host]]\nname=\"a\"\naddress=\"x:0\"\n").contains("host 'a': address"));
         assert!(err("[[host]]\nname=\"a\"\naddress=\"x\"\nrole=\"sender\"\n").contains("one receiver"));
         assert!(err("[[host]]\nname=\"a\"\naddress=\"x\"\nport=1\n").contains("port"));
-        assert!(err("host = 3").contains("host"));
+        assert!(err("host = 3").starts_with("line 1: "), "{}", err("host = 3"));
         assert!(err("").contains("host"));
     }
 }

@@ -81,5 +81,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
+        Command::Archive(a) => cmd::audit::run(a),
     }
 }

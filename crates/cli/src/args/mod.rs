@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::parse;
 
 pub mod archive;
+pub mod audit;
 pub mod cc;
 pub mod link;
 pub mod measure;
@@ -86,6 +87,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Two stored runs side by side: differences, confidence intervals, verdicts.
     Compare(CompareArgs),
+    /// The archive itself: `audit --inventory FILE` lists mesh cells with no result in a period.
+    Archive(audit::ArchiveArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
 }
@@ -106,7 +109,8 @@ impl Command {
             | Command::Show(_)
             | Command::Export(_)
             | Command::Compare(_)
-            | Command::Report(_) => None,
+            | Command::Report(_)
+            | Command::Archive(_) => None,
         }
     }
 }

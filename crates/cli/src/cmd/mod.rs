@@ -1,5 +1,6 @@
 //! One module per subcommand: glue between settings, engine and output.
 
+pub mod audit;
 pub mod compare;
 pub mod compare_cc;
 pub mod emu;

@@ -53,8 +53,13 @@ pub(super) fn serve(
     let worker = std::thread::spawn(move || crate::run_test(&opts, &spec2, &mut Quiet, &stop2));
     while !worker.is_finished() {
         match ctrl.poll_by(Instant::now() + std::time::Duration::from_millis(100)) {
-            Ok(Some(Message::Stop { .. })) | Err(_) => stop.set(),
+            Ok(Some(Message::Stop { .. })) => stop.set(),
             Ok(_) => {}
+            Err(_) => {
+                // The asking client is gone: stop the test, and wait for it without spinning.
+                stop.set();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
     }
     let (result, host) =
