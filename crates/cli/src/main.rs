@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd;
+mod inventory;
 mod output;
 mod parse;
 mod recorder;
@@ -73,11 +74,13 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Model(a) => cmd::model::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Sweep(a) => cmd::sweep::run(a, stop),
+        Command::Mesh(a) => cmd::mesh::run(a, stop),
         Command::History(a) => cmd::history::history(a),
         Command::Show(a) => cmd::history::show(a),
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
+        Command::Archive(a) => cmd::audit::run(a),
     }
 }

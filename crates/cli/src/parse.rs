@@ -173,6 +173,29 @@ pub fn iterations(s: &str) -> Result<(u32, u32), String> {
     Ok((num(a)?, num(b)?))
 }
 
+/// `HOST[:PORT]` (`[V6]:PORT` for an IPv6 address with a port): the host and the port, if
+/// given.
+pub fn host_port(s: &str) -> Result<(String, Option<u16>), String> {
+    let port =
+        |p: &str| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("'{p}' is not a port"));
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').ok_or_else(|| format!("'{s}': missing ']'"))?;
+        return match tail.strip_prefix(':') {
+            Some(p) => Ok((host.to_string(), Some(port(p)?))),
+            None if tail.is_empty() => Ok((host.to_string(), None)),
+            None => Err(format!("'{s}' is not HOST[:PORT]")),
+        };
+    }
+    match s.split_once(':') {
+        _ if s.is_empty() => Err("empty host".into()),
+        // Two colons or more: a bare IPv6 address.
+        Some((_, rest)) if rest.contains(':') => Ok((s.to_string(), None)),
+        Some((host, p)) if !host.is_empty() => Ok((host.to_string(), Some(port(p)?))),
+        Some(_) => Err(format!("'{s}' has no host")),
+        None => Ok((s.to_string(), None)),
+    }
+}
+
 /// A test type by command or id (`udp`, `udp-stream`), as the registry names them.
 pub fn test_kind(s: &str) -> Result<results::TestKind, String> {
     engine::registry::by_name(s.trim())
@@ -183,6 +206,18 @@ pub fn test_kind(s: &str) -> Result<results::TestKind, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_with_and_without_ports() {
+        assert_eq!(host_port("a"), Ok(("a".into(), None)));
+        assert_eq!(host_port("198.18.0.1:9181"), Ok(("198.18.0.1".into(), Some(9181))));
+        assert_eq!(host_port("[::1]:7"), Ok(("::1".into(), Some(7))));
+        assert_eq!(host_port("::1"), Ok(("::1".into(), None)));
+        assert!(host_port("a:0").is_err());
+        assert!(host_port("a:x").is_err());
+        assert!(host_port(":9").is_err());
+        assert!(host_port("").is_err());
+    }
 
     #[test]
     fn affinities() {

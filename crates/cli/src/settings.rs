@@ -26,8 +26,16 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         Some(_) if !client.host().is_empty() => {
             bail!("--path runs its own server across the emulated link; drop HOST")
         }
+        Some(_) if client.from.is_some() => bail!("--from runs the test between two servers; drop --path"),
         Some(p) => Target::Path(p),
-        None => Target::Remote(client_options(client)),
+        None => match &client.from {
+            Some((a, a_port)) => Target::ThirdParty(engine::third_party::Ends {
+                from: remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT)),
+                to_host: client.host().to_string(),
+                to_port: client.port,
+            }),
+            None => Target::Remote(client_options(client)),
+        },
     };
     Ok(Config {
         target,

@@ -183,7 +183,7 @@ pub fn plan(base: &TestSpec, vary: &[String], tie: &[String], metric: &str) -> R
     }
     apply_ties(&mut axes, tie, base.test)?;
     check_disjoint(&axes)?;
-    let plan = SweepPlan { base: base.clone(), axes, confidence: None, metric: metric.into() };
+    let plan = SweepPlan { base: base.clone(), axes, confidence: None, metric: metric.into(), mesh: None };
     if plan.axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())).is_none_or(|n| n > MAX_POINTS)
     {
         bail!("the grid has more than {MAX_POINTS} points");

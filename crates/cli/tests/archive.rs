@@ -411,8 +411,13 @@ fn fake_sweep(st: &mut store::Store, base: &results::TestSpec, points: &[(u64, f
         values: points.iter().map(|(l, _)| ParamValue::Int(*l)).collect(),
         text: String::new(),
     };
-    let plan =
-        SweepPlan { base: base.clone(), axes: vec![axis], confidence: None, metric: "goodput_bps".into() };
+    let plan = SweepPlan {
+        base: base.clone(),
+        axes: vec![axis],
+        confidence: None,
+        metric: "goodput_bps".into(),
+        mesh: None,
+    };
     let id = st.begin_run(&fake_header(), store::RunKind::Sweep, "h:1").unwrap();
     st.begin_sweep(id, &plan).unwrap();
     for (i, (len, v)) in points.iter().enumerate() {

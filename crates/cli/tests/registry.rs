@@ -9,7 +9,7 @@ mod support;
 use support::{json_of, stderr, stdout, tcplab, ServerProc};
 
 /// Formats that carry no per-test headline by design.
-const WITHOUT_HEADLINE: [&str; 1] = ["intervals-csv"];
+const WITHOUT_HEADLINE: [&str; 2] = ["intervals-csv", "mesh-csv"];
 
 #[test]
 fn every_test_type_runs_stores_and_renders_one_headline_everywhere() {

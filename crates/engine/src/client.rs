@@ -114,18 +114,24 @@ pub fn run_test(
     if stop.is_set() && out.status == Status::Completed {
         out.status = Status::Interrupted;
     }
+    finish(&mut out, session.same_host, &netio::host::host_info());
+    let host = session.host.take();
+    (out, host)
+}
+
+/// Sums up a measured result: summary, verification and warnings. `local_host` is the host
+/// of the client end; `same_host` whether the server end ran on it too.
+pub(crate) fn finish(out: &mut TestResult, same_host: bool, local_host: &HostInfo) {
+    let spec = &out.spec;
     out.summary = registry::summarize(spec, &out.local, out.remote.as_ref());
     if let (Status::Completed, Err(message)) = (out.status, registry::of(spec.test).verify(&out.summary)) {
         out.status = Status::Failed;
         out.error = Some(TestError { code: "verification".into(), message });
     }
-    let local_host = netio::host::host_info();
-    let cx = WarnContext { same_host: session.same_host, local_host: &local_host };
+    let cx = WarnContext { same_host, local_host };
     if out.status == Status::Completed {
         out.warnings = warnings(spec, &out.summary, &out.local, out.remote.as_ref(), cx);
     }
-    let host = session.host.take();
-    (out, host)
 }
 
 struct Session<'a> {

@@ -18,6 +18,7 @@ pub mod server;
 pub mod side;
 pub mod stop;
 pub mod summarize;
+pub mod third_party;
 pub mod udp_flow;
 pub mod udp_path;
 pub mod udp_summary;

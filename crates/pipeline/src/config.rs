@@ -15,6 +15,15 @@ pub enum Target {
     Loopback,
     /// Client and server on the two sides of an emulated path, with a server of its own.
     Path(PathOptions),
+    /// A third-party test: one `tcplab server --allow-third-party` runs the client end
+    /// against another server (`--from`).
+    ThirdParty(engine::third_party::Ends),
+    /// A mesh (`tcplab mesh`): third-party tests between the hosts of this inventory, each
+    /// measured with [`crate::repeat::third_party`].
+    Mesh {
+        /// The inventory file as given.
+        inventory: String,
+    },
 }
 
 /// An emulated path (`--path` and its companions).

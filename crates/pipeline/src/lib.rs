@@ -19,6 +19,7 @@
 pub mod compare_cc;
 pub mod config;
 pub mod emulated;
+pub mod mesh;
 pub mod output;
 pub mod place;
 pub mod progress;

@@ -21,6 +21,10 @@ use crate::HANDSHAKE_TIMEOUT;
 pub const EMBEDDED: &str = "embedded";
 /// What an emulated path's server label starts with, before the path spec.
 const PATH_LABEL: &str = "path ";
+/// Between a third-party test's server end and its client end in its server label.
+const FROM_LABEL: &str = " from ";
+/// What a mesh's server label starts with, before the inventory.
+pub const MESH_LABEL: &str = "mesh ";
 
 /// Where a run's tests went, as its archive row names it: `host:port`, `embedded` or
 /// `path SPEC`, and read back so that a resumed sweep goes to the same place.
@@ -46,6 +50,11 @@ impl Stored {
             Target::Remote(o) => format!("{}:{}", o.host, o.port),
             Target::Loopback => EMBEDDED.into(),
             Target::Path(p) => format!("{PATH_LABEL}{}", p.spec),
+            Target::ThirdParty(ends) => {
+                let (from, to) = ends.labels();
+                format!("{to}{FROM_LABEL}{from}")
+            }
+            Target::Mesh { inventory } => format!("{MESH_LABEL}{inventory}"),
         }
     }
 
@@ -57,6 +66,7 @@ impl Stored {
         if let Some(spec) = label.strip_prefix(PATH_LABEL) {
             return Stored::Path(spec.to_string());
         }
+        let label = label.split_once(FROM_LABEL).map_or(label, |(to, _)| to);
         match label.rsplit_once(':') {
             Some((host, port)) if port.parse::<u16>().is_ok() => {
                 Stored::Remote { host: host.trim_matches(['[', ']']).to_string(), port: port.parse().ok() }
@@ -79,6 +89,8 @@ enum Kind {
     Remote,
     Embedded(ServerHandle),
     Emulated(Box<Session>),
+    ThirdParty(engine::third_party::Ends),
+    Mesh,
 }
 
 impl Place {
@@ -103,6 +115,8 @@ impl Place {
                 let opts = session.client_options(loopback_options(0));
                 (Kind::Emulated(Box::new(session)), opts)
             }
+            Target::ThirdParty(ends) => (Kind::ThirdParty(ends.clone()), ends.from.clone()),
+            Target::Mesh { .. } => (Kind::Mesh, loopback_options(0)),
         };
         let opts = ClientOptions { busy_wait: opts.busy_wait.max(busy_wait), ..opts };
         Ok(Place { kind, opts, trace: None })
@@ -158,7 +172,7 @@ impl Place {
     pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         match &self.kind {
             Kind::Emulated(s) => s.in_client(f),
-            Kind::Remote | Kind::Embedded(_) => Ok(f()),
+            Kind::Remote | Kind::Embedded(_) | Kind::ThirdParty(_) | Kind::Mesh => Ok(f()),
         }
     }
 
@@ -173,6 +187,8 @@ impl Place {
     ) -> Result<(TestResult, Option<HostInfo>)> {
         let session = match &self.kind {
             Kind::Emulated(s) => Some(s.as_ref()),
+            Kind::ThirdParty(ends) => return Ok(crate::repeat::third_party(ends, spec, confidence, stop)),
+            Kind::Mesh => anyhow::bail!("a mesh measures each of its cells as a third-party test"),
             Kind::Remote | Kind::Embedded(_) => None,
         };
         let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
@@ -197,7 +213,7 @@ impl Place {
     /// during the run is an error here (the results measured are kept by the caller).
     pub fn finish(self) -> Result<Option<EmuReport>> {
         match self.kind {
-            Kind::Remote => Ok(None),
+            Kind::Remote | Kind::ThirdParty(_) | Kind::Mesh => Ok(None),
             Kind::Embedded(server) => {
                 server.shutdown();
                 Ok(None)

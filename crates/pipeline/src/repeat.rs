@@ -22,10 +22,32 @@ pub fn run(
     let Some(target) = target else { return engine::run_test(opts, spec, observer, stop) };
     // The server frees its slot as it sends results; the next iteration may arrive first.
     let opts = &ClientOptions { busy_wait: opts.busy_wait.max(BUSY_WAIT), ..opts.clone() };
+    repeated(spec, target, &mut || engine::run_test(opts, spec, observer, stop))
+}
+
+/// [`run`] for a third-party test: `ends.from` runs `spec` against `ends.to_*`.
+pub fn third_party(
+    ends: &engine::third_party::Ends,
+    spec: &TestSpec,
+    target: Option<&ConfidenceTarget>,
+    stop: &StopFlag,
+) -> (TestResult, Option<HostInfo>) {
+    let Some(target) = target else { return engine::third_party::run(ends, spec, stop) };
+    let mut ends = ends.clone();
+    ends.from.busy_wait = ends.from.busy_wait.max(BUSY_WAIT);
+    repeated(spec, target, &mut || engine::third_party::run(&ends, spec, stop))
+}
+
+/// Runs `once` until `target` is met (or an iteration fails).
+fn repeated(
+    spec: &TestSpec,
+    target: &ConfidenceTarget,
+    once: &mut dyn FnMut() -> (TestResult, Option<HostInfo>),
+) -> (TestResult, Option<HostInfo>) {
     let mut runs: Vec<TestResult> = Vec::new();
     let mut host = None;
     loop {
-        let (r, h) = engine::run_test(opts, spec, observer, stop);
+        let (r, h) = once();
         host = host.or(h);
         if r.status != Status::Completed {
             return (ended_early(target, runs, r), host);

@@ -173,6 +173,16 @@ impl Run {
         (results, side)
     }
 
+    /// Diagnoses and shows a result measured outside the run's place (a mesh's cell, run
+    /// on other hosts), as [`Run::test`] does its own. Not yet stored.
+    pub fn settle_measured(
+        &mut self,
+        spec: &TestSpec,
+        measured: (TestResult, Option<HostInfo>),
+    ) -> TestResult {
+        self.settle(spec, Ok(measured), |_| None, false)
+    }
+
     /// The place the tests run in, while the run is under way.
     pub fn place(&self) -> Option<&Place> {
         self.place.as_ref()

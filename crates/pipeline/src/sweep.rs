@@ -46,6 +46,9 @@ pub fn stored(storage: &Storage, id: i64) -> Result<(Job, crate::place::Stored)>
     }
     let st = open_store(storage.db.as_deref())?;
     let sweep = st.load_sweep(id)?;
+    if sweep.plan.mesh.is_some() {
+        anyhow::bail!("run {id} is a mesh, not a sweep: resume it with tcplab mesh --resume {id}");
+    }
     let done: BTreeSet<u32> = st.finished_points(id)?.into_iter().collect();
     let server = crate::place::Stored::parse(&st.server_of(id)?);
     Ok((Job { plan: sweep.plan, resume: Some(id), done }, server))
@@ -167,7 +170,12 @@ fn one_point(
     Ok((point, r))
 }
 
-fn point_of(plan: &SweepPlan, index: u32, params: Vec<ParamSetting>, r: &TestResult) -> SweepPoint {
+pub(crate) fn point_of(
+    plan: &SweepPlan,
+    index: u32,
+    params: Vec<ParamSetting>,
+    r: &TestResult,
+) -> SweepPoint {
     let headline = match r.repetition.as_ref().and_then(|rep| rep.estimate(&plan.metric)) {
         Some(e) => e.clone(),
         None => {

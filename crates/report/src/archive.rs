@@ -60,7 +60,22 @@ fn summary_json(r: &RunSummary) -> serde_json::Value {
 /// summary or a suite's table.
 pub fn show_text(run: &RunRecord) -> String {
     let mut o = header(run);
-    if let Some(sw) = &run.sweep {
+    let mesh = crate::mesh::text(run);
+    if let (false, Some(sw)) = (mesh.is_empty(), &run.sweep) {
+        o.push_str(&mesh);
+        let resume = if sw.complete {
+            String::new()
+        } else {
+            format!(" (resume with tcplab mesh --resume {})", run.id.unwrap_or(0))
+        };
+        let _ = writeln!(
+            o,
+            "{} of {} cells{resume}; every cell: tcplab show {} --format mesh-csv",
+            sw.points.len(),
+            sw.plan.len(),
+            run.id.unwrap_or(0)
+        );
+    } else if let Some(sw) = &run.sweep {
         o.push_str(&grid::table(run));
         let _ = writeln!(
             o,

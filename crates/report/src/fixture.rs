@@ -315,6 +315,7 @@ pub fn sweep_run() -> RunRecord {
         ],
         confidence: None,
         metric: "goodput_bps".into(),
+        mesh: None,
     };
     let mut tests = Vec::new();
     let mut points = Vec::new();
@@ -409,4 +410,76 @@ pub fn history() -> Vec<results::RunSummary> {
         line(2, "test", "abandoned", Some(Headline::unknown(Metric::Goodput))),
         line(1, "suite", "complete", Some(Headline::measured(Metric::TransactionRate, 41_200.0))),
     ]
+}
+
+/// A mesh (run 9) of hosts a, b, c with loop-back baselines: every cell measured but c → b,
+/// which failed, and b → c, not run yet.
+pub fn mesh_run() -> RunRecord {
+    use results::{
+        Axis, MeshCell, MeshHost, MeshPlan, MeshRole, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint,
+    };
+    let hosts: Vec<MeshHost> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| MeshHost {
+            name: n.to_string(),
+            address: format!("198.18.0.{}", i + 1),
+            port: 9180,
+            labels: Default::default(),
+            role: MeshRole::Both,
+        })
+        .collect();
+    let pairs = [(0, 0), (1, 1), (2, 2), (0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)];
+    let cells: Vec<MeshCell> = pairs.iter().map(|&(s, r)| MeshCell { sender: s, receiver: r }).collect();
+    let gbps = [20.0, 10.0, 5.0, 9.0, 8.0, 4.5, 4.0];
+    let mesh = MeshPlan { inventory: "lab.toml".into(), hosts, cells };
+    let text = |i: u32| ParamValue::Text(mesh.name(i).to_string());
+    let mut tests = Vec::new();
+    let mut points = Vec::new();
+    for (index, &(s, r)) in pairs.iter().enumerate().filter(|(i, _)| *i != 7) {
+        let mut t = match gbps.get(index) {
+            Some(g) => stream(131_072, 262_144, *g),
+            None => failed_stream(),
+        };
+        t.third_party = Some(results::ThirdParty {
+            from: mesh.hosts[s as usize].endpoint(),
+            to: mesh.hosts[r as usize].endpoint(),
+            from_name: Some(mesh.name(s).into()),
+            to_name: Some(mesh.name(r).into()),
+        });
+        let value = gbps.get(index).map_or(0.0, |g| g * 1e9);
+        points.push(SweepPoint {
+            index: index as u32,
+            coords: vec![index as u32],
+            params: vec![
+                ParamSetting { name: "sender".into(), value: text(s) },
+                ParamSetting { name: "receiver".into(), value: text(r) },
+            ],
+            test_index: tests.len() as u32,
+            headline: Estimate {
+                metric: "goodput_bps".into(),
+                mean: value,
+                values: vec![value],
+                ..Estimate::default()
+            },
+            met: true,
+        });
+        tests.push(t);
+    }
+    let values = mesh
+        .cells
+        .iter()
+        .map(|c| ParamValue::Text(format!("{}>{}", mesh.name(c.sender), mesh.name(c.receiver))))
+        .collect();
+    let plan = SweepPlan {
+        base: TestSpec::new(TestKind::TcpStream),
+        axes: vec![Axis { name: "cell".into(), tied: Vec::new(), values, text: "mesh".into() }],
+        confidence: None,
+        metric: "goodput_bps".into(),
+        mesh: Some(mesh),
+    };
+    let mut r = run(tests);
+    r.id = Some(9);
+    r.sweep = Some(Sweep { plan, points, complete: false });
+    r
 }

@@ -204,6 +204,7 @@ mod tests {
             axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[1024, 2048, 4096, 65_536])],
             confidence: None,
             metric: "goodput_bps".into(),
+            mesh: None,
         };
         let points = values
             .iter()

@@ -7,6 +7,7 @@
 mod cc;
 mod charts;
 mod grids;
+mod mesh;
 mod modes;
 mod page;
 mod segment_flow;
@@ -17,6 +18,8 @@ use crate::findings;
 use crate::param_grid::distinct_labels;
 use crate::tables;
 use page::Page;
+
+pub use mesh::heatmap_of as mesh_heatmap;
 
 /// Runs with more tests than this get no per-test timelines (a sweep's grid plots say more).
 const TIMELINE_MAX_TESTS: usize = 24;
@@ -30,6 +33,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     diagnosis_section(&mut p, &tests);
     cc::section(&mut p, runs);
     grids::section(&mut p, runs);
+    mesh::section(&mut p, runs);
     charts::latency_section(&mut p, &tests);
     charts::cpu_section(&mut p, &tests);
     modes::section(&mut p, &tests);

@@ -20,6 +20,7 @@ pub mod grid;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod mesh;
 pub mod model;
 pub mod ndjson;
 pub mod param_grid;

@@ -82,7 +82,8 @@ impl Grid {
 
     /// The grid of a sweep run, if the run is one.
     pub fn from_sweep(run: &RunRecord) -> Option<Grid> {
-        let sweep = run.sweep.as_ref()?;
+        // A mesh has its own matrix (crate::mesh), not a parameter grid.
+        let sweep = run.sweep.as_ref().filter(|s| s.plan.mesh.is_none())?;
         let axes = sweep
             .plan
             .axes

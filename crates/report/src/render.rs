@@ -73,6 +73,14 @@ pub const RENDERERS: &[Renderer] = &[
         history: None,
     },
     Renderer {
+        name: "mesh-csv",
+        about: "One row per cell of a mesh: sender, receiver, headline, shares of the loop-back baselines, failure",
+        extensions: &[],
+        runs: Some(crate::mesh::csv),
+        run: None,
+        history: None,
+    },
+    Renderer {
         name: "intervals-csv",
         about: "One row per interval per side",
         extensions: &[],

@@ -115,7 +115,11 @@ fn rr_lines(iv: &Interval) -> Vec<String> {
 /// The full summary block of one test.
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "── {} · {} · {} ──", r.label, r.spec.test.id(), r.server);
+    let place = match &r.third_party {
+        Some(t) => format!("{} → {} (third-party)", t.from, r.server),
+        None => r.server.clone(),
+    };
+    let _ = writeln!(o, "── {} · {} · {place} ──", r.label, r.spec.test.id());
     if r.summary.headline_value().is_none() {
         // Nothing was measured: no block of zeros that could be read as a measurement.
         let _ = writeln!(

@@ -73,6 +73,9 @@ pub struct TestResult {
     /// The segment flow `--trace` recorded (TCP tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_flow: Option<crate::SegmentFlow>,
+    /// When another server ran the test on request: which, against which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub third_party: Option<crate::ThirdParty>,
 }
 
 impl TestResult {
@@ -100,6 +103,7 @@ impl TestResult {
             diagnosis: Vec::new(),
             emu: None,
             segment_flow: None,
+            third_party: None,
         }
     }
 }

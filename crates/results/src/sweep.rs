@@ -68,6 +68,9 @@ pub struct SweepPlan {
     pub confidence: Option<ConfidenceTarget>,
     /// The headline metric tabulated: `goodput_bps` or `trans_per_s`.
     pub metric: String,
+    /// When the sweep is a mesh (`tcplab mesh`): its hosts and cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<crate::MeshPlan>,
 }
 
 impl SweepPlan {

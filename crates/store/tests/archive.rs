@@ -59,6 +59,7 @@ fn plan() -> SweepPlan {
         axes: vec![axis("rcvbuf", &[4096, 8192]), axis("len", &[512, 1024, 1536])],
         confidence: None,
         metric: "goodput_bps".into(),
+        mesh: None,
     }
 }
 

@@ -8,9 +8,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::parse;
 
 pub mod archive;
+pub mod audit;
 pub mod cc;
 pub mod link;
 pub mod measure;
+pub mod mesh;
 pub mod model;
 pub mod sweep;
 
@@ -69,6 +71,8 @@ pub enum Command {
     Test(measure::TestCommand),
     /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
     Sweep(SweepArgs),
+    /// One test between every sender and receiver of a TOML inventory (third-party tests), plus each host's loop-back baseline: the sender × receiver matrix.
+    Mesh(mesh::MeshArgs),
     /// Theoretical limits: link goodput with itemised overhead, message-size curves, window, BDP, loss.
     Model(model::ModelArgs),
     /// Congestion controls compared over a path: one stream each (or --concurrent), RTT probe, windows, fairness.
@@ -83,6 +87,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Two stored runs side by side: differences, confidence intervals, verdicts.
     Compare(CompareArgs),
+    /// The archive itself: `audit --inventory FILE` lists mesh cells with no result in a period.
+    Archive(audit::ArchiveArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
 }
@@ -94,6 +100,7 @@ impl Command {
             Command::Run(a) => Some(&a.output),
             Command::Test(t) => Some(&t.client().output),
             Command::Sweep(a) => Some(&a.output),
+            Command::Mesh(a) => Some(&a.output),
             Command::CompareCc(a) => Some(&a.output),
             Command::Server(_)
             | Command::Model(_)
@@ -102,7 +109,8 @@ impl Command {
             | Command::Show(_)
             | Command::Export(_)
             | Command::Compare(_)
-            | Command::Report(_) => None,
+            | Command::Report(_)
+            | Command::Archive(_) => None,
         }
     }
 }
@@ -123,6 +131,10 @@ pub struct ServerArgs {
     /// Tests allowed at once; further clients get a "busy" error.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_concurrent: u32,
+    /// Run third-party tests on request (`tcplab stream B --from THIS`, `tcplab mesh`): this
+    /// server as the client end against another tcplab server, within this server's limits.
+    #[arg(long)]
+    pub allow_third_party: bool,
 }
 
 impl ClientArgs {
@@ -151,6 +163,10 @@ pub struct ClientArgs {
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
+    /// Third-party test: the tcplab server at `A[:PORT]` (started with --allow-third-party) runs
+    /// the client end against HOST, and sends both ends' results here.
+    #[arg(long = "from", value_name = "A[:PORT]", value_parser = parse::host_port, conflicts_with_all = ["bind", "ipv4", "ipv6"])]
+    pub from: Option<(String, Option<u16>)>,
     /// Local address to bind to.
     #[arg(short = 'B', long)]
     pub bind: Option<IpAddr>,

@@ -1,9 +1,11 @@
 //! One module per subcommand: glue between settings, engine and output.
 
+pub mod audit;
 pub mod compare;
 pub mod compare_cc;
 pub mod emu;
 pub mod history;
+pub mod mesh;
 pub mod model;
 pub mod report;
 pub mod run;

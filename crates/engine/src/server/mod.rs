@@ -7,6 +7,9 @@
 mod acceptor;
 mod routes;
 mod session;
+mod third_party;
+
+pub use third_party::OFF as THIRD_PARTY_OFF;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -38,6 +41,9 @@ pub struct ServerConfig {
     /// Deadline for each handshake step (hello, setup, data connections); the client may
     /// take longer to prepare before `start` (a file test hashes its source then).
     pub handshake_timeout: Duration,
+    /// Run third-party tests on request (`--allow-third-party`): this server as the client end
+    /// against another tcplab server.
+    pub allow_third_party: bool,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +54,7 @@ impl Default for ServerConfig {
             max_concurrent: 1,
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(5),
+            allow_third_party: false,
         }
     }
 }
@@ -60,6 +67,8 @@ struct Shared {
     active: AtomicUsize,
     finished: AtomicU64,
     host: HostInfo,
+    /// Third-party tests running.
+    third_party: AtomicUsize,
 }
 
 /// A bound server, not yet accepting.
@@ -88,6 +97,7 @@ impl Server {
             active: AtomicUsize::new(0),
             finished: AtomicU64::new(0),
             host: netio::host::host_info(),
+            third_party: AtomicUsize::new(0),
         };
         Ok(Server { listener, shared: Arc::new(shared) })
     }

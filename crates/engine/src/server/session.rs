@@ -78,6 +78,12 @@ fn run(
     protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
+        Message::ThirdParty(req) => {
+            *test = Some("third-party test");
+            super::third_party::serve(ctrl, req, shared, slot)?;
+            linger(ctrl);
+            return Ok(());
+        }
         other => return Err(out_of_state(&other, "setup")),
     };
     *test = Some(spec.test.id());

@@ -69,7 +69,14 @@ impl Heatmap {
             for (c, cell) in row.iter().enumerate().take(self.columns.len()) {
                 let (x, y) = (f.left + w * c as f64, f.bottom - h * (r as f64 + 1.0));
                 let Some(cell) = cell.as_ref().filter(|c| c.value.is_finite()) else {
-                    svg.rect((x, y), (w, h), "#eeeeee", Some("not measured"));
+                    // A cell without a value but with a text (a failure) says so; an empty one
+                    // is "not measured".
+                    let said = cell.as_ref().map(|c| c.text.as_str()).filter(|t| !t.is_empty());
+                    svg.rect((x, y), (w, h), "#eeeeee", Some(said.unwrap_or("not measured")));
+                    if let Some(text) = said.filter(|_| w >= 30.0 && h >= 14.0) {
+                        let short = text.split(':').next().unwrap_or(text);
+                        svg.text((x + w / 2.0, y + h / 2.0 + 4.0), Anchor::Middle, short, "font-size=\"11\"");
+                    }
                     continue;
                 };
                 let tip = format!(

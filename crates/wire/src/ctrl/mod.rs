@@ -21,6 +21,7 @@ use crate::frame::{self, FrameError};
 pub mod host;
 pub mod request;
 pub mod side;
+pub mod third_party;
 
 pub use host::Host;
 pub use request::{Direction, OptionValue, TestRequest};
@@ -28,6 +29,7 @@ pub use side::{
     CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
     SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
 };
+pub use third_party::{ThirdPartyReport, ThirdPartyRequest, ThirdPartyStatus};
 
 /// Why a server refused something; the code maps to a client exit path and a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +150,10 @@ pub enum Message {
     },
     /// Either way: a refusal or failure; the sender closes after it.
     Error(Rejection),
+    /// Client → server A: run a test against server B (only with `--allow-third-party`).
+    ThirdParty(ThirdPartyRequest),
+    /// Server A → client: both ends of the third-party test.
+    ThirdPartyResults(Box<ThirdPartyReport>),
 }
 
 /// Why a frame body is not a message.
@@ -172,7 +178,9 @@ impl Message {
         // Serializing plain data to a Vec cannot fail; an empty body is refused by `frame`.
         let body = serde_json::to_vec(self).unwrap_or_default();
         match self {
-            Message::Results { .. } => frame::encode_max(&body, frame::MAX_RESULTS_FRAME_BYTES),
+            Message::Results { .. } | Message::ThirdPartyResults(_) => {
+                frame::encode_max(&body, frame::MAX_RESULTS_FRAME_BYTES)
+            }
             _ => frame::encode(&body),
         }
     }
@@ -187,6 +195,8 @@ impl Message {
             Message::Stop { .. } => "stop",
             Message::Results { .. } => "results",
             Message::Error(_) => "error",
+            Message::ThirdParty(_) => "third-party",
+            Message::ThirdPartyResults(_) => "third-party-results",
         }
     }
 }
@@ -222,6 +232,24 @@ mod tests {
             assert_eq!(Message::decode(json.as_bytes()).unwrap(), message);
             assert_eq!(&message.encode().unwrap()[4..], json.as_bytes());
         }
+    }
+
+    #[test]
+    fn a_third_party_request_matches_its_fixture() {
+        let json = concat!(
+            r#"{"type":"third-party","spec":{"test":"tcp-stream","duration_ms":2000,"bytes_limit":null,"#,
+            r#""parallel":1,"direction":"forward","send_len":131072,"recv_len":131072,"request_len":1,"#,
+            r#""response_len":1,"burst":1,"nodelay":false,"mss":null,"congestion":null,"sndbuf":null,"#,
+            r#""rcvbuf":null,"remote_sndbuf":null,"remote_rcvbuf":null,"interval_ms":1000,"omit_ms":0,"#,
+            r#""cpu_local":null,"cpu_remote":null,"busy_poll":false,"rate_bps":0,"no_checksum":false,"#,
+            r#""no_offload":false},"to_host":"198.18.0.2","to_port":9180}"#,
+        );
+        let Message::ThirdParty(req) = Message::decode(json.as_bytes()).unwrap() else {
+            panic!("not third-party")
+        };
+        assert_eq!((req.to_host.as_str(), req.to_port, req.spec.duration_ms), ("198.18.0.2", 9180, 2000));
+        assert_eq!(&Message::ThirdParty(req).encode().unwrap()[4..], json.as_bytes());
+        assert!(Message::decode(br#"{"type":"third-party","to_host":"b","to_port":1}"#).is_err());
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! `tcplab archive audit --inventory FILE [--since SECS]`: the cells of the inventory's mesh
+//! (ordered sender → receiver pairs, and each host's loop-back baseline) that have no
+//! completed third-party result in the archive in the period. A result counts for a cell when
+//! its client end and server end are the cell's hosts, by `address:port` or by inventory name.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use results::{MeshHost, RunRecord, Status, ThirdParty};
+use store::RunFilter;
+
+use crate::args::audit::{ArchiveArgs, ArchiveCommand, AuditArgs};
+
+/// Runs `tcplab archive …`.
+pub fn run(a: &ArchiveArgs) -> Result<ExitCode> {
+    match &a.command {
+        ArchiveCommand::Audit(a) => audit(a),
+    }
+}
+
+/// One cell and its newest completed result, ms since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct Cell {
+    sender: String,
+    receiver: String,
+    last_unix_ms: Option<u64>,
+}
+
+fn audit(a: &AuditArgs) -> Result<ExitCode> {
+    let hosts = crate::inventory::read(&a.inventory)?;
+    let st = pipeline::recorder::open_store(a.db.as_deref())?;
+    let since = a.since.map(|ms| pipeline::output::now_unix_ms().saturating_sub(ms));
+    let filter = RunFilter { since_unix_ms: since, ..RunFilter::default() };
+    let mut runs = Vec::new();
+    for summary in st.list_runs(&filter)? {
+        runs.push(st.load_run(summary.id)?);
+    }
+    let cells = cells(&hosts, !a.no_baseline, &runs, since.unwrap_or(0));
+    let missing = cells.iter().filter(|c| c.last_unix_ms.is_none()).count();
+    if a.json {
+        let doc = serde_json::json!({ "inventory": a.inventory.display().to_string(), "since_unix_ms": since,
+            "cells": cells, "missing": missing });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", text(&cells, missing));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every cell of the mesh of `hosts` with its newest completed result at or after `since`.
+fn cells(hosts: &[MeshHost], baseline: bool, runs: &[RunRecord], since: u64) -> Vec<Cell> {
+    let found: Vec<(&ThirdParty, u64)> = runs
+        .iter()
+        .flat_map(|r| &r.tests)
+        .filter(|t| t.status == Status::Completed && t.started_unix_ms >= since)
+        .filter_map(|t| Some((t.third_party.as_ref()?, t.started_unix_ms)))
+        .collect();
+    let is = |h: &MeshHost, endpoint: &str, name: &Option<String>| {
+        endpoint == h.endpoint() || name.as_deref() == Some(h.name.as_str())
+    };
+    let mut out = Vec::new();
+    for s in hosts.iter().filter(|h| h.role.sends() || baseline) {
+        for r in hosts.iter().filter(|h| h.role.receives() || baseline) {
+            let wanted = if s.name == r.name { baseline } else { s.role.sends() && r.role.receives() };
+            if !wanted {
+                continue;
+            }
+            let last = found
+                .iter()
+                .filter(|(tp, _)| is(s, &tp.from, &tp.from_name) && is(r, &tp.to, &tp.to_name))
+                .map(|(_, at)| *at)
+                .max();
+            out.push(Cell { sender: s.name.clone(), receiver: r.name.clone(), last_unix_ms: last });
+        }
+    }
+    out
+}
+
+fn text(cells: &[Cell], missing: usize) -> String {
+    let mut o = format!("{missing} of {} cells have no result in the period\n", cells.len());
+    for c in cells.iter().filter(|c| c.last_unix_ms.is_none()) {
+        let what = if c.sender == c.receiver { " (loop-back)" } else { "" };
+        let _ = writeln!(o, "  missing: {} → {}{what}", c.sender, c.receiver);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use results::{TestKind, TestResult, TestSpec};
+
+    use super::*;
+
+    fn result(from: &str, to: &str, at: u64, status: Status) -> TestResult {
+        let mut t = TestResult::new("stream", TestSpec::new(TestKind::TcpStream), to, at);
+        t.status = status;
+        t.third_party = Some(ThirdParty { from: from.into(), to: to.into(), from_name: None, to_name: None });
+        t
+    }
+
+    #[test]
+    fn cells_without_a_completed_result_in_the_period_are_missing() {
+        let hosts = crate::inventory::parse(
+            "[[host]]\nname=\"a\"\naddress=\"198.18.0.1\"\n[[host]]\nname=\"b\"\naddress=\"198.18.0.2\"\n",
+        )
+        .unwrap();
+        let run = RunRecord {
+            tool_version: String::new(),
+            command_line: Vec::new(),
+            started_unix_ms: 0,
+            local_host: Default::default(),
+            remote_host: None,
+            tests: vec![
+                result("198.18.0.1:9180", "198.18.0.2:9180", 50, Status::Completed),
+                result("198.18.0.2:9180", "198.18.0.1:9180", 50, Status::Failed),
+                result("198.18.0.1:9180", "198.18.0.1:9180", 5, Status::Completed),
+            ],
+            error: None,
+            id: Some(1),
+            sweep: None,
+            cc: None,
+        };
+        let cells = cells(&hosts, true, &[run], 10);
+        let missing: Vec<(&str, &str)> = cells
+            .iter()
+            .filter(|c| c.last_unix_ms.is_none())
+            .map(|c| (c.sender.as_str(), c.receiver.as_str()))
+            .collect();
+        assert_eq!(cells.len(), 4);
+        assert_eq!(missing, vec![("a", "a"), ("b", "a"), ("b", "b")]);
+        assert!(text(&cells, 3).contains("missing: a → a (loop-back)"));
+    }
+}

@@ -1,0 +1,58 @@
+//! `tcplab mesh INVENTORY` (or `--resume ID`): the sender × receiver matrix of an inventory's
+//! hosts through the run pipeline.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use engine::StopFlag;
+use pipeline::mesh::Job;
+use pipeline::{Config, Target};
+use results::TestSpec;
+
+use crate::args::mesh::MeshArgs;
+use crate::output::format_of;
+use crate::settings::{self, apply_socket, apply_timing, storage};
+
+/// Runs (or resumes) a mesh.
+pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
+    let storage = storage(&a.store);
+    let job = match (a.resume, &a.inventory) {
+        (Some(id), _) => pipeline::mesh::stored(&storage, id)?,
+        (None, Some(path)) => {
+            let hosts = crate::inventory::read(path)?;
+            let mut plan =
+                pipeline::mesh::plan(base_spec(a)?, hosts, path.display().to_string(), !a.no_baseline);
+            plan.confidence = settings::confidence(&a.confidence);
+            Job { plan, resume: None, done: BTreeSet::new() }
+        }
+        (None, None) => anyhow::bail!("give an INVENTORY, or --resume ID"),
+    };
+    let inventory = job.plan.mesh.as_ref().map(|m| m.inventory.clone()).unwrap_or_default();
+    let cfg = Config {
+        target: Target::Mesh { inventory },
+        format: format_of(&a.output),
+        report: a.output.report.clone(),
+        storage,
+        trace: None,
+    };
+    pipeline::mesh::run(&cfg, &job, stop)
+}
+
+fn base_spec(a: &MeshArgs) -> Result<TestSpec> {
+    let mut spec = engine::registry::defaults(a.test);
+    apply_timing(&mut spec, &a.timing);
+    apply_socket(&mut spec, &a.socket);
+    if let Some(len) = a.len {
+        (spec.send_len, spec.recv_len) = (len, len);
+    }
+    if let Some(rate) = a.rate {
+        spec.rate_bps = rate;
+    }
+    if let Some(size) = a.size {
+        (spec.request_len, spec.response_len) = size;
+    }
+    spec.burst = a.burst;
+    settings::check_spec(&spec)?;
+    Ok(spec)
+}

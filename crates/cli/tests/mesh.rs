@@ -1,0 +1,236 @@
+//! End to end for third-party tests and `tcplab mesh`: four hosts as network namespaces
+//! (prefix `tlm-`) joined by a bridge in a namespace of its own, addresses in 198.18.40.0/24,
+//! each running `tcplab server --allow-third-party`; the asking client runs in the bridge's
+//! namespace. A 4 × 4 mesh of 1 s tests lands in the archive and history, show, report and
+//! the mesh CSV read it back; a mesh killed after its first cell resumes with the cell kept;
+//! a host that is down gives failed cells with their reasons; a server without the flag
+//! refuses with the flag's name. Needs root; without it the test says so and returns. The
+//! namespaces are removed on drop, also when an assertion fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use support::{command_in, stderr, stdout, ServerProc};
+
+const HOSTS: usize = 4;
+
+fn sh(args: &[&str]) {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The bridge namespace and four host namespaces, removed on drop.
+struct Lab {
+    bridge: String,
+    hosts: Vec<String>,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let id = std::process::id() % 100_000;
+        let lab = Lab {
+            bridge: format!("tlm-br-{id}"),
+            hosts: (0..HOSTS).map(|i| format!("tlm-h{i}-{id}")).collect(),
+        };
+        sh(&["ip", "netns", "add", &lab.bridge]);
+        sh(&["ip", "-n", &lab.bridge, "link", "add", "br0", "type", "bridge"]);
+        sh(&["ip", "-n", &lab.bridge, "addr", "add", "198.18.40.254/24", "dev", "br0"]);
+        for dev in ["br0", "lo"] {
+            sh(&["ip", "-n", &lab.bridge, "link", "set", dev, "up"]);
+        }
+        for (i, ns) in lab.hosts.iter().enumerate() {
+            let (h, b) = (format!("tlmh{i}{id}"), format!("tlmb{i}{id}"));
+            sh(&["ip", "netns", "add", ns]);
+            sh(&[
+                "ip",
+                "link",
+                "add",
+                &h,
+                "netns",
+                ns,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &b,
+                "netns",
+                &lab.bridge,
+            ]);
+            sh(&["ip", "-n", &lab.bridge, "link", "set", &b, "master", "br0", "up"]);
+            sh(&["ip", "-n", ns, "addr", "add", &format!("{}/24", addr(i)), "dev", &h]);
+            sh(&["ip", "-n", ns, "link", "set", &h, "up"]);
+            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+        }
+        lab
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for ns in self.hosts.iter().chain([&self.bridge]) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+fn addr(i: usize) -> String {
+    format!("198.18.40.{}", i + 1)
+}
+
+fn can_use_namespaces() -> bool {
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false);
+    if !root {
+        eprintln!("skipped: the mesh tests need root for network namespaces");
+    }
+    root
+}
+
+/// An inventory of `(name, host index, port)`.
+fn inventory(dir: &Path, file: &str, hosts: &[(&str, usize, u16)]) -> String {
+    let text: String = hosts
+        .iter()
+        .map(|(name, i, port)| format!("[[host]]\nname = \"{name}\"\naddress = \"{}:{port}\"\n", addr(*i)))
+        .collect();
+    let path = dir.join(file);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn run(lab: &Lab, args: &[&str]) -> Output {
+    command_in(Some(&lab.bridge)).args(args).output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
+}
+
+#[test]
+fn meshes_between_namespaces() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let lab = Lab::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("archive.db").display().to_string();
+    let mut servers: Vec<ServerProc> = (0..HOSTS)
+        .map(|i| ServerProc::start_in(Some(&lab.hosts[i]), &addr(i), &["--allow-third-party"]))
+        .collect();
+    let names = ["a", "b", "c", "d"];
+    let all: Vec<(&str, usize, u16)> = (0..HOSTS).map(|i| (names[i], i, servers[i].port)).collect();
+    full_mesh(&lab, &db, &inventory(dir.path(), "all.toml", &all));
+    killed_mesh_resumes(&lab, &db, &inventory(dir.path(), "two.toml", &all[..2]));
+    refusal_names_the_flag(&lab, &servers);
+    servers[3].kill();
+    down_host_fails_with_reasons(&lab, &db, &inventory(dir.path(), "down.toml", &[all[0], all[3]]));
+}
+
+/// 16 cells (12 pairs, 4 baselines), every one measured, each with its ends recorded; the
+/// archive gives the run back to history, show, mesh-csv and report.
+fn full_mesh(lab: &Lab, db: &str, inv: &str) {
+    let started = Instant::now();
+    let out = run(lab, &["mesh", inv, "-t", "1", "-i", "0", "--db", db, "-J"]);
+    eprintln!("4 × 4 mesh of 1 s tests: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(out.status.success(), "mesh failed: {}", stderr(&out));
+    let doc = json(&out);
+    let m = &doc["mesh_matrix"];
+    assert_eq!(m["senders"].as_array().unwrap().len(), 4);
+    let cells: Vec<&Value> =
+        m["cells"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).collect();
+    assert_eq!(cells.len(), 16);
+    for c in &cells {
+        assert_eq!(c["state"], "measured", "{c}");
+        assert!(c["value"].as_f64().unwrap() > 0.0);
+    }
+    assert!(m["cells"][0][1]["sender_share"].as_f64().unwrap() > 0.0);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 16);
+    assert!(tests.iter().all(|t| t["third_party"]["from_name"].is_string()));
+    let id = doc["id"].as_i64().unwrap().to_string();
+    let history = run(lab, &["history", "--db", db]);
+    assert!(stdout(&history).contains(&format!("mesh {inv}")), "{}", stdout(&history));
+    let show = run(lab, &["show", &id, "--db", db]);
+    let text = stdout(&show);
+    assert!(
+        text.contains("rows send, columns receive") && text.contains("[") && text.contains("16 of 16 cells"),
+        "{text}"
+    );
+    let csv = stdout(&run(lab, &["show", &id, "--db", db, "--format", "mesh-csv"]));
+    assert_eq!(csv.lines().filter(|l| l.contains(",measured,")).count(), 16, "{csv}");
+    let html = Path::new(db).with_file_name("mesh.html");
+    let report = run(lab, &["report", &id, "--db", db, "-o", html.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Meshes: sender × receiver") && page.contains("receiver b, sender a:"));
+}
+
+/// Killed after its first cell is stored, the mesh resumes with that cell kept.
+fn killed_mesh_resumes(lab: &Lab, db: &str, inv: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let before: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM runs", [], |r| r.get(0)).unwrap();
+    let mut child = command_in(Some(&lab.bridge))
+        .args(["mesh", inv, "-t", "1", "-i", "0", "--no-baseline", "--db", db])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let newest = || -> (i64, i64) {
+        conn.query_row(
+            "SELECT r.id, (SELECT COUNT(*) FROM sweep_points p WHERE p.run_id = r.id) FROM runs r
+             WHERE r.id > ?1 ORDER BY r.id DESC LIMIT 1",
+            [before],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap_or((0, 0))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while newest().1 < 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let (id, kept) = newest();
+    assert_eq!(kept, 1, "the first cell was stored before the kill");
+    let first: String =
+        conn.query_row("SELECT result FROM tests WHERE run_id = ?1", [id], |r| r.get(0)).unwrap();
+    let out = run(lab, &["mesh", "--resume", &id.to_string(), "--db", db, "-J"]);
+    assert!(out.status.success(), "resume failed: {}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["id"].as_i64(), Some(id));
+    assert_eq!(doc["tests"].as_array().unwrap().len(), 2);
+    let again: String = conn
+        .query_row("SELECT result FROM tests WHERE run_id = ?1 ORDER BY seq LIMIT 1", [id], |r| r.get(0))
+        .unwrap();
+    assert_eq!(first, again, "the cell finished before the kill is kept as it was");
+}
+
+/// A server without --allow-third-party refuses, naming the flag.
+fn refusal_names_the_flag(lab: &Lab, servers: &[ServerProc]) {
+    let plain = ServerProc::start_in(Some(&lab.hosts[3]), &addr(3), &[]);
+    let from = format!("{}:{}", addr(3), plain.port);
+    let out =
+        run(lab, &["stream", &addr(0), "-p", &servers[0].port(), "--from", &from, "-t", "1", "--no-store"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--allow-third-party"), "{}", stderr(&out));
+}
+
+/// A host whose server is down: both its cells fail with a reason, the other host's
+/// baseline is measured, the exit status is 2.
+fn down_host_fails_with_reasons(lab: &Lab, db: &str, inv: &str) {
+    let out = run(lab, &["mesh", inv, "-t", "1", "-i", "0", "--db", db, "-J"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let m = &json(&out)["mesh_matrix"];
+    assert_eq!(m["cells"][0][0]["state"], "measured");
+    for (s, r) in [(0, 1), (1, 0), (1, 1)] {
+        let c = &m["cells"][s][r];
+        assert_eq!(c["state"], "failed", "{c}");
+        assert!(c["reason"].as_str().unwrap().contains("refused"), "{c}");
+    }
+    assert!(stderr(&out).contains("3 of 4 cells failed"), "{}", stderr(&out));
+}

@@ -1,0 +1,120 @@
+//! Server A's side of a third-party test: with `--allow-third-party`, run the requested test
+//! as its client end against server B and send both ends' measurements back. A's limits
+//! apply to the test; B must answer the control handshake as a tcplab server before A sends
+//! it anything but its fixed-size hello, so A cannot be used to talk to arbitrary services.
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use wire::ctrl::ThirdPartyRequest;
+use wire::{ErrorCode, Message, Rejection};
+
+use super::{Admission, Shared};
+use crate::client::{resolve, ClientOptions, Quiet};
+use crate::control::Control;
+use crate::stop::StopFlag;
+use crate::{protocol, Error};
+
+/// The refusal of a server started without the flag; it names the flag.
+pub const OFF: &str =
+    "third-party tests are off on this server: start it with `tcplab server --allow-third-party`";
+/// Longest host name accepted for B.
+const MAX_HOST_LEN: usize = 253;
+
+/// Runs the third-party test `req` for the client on `ctrl`. The server's test slot is freed
+/// first (A measures as a client, and B may be A itself: its loop-back baseline); at most
+/// `max_concurrent` third-party tests run at once.
+pub(super) fn serve(
+    ctrl: &mut Control,
+    req: ThirdPartyRequest,
+    shared: &Shared,
+    slot: &mut Admission,
+) -> Result<(), Error> {
+    if !shared.cfg.allow_third_party {
+        return Err(Error::Rejected(Rejection::new(ErrorCode::Unsupported, OFF)));
+    }
+    let spec = protocol::spec(req.spec).map_err(Error::Rejected)?;
+    crate::limits::validate(&spec, &shared.cfg.limits).map_err(Error::Rejected)?;
+    check_target(&req.to_host, req.to_port)?;
+    let _running = Running::take(shared)?;
+    slot.release();
+    let opts = ClientOptions {
+        host: req.to_host,
+        port: req.to_port,
+        bind: None,
+        family: None,
+        timeout: shared.cfg.handshake_timeout,
+        busy_wait: std::time::Duration::ZERO,
+    };
+    let same_host = resolve(&opts).map(same_host).unwrap_or(false);
+    let stop = StopFlag::new();
+    let (spec2, stop2) = (spec.clone(), stop.clone());
+    let worker = std::thread::spawn(move || crate::run_test(&opts, &spec2, &mut Quiet, &stop2));
+    while !worker.is_finished() {
+        match ctrl.poll_by(Instant::now() + std::time::Duration::from_millis(100)) {
+            Ok(Some(Message::Stop { .. })) => stop.set(),
+            Ok(_) => {}
+            Err(_) => {
+                // The asking client is gone: stop the test, and wait for it without spinning.
+                stop.set();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+    let (result, host) =
+        worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
+    let report = crate::third_party::report(result, host.as_ref(), same_host);
+    ctrl.send(&Message::ThirdPartyResults(Box::new(report)))
+}
+
+/// B must be named and on a real port; the rest (that it is a tcplab server) the handshake
+/// checks.
+fn check_target(host: &str, port: u16) -> Result<(), Error> {
+    if host.is_empty()
+        || host.len() > MAX_HOST_LEN
+        || host.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(Error::Rejected(Rejection::field("to_host", "not a host name or address")));
+    }
+    if port == 0 {
+        return Err(Error::Rejected(Rejection::field("to_port", "port 0 is not a server")));
+    }
+    Ok(())
+}
+
+/// Whether `addr` is this host: loop-back, or the address this host would send from.
+fn same_host(addr: SocketAddr) -> bool {
+    if addr.ip().is_loopback() {
+        return true;
+    }
+    let any: IpAddr =
+        if addr.is_ipv4() { [0, 0, 0, 0].into() } else { std::net::Ipv6Addr::UNSPECIFIED.into() };
+    UdpSocket::bind((any, 0))
+        .and_then(|s| s.connect(addr).and_then(|()| s.local_addr()))
+        .is_ok_and(|local| local.ip() == addr.ip())
+}
+
+/// A third-party test counted while it runs.
+struct Running<'a>(&'a Shared);
+
+impl<'a> Running<'a> {
+    fn take(shared: &'a Shared) -> Result<Running<'a>, Error> {
+        shared
+            .third_party
+            .fetch_update(Relaxed, Relaxed, |n| (n < shared.cfg.max_concurrent).then_some(n + 1))
+            .map(|_| Running(shared))
+            .map_err(|_| {
+                Error::Rejected(Rejection::new(
+                    ErrorCode::Busy,
+                    "the server is busy running third-party tests",
+                ))
+            })
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.third_party.fetch_sub(1, Relaxed);
+    }
+}

@@ -1,0 +1,412 @@
+//! A mesh (`tcplab mesh`): one test type between every ordered pair of an inventory's hosts,
+//! each a third-party test (the sender's server runs the client end against the receiver's),
+//! plus each host's loop-back baseline (a third-party test from the host to itself).
+//!
+//! Scheduling: no host takes part in two tests at once; cells whose hosts are disjoint run in
+//! parallel, in rounds. The cells are ordered as a round-robin tournament (the circle method:
+//! n − 1 perfect matchings of n hosts, each played both ways) after one round of all
+//! baselines, and each round takes, in that order, every cell whose hosts are still free; a
+//! full mesh of n hosts (n even) thus takes 2(n − 1) rounds of pairs plus one of baselines.
+//!
+//! Stored as one sweep run whose plan carries the [`MeshPlan`]; each cell is a point, written
+//! with its test in one transaction as it finishes, so `--resume ID` runs only the cells not
+//! yet stored, as `sweep --resume` does. A failed cell (a host down, a server refusing) is
+//! stored as failed with its reason; only an interruption leaves cells for a resume.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use engine::third_party::Ends;
+use engine::StopFlag;
+use report::ndjson::Point;
+use results::{
+    Axis, ConfidenceTarget, HostInfo, MeshCell, MeshHost, MeshPlan, ParamSetting, ParamValue, RunRecord,
+    Status, SweepPlan, SweepPoint, TestError, TestResult, TestSpec, ThirdParty,
+};
+use store::{RunKind, RunStatus};
+
+use crate::config::{Config, Storage};
+use crate::output::record;
+use crate::progress::Progress;
+use crate::recorder::open_store;
+use crate::run::{Ending, Run};
+
+/// A mesh to run: its plan (with its [`MeshPlan`]) and, when resuming, the stored run and
+/// its finished cells.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The plan; `plan.mesh` is set.
+    pub plan: SweepPlan,
+    /// The stored run to continue.
+    pub resume: Option<i64>,
+    /// Cells (points) already stored.
+    pub done: BTreeSet<u32>,
+}
+
+/// The cells of a mesh of `hosts`, in schedule order: every host's baseline first (when
+/// `baseline`), then the ordered pairs of a sender and a receiver, tournament order.
+pub fn cells(hosts: &[MeshHost], baseline: bool) -> Vec<MeshCell> {
+    let mut out = Vec::new();
+    if baseline {
+        out.extend((0..hosts.len() as u32).map(|i| MeshCell { sender: i, receiver: i }));
+    }
+    for round in tournament(hosts.len()) {
+        for flip in [false, true] {
+            for &(a, b) in &round {
+                let (s, r) = if flip { (b, a) } else { (a, b) };
+                if hosts[s as usize].role.sends() && hosts[r as usize].role.receives() {
+                    out.push(MeshCell { sender: s, receiver: r });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The circle method: `n` players (one more, a bye, when odd) in `n − 1` rounds in which
+/// everyone plays once; every unordered pair meets exactly once.
+fn tournament(n: usize) -> Vec<Vec<(u32, u32)>> {
+    let m = n + n % 2;
+    let mut ring: Vec<u32> = (0..m as u32).collect();
+    let mut rounds = Vec::new();
+    for _ in 1..m {
+        let round = (0..m / 2)
+            .map(|i| (ring[i], ring[m - 1 - i]))
+            .filter(|&(a, b)| (a as usize) < n && (b as usize) < n)
+            .map(|(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        rounds.push(round);
+        ring[1..].rotate_right(1);
+    }
+    rounds
+}
+
+/// Packs the cells `todo` (indices into `plan.cells`, in order) into rounds in which no host
+/// appears twice: each round takes, in order, every cell whose hosts are still free.
+pub fn rounds(plan: &MeshPlan, todo: &[u32]) -> Vec<Vec<u32>> {
+    let mut left: Vec<u32> = todo.to_vec();
+    let mut out = Vec::new();
+    while !left.is_empty() {
+        let mut busy = BTreeSet::new();
+        let mut round = Vec::new();
+        left.retain(|&i| {
+            let Some(c) = plan.cells.get(i as usize) else { return false };
+            if busy.contains(&c.sender) || busy.contains(&c.receiver) {
+                return true;
+            }
+            busy.extend([c.sender, c.receiver]);
+            round.push(i);
+            false
+        });
+        out.push(round);
+    }
+    out
+}
+
+/// The plan of a mesh of `hosts` running `base`: one axis, `cell`, whose values name the
+/// cells (`a>b`), so that the grid has one point per cell.
+pub fn plan(base: TestSpec, hosts: Vec<MeshHost>, inventory: String, baseline: bool) -> SweepPlan {
+    let cells = cells(&hosts, baseline);
+    let metric = engine::registry::of(base.test).headline().id().to_string();
+    let mesh = MeshPlan { inventory, hosts, cells };
+    let values = mesh
+        .cells
+        .iter()
+        .map(|c| ParamValue::Text(format!("{}>{}", mesh.name(c.sender), mesh.name(c.receiver))))
+        .collect();
+    let axis = Axis { name: "cell".into(), tied: Vec::new(), values, text: "mesh".into() };
+    SweepPlan { base, axes: vec![axis], confidence: None, metric, mesh: Some(mesh) }
+}
+
+/// A stored mesh, for `--resume`.
+pub fn stored(storage: &Storage, id: i64) -> Result<Job> {
+    if storage.disabled {
+        bail!("--resume reads the archive; it cannot be combined with --no-store");
+    }
+    let st = open_store(storage.db.as_deref())?;
+    let sweep = st.load_sweep(id)?;
+    if sweep.plan.mesh.is_none() {
+        bail!("run {id} is a sweep, not a mesh: resume it with tcplab sweep --resume {id}");
+    }
+    let done: BTreeSet<u32> = st.finished_points(id)?.into_iter().collect();
+    Ok(Job { plan: sweep.plan, resume: Some(id), done })
+}
+
+/// Runs (or resumes) `job`; `cfg.target` is [`crate::Target::Mesh`].
+pub fn run(cfg: &Config, job: &Job, stop: &StopFlag) -> Result<ExitCode> {
+    let Some(mesh) = job.plan.mesh.as_ref() else { bail!("not a mesh plan") };
+    let mut run = match job.resume {
+        Some(id) => Run::resume(cfg, id, Duration::ZERO)?,
+        None => {
+            let mut run = Run::begin(cfg, RunKind::Sweep, Duration::ZERO)?;
+            if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
+                st.begin_sweep(id, &job.plan)?;
+            }
+            run
+        }
+    };
+    run.live.show_intervals = false;
+    note(&run, job);
+    let mut ran = Vec::new();
+    let end = run_rounds(&mut run, job, mesh, stop, &mut ran);
+    run.end(|run| ending(run, job, end, ran))
+}
+
+fn note(run: &Run, job: &Job) {
+    if run.format() != report::Format::Text {
+        return;
+    }
+    let (total, done) = (job.plan.len(), job.done.len());
+    match run.rec.run_id() {
+        Some(id) if done > 0 => eprintln!("resuming mesh {id}: {done} of {total} cells done"),
+        Some(id) => {
+            eprintln!("mesh {id}: {total} cells (resume after an interruption: tcplab mesh --resume {id})")
+        }
+        None => eprintln!("mesh: {total} cells (not stored)"),
+    }
+}
+
+/// How the rounds ended.
+#[derive(Debug)]
+enum End {
+    Complete,
+    Interrupted,
+    Failed(TestError),
+}
+
+fn run_rounds(
+    run: &mut Run,
+    job: &Job,
+    mesh: &MeshPlan,
+    stop: &StopFlag,
+    ran: &mut Vec<(SweepPoint, TestResult)>,
+) -> End {
+    let todo: Vec<u32> = (0..mesh.cells.len() as u32).filter(|i| !job.done.contains(i)).collect();
+    let bar = Progress::new(job.plan.len() as u64, job.done.len() as u64, run.format());
+    let mut end = End::Complete;
+    for round in rounds(mesh, &todo) {
+        if stop.is_set() {
+            end = End::Interrupted;
+            break;
+        }
+        let names: Vec<String> = round.iter().map(|&i| cell_name(mesh, i)).collect();
+        bar.message(names.join(", "));
+        let measured = measure_round(&job.plan, mesh, &round, stop);
+        for (index, m) in round.iter().zip(measured) {
+            match keep(run, job, mesh, *index, m) {
+                Ok(Some(done)) => ran.push(done),
+                Ok(None) => end = End::Interrupted,
+                Err(e) => end = End::Failed(e),
+            }
+            bar.inc();
+        }
+        if !matches!(end, End::Complete) {
+            break;
+        }
+    }
+    bar.finish();
+    end
+}
+
+fn cell_name(mesh: &MeshPlan, index: u32) -> String {
+    let c = mesh.cells[index as usize];
+    format!("{}→{}", mesh.name(c.sender), mesh.name(c.receiver))
+}
+
+/// Runs the cells of one round at once, one thread each.
+fn measure_round(
+    plan: &SweepPlan,
+    mesh: &MeshPlan,
+    round: &[u32],
+    stop: &StopFlag,
+) -> Vec<(TestResult, Option<HostInfo>)> {
+    let confidence = plan.confidence.as_ref();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = round
+            .iter()
+            .map(|&i| {
+                scope.spawn(move || measure_cell(&plan.base, mesh, mesh.cells[i as usize], confidence, stop))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(round)
+            .map(|(h, &i)| h.join().unwrap_or_else(|_| (panicked(&plan.base, mesh, i), None)))
+            .collect()
+    })
+}
+
+fn measure_cell(
+    spec: &TestSpec,
+    mesh: &MeshPlan,
+    cell: MeshCell,
+    confidence: Option<&ConfidenceTarget>,
+    stop: &StopFlag,
+) -> (TestResult, Option<HostInfo>) {
+    let (s, r) = (&mesh.hosts[cell.sender as usize], &mesh.hosts[cell.receiver as usize]);
+    let ends = Ends {
+        from: engine::ClientOptions {
+            host: s.address.clone(),
+            port: s.port,
+            bind: None,
+            family: None,
+            timeout: crate::HANDSHAKE_TIMEOUT,
+            busy_wait: Duration::from_secs(3),
+        },
+        to_host: r.address.clone(),
+        to_port: r.port,
+    };
+    let (mut result, host) = crate::repeat::third_party(&ends, spec, confidence, stop);
+    result.third_party = Some(ThirdParty {
+        from: s.endpoint(),
+        to: r.endpoint(),
+        from_name: Some(s.name.clone()),
+        to_name: Some(r.name.clone()),
+    });
+    (result, host)
+}
+
+fn panicked(spec: &TestSpec, mesh: &MeshPlan, index: u32) -> TestResult {
+    TestResult {
+        status: Status::Failed,
+        error: Some(TestError {
+            code: "internal".into(),
+            message: format!("{}: the test thread panicked", cell_name(mesh, index)),
+        }),
+        ..TestResult::new(engine::registry::label(spec), spec.clone(), String::new(), 0)
+    }
+}
+
+/// Diagnoses, shows and stores one measured cell. `Ok(None)`: it was interrupted (not stored,
+/// left for a resume); `Err`: the archive refused it.
+fn keep(
+    run: &mut Run,
+    job: &Job,
+    mesh: &MeshPlan,
+    index: u32,
+    measured: (TestResult, Option<HostInfo>),
+) -> Result<Option<(SweepPoint, TestResult)>, TestError> {
+    if measured.0.status == Status::Interrupted {
+        return Ok(None);
+    }
+    let c = mesh.cells[index as usize];
+    let params = vec![
+        ParamSetting { name: "sender".into(), value: ParamValue::Text(mesh.name(c.sender).into()) },
+        ParamSetting { name: "receiver".into(), value: ParamValue::Text(mesh.name(c.receiver).into()) },
+    ];
+    run.live.point = Some(Point { index, of: job.plan.len(), params: params.clone() });
+    let r = run.settle_measured(&job.plan.base, measured);
+    let point = crate::sweep::point_of(&job.plan, index, params, &r);
+    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
+        st.add_point(id, &point, &r)
+            .map_err(|e| TestError { code: "archive".into(), message: format!("{e:#}") })?;
+    }
+    Ok(Some((point, r)))
+}
+
+fn ending(run: &mut Run, job: &Job, end: End, ran: Vec<(SweepPoint, TestResult)>) -> Ending {
+    let (status, error) = match end {
+        End::Complete => (RunStatus::Complete, None),
+        End::Interrupted => (
+            RunStatus::Interrupted,
+            Some(TestError { code: "interrupted".into(), message: "interrupted".into() }),
+        ),
+        End::Failed(e) => (RunStatus::Failed, Some(e)),
+    };
+    let shown = shown_run(run, job, ran);
+    let error = error.or_else(|| failed_cells(&shown));
+    let hint = match (status, run.rec.run_id()) {
+        (RunStatus::Complete, _) | (_, None) => String::new(),
+        (_, Some(id)) => format!("; resume with: tcplab mesh --resume {id}"),
+    };
+    Ending { status, error, text: report::mesh::text(&shown), hint, run: shown }
+}
+
+/// The run to show: from the archive (cells of earlier sessions included), or from memory
+/// with `--no-store`.
+fn shown_run(run: &mut Run, job: &Job, ran: Vec<(SweepPoint, TestResult)>) -> RunRecord {
+    if let Some(id) = run.rec.run_id() {
+        if let Some(Ok(stored)) = run.rec.store().map(|st| st.load_run(id)) {
+            return stored;
+        }
+    }
+    let (mut points, tests): (Vec<SweepPoint>, Vec<TestResult>) = ran.into_iter().unzip();
+    for (i, p) in points.iter_mut().enumerate() {
+        p.test_index = i as u32;
+    }
+    points.sort_by_key(|p| p.index);
+    let complete = points.len() == job.plan.len();
+    let mut shown = record(tests, None, None, run.started());
+    shown.sweep = Some(results::Sweep { plan: job.plan.clone(), points, complete });
+    shown
+}
+
+/// The failed cells in one error; they are stored and shown as failed with their reasons.
+fn failed_cells(run: &RunRecord) -> Option<TestError> {
+    let m = report::mesh::Matrix::of(run)?;
+    let failed = m.failures();
+    let first = failed.first()?;
+    let more = if failed.len() > 1 { format!(" and {} more", failed.len() - 1) } else { String::new() };
+    let total = run.sweep.as_ref().map_or(0, |s| s.points.len());
+    Some(TestError {
+        code: "cells-failed".into(),
+        message: format!("{} of {total} cells failed: {first}{more}", failed.len()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use results::MeshRole;
+
+    use super::*;
+
+    fn hosts(roles: &[MeshRole]) -> Vec<MeshHost> {
+        roles
+            .iter()
+            .enumerate()
+            .map(|(i, &role)| MeshHost {
+                name: format!("h{i}"),
+                address: format!("198.18.0.{}", i + 1),
+                port: 9180,
+                labels: Default::default(),
+                role,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_full_mesh_of_four_runs_in_seven_rounds_with_no_host_twice() {
+        let p =
+            plan(TestSpec::new(results::TestKind::TcpStream), hosts(&[MeshRole::Both; 4]), "i".into(), true);
+        let mesh = p.mesh.as_ref().unwrap();
+        assert_eq!((mesh.cells.len(), p.len()), (16, 16));
+        let all: Vec<u32> = (0..16).collect();
+        let rounds = rounds(mesh, &all);
+        assert_eq!(rounds.len(), 7);
+        assert_eq!(rounds[0].len(), 4, "the baselines share a round");
+        let mut seen = BTreeSet::new();
+        for round in &rounds {
+            let mut busy = BTreeSet::new();
+            for &i in round {
+                let c = mesh.cells[i as usize];
+                assert!(busy.insert(c.sender) && (c.is_baseline() || busy.insert(c.receiver)));
+                assert!(seen.insert((c.sender, c.receiver)));
+            }
+        }
+        assert_eq!(seen.len(), 16);
+    }
+
+    #[test]
+    fn roles_and_odd_sizes_keep_only_sender_to_receiver_pairs() {
+        let h = hosts(&[MeshRole::Sender, MeshRole::Receiver, MeshRole::Both]);
+        let c = cells(&h, false);
+        let pairs: BTreeSet<(u32, u32)> = c.iter().map(|c| (c.sender, c.receiver)).collect();
+        assert_eq!(pairs, BTreeSet::from([(0, 1), (0, 2), (2, 1)]));
+        assert_eq!(cells(&hosts(&[MeshRole::Both; 5]), true).len(), 25);
+        let mesh = MeshPlan { inventory: String::new(), hosts: h, cells: c };
+        let r = rounds(&mesh, &[0, 1, 2]);
+        assert_eq!(r.iter().map(Vec::len).sum::<usize>(), 3);
+    }
+}
