@@ -69,6 +69,27 @@ pub fn seconds_ms(s: &str) -> Result<u64, String> {
     Ok((v * 1000.0).round() as u64)
 }
 
+/// An age: a number with `s`, `m`, `h` or `d` (seconds without), as milliseconds.
+pub fn age_ms(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86_400.0,
+        _ => return Err(format!("'{s}': the unit must be s, m, h or d")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 24h, 90m, 7d)"))?;
+    if !(0.0..=1.0e7).contains(&(v * scale / 86_400.0)) || !v.is_finite() {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok((v * scale * 1000.0).round() as u64)
+}
+
 /// A bit rate, read by [`model::BitRate::parse`]: k, M, G, T are powers of 1000 as in
 /// iperf3's `-b` (`100M` → 10⁸ bit/s, `1.5G`, `64k`, `100mbit`); `0` (unlimited) allowed.
 pub fn rate_bps(s: &str) -> Result<u64, String> {

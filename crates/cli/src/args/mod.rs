@@ -9,6 +9,7 @@ use crate::parse;
 
 pub mod archive;
 pub mod cc;
+pub mod fleet;
 pub mod link;
 pub mod measure;
 pub mod model;
@@ -85,6 +86,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
+    /// The archive a fleet shares: push local results to it, audit hosts that sent none.
+    Archive(fleet::ArchiveArgs),
 }
 
 impl Command {
@@ -102,7 +105,8 @@ impl Command {
             | Command::Show(_)
             | Command::Export(_)
             | Command::Compare(_)
-            | Command::Report(_) => None,
+            | Command::Report(_)
+            | Command::Archive(_) => None,
         }
     }
 }

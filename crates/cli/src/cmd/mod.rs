@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod compare_cc;
 pub mod emu;
+pub mod fleet;
 pub mod history;
 pub mod model;
 pub mod report;
