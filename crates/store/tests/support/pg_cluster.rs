@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// A running cluster.
@@ -201,4 +201,18 @@ pub fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// Tests that need the server up hold this (shared) for their duration; a test that stops
+/// the server holds it exclusively.
+static UP: RwLock<()> = RwLock::new(());
+
+/// The server stays up while this is held.
+pub fn up() -> RwLockReadGuard<'static, ()> {
+    UP.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// No other test uses the server while this is held (it may be stopped and restarted).
+pub fn alone() -> RwLockWriteGuard<'static, ()> {
+    UP.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
