@@ -139,7 +139,7 @@ fn a_push_killed_mid_way_then_rerun_loses_and_duplicates_nothing() {
     pusher.wait().unwrap();
     assert!(first.starts_with("pushed 4 test(s)"), "{first}");
     let before: usize = c.query("cli_killed", "SELECT COUNT(*) FROM tests").parse().unwrap();
-    assert!(before >= 4 && before < 1200 && before % 4 == 0, "a batch is stored whole: {before}");
+    assert!((4..1200).contains(&before) && before % 4 == 0, "a batch is stored whole: {before}");
     let rerun = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));
     assert!(rerun.starts_with(&format!("pushed {} test(s)", 1200 - before)), "{rerun}");
     assert!(rerun.contains(&format!("; {before} already there")), "{rerun}");
