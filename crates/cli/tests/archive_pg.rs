@@ -119,7 +119,7 @@ fn a_push_killed_mid_way_then_rerun_loses_and_duplicates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let local = dir.path().join("local.db");
     let mut st = store::Store::open(&local).unwrap();
-    for r in 0..300 {
+    for r in 0..150 {
         let id = st.begin_run(&header(), store::RunKind::Test, "h:1").unwrap();
         for t in 0..4 {
             st.add_test(id, &fake(r * 4 + t)).unwrap();
@@ -139,18 +139,18 @@ fn a_push_killed_mid_way_then_rerun_loses_and_duplicates_nothing() {
     pusher.wait().unwrap();
     assert!(first.starts_with("pushed 4 test(s)"), "{first}");
     let before: usize = c.query("cli_killed", "SELECT COUNT(*) FROM tests").parse().unwrap();
-    assert!((4..1200).contains(&before) && before % 4 == 0, "a batch is stored whole: {before}");
+    assert!((4..600).contains(&before) && before % 4 == 0, "a batch is stored whole: {before}");
     let rerun = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));
-    assert!(rerun.starts_with(&format!("pushed {} test(s)", 1200 - before)), "{rerun}");
+    assert!(rerun.starts_with(&format!("pushed {} test(s)", 600 - before)), "{rerun}");
     assert!(rerun.contains(&format!("; {before} already there")), "{rerun}");
     assert_eq!(
         c.query("cli_killed", "SELECT COUNT(*) || ' ' || COUNT(DISTINCT uid) FROM tests"),
-        "1200 1200"
+        "600 600"
     );
-    assert_eq!(c.query("cli_killed", "SELECT COUNT(*) FROM samples"), "3600");
+    assert_eq!(c.query("cli_killed", "SELECT COUNT(*) FROM samples"), "1800");
     assert_eq!(pg_uids(c, "cli_killed"), sqlite_uids(&local));
     let again = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));
-    assert!(again.starts_with("pushed 0 test(s) (0 new run(s), 0 updated); 1200 already there"), "{again}");
+    assert!(again.starts_with("pushed 0 test(s) (0 new run(s), 0 updated); 600 already there"), "{again}");
 }
 
 #[test]

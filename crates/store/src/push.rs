@@ -38,6 +38,9 @@ const TEST_COLS: &str = "seq, label, test, status, started_unix_ms, goodput_bps,
      headline_metric, headline_value, uid";
 const SAMPLE_COLS: &str = "side, seq, start_s, end_s, omitted, bytes, transactions";
 const WARNING_COLS: &str = "kind, message, advice";
+/// Sample or warning rows per INSERT: one round trip for a test's samples, far below either
+/// engine's limit on parameters.
+const ROWS_PER_INSERT: usize = 100;
 
 /// `?from, ?from+1, …` for `n` values.
 fn slots(from: usize, n: usize) -> String {
@@ -168,11 +171,15 @@ impl Store {
                 .conn()
                 .query(&format!("SELECT {cols} FROM {table} WHERE test_id = ?1"), args![src])
                 .map_err(sql("reading samples"))?;
-            let insert =
-                format!("INSERT INTO {table} (test_id, {cols}) VALUES (?1, {})", slots(2, count(cols)));
-            for row in rows {
-                let mut values = vec![Value::Int(dst)];
-                values.extend(row.0);
+            let width = count(cols) + 1;
+            for chunk in rows.chunks(ROWS_PER_INSERT) {
+                let tuples: Vec<String> =
+                    (0..chunk.len()).map(|i| format!("({})", slots(i * width + 1, width))).collect();
+                let insert = format!("INSERT INTO {table} (test_id, {cols}) VALUES {}", tuples.join(", "));
+                let values: Vec<Value> = chunk
+                    .iter()
+                    .flat_map(|row| std::iter::once(Value::Int(dst)).chain(row.0.iter().cloned()))
+                    .collect();
                 to.execute(&insert, &values).map_err(sql("pushing samples"))?;
             }
         }
