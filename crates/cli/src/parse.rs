@@ -206,6 +206,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ages_take_s_m_h_d() {
+        assert_eq!(age_ms("24h"), Ok(86_400_000));
+        assert_eq!(age_ms("90m"), Ok(5_400_000));
+        assert_eq!(age_ms("7d"), Ok(604_800_000));
+        assert_eq!(age_ms("3600"), Ok(3_600_000));
+        assert_eq!(age_ms("1.5s"), Ok(1500));
+        assert!(
+            age_ms("2w").is_err() && age_ms("h").is_err() && age_ms("-1h").is_err() && age_ms("").is_err()
+        );
+    }
+
+    #[test]
     fn affinities() {
         assert_eq!(affinity("1"), Ok((Some(1), None)));
         assert_eq!(affinity("0,1"), Ok((Some(0), Some(1))));

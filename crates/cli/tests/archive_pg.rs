@@ -143,10 +143,7 @@ fn a_push_killed_mid_way_then_rerun_loses_and_duplicates_nothing() {
     let rerun = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));
     assert!(rerun.starts_with(&format!("pushed {} test(s)", 600 - before)), "{rerun}");
     assert!(rerun.contains(&format!("; {before} already there")), "{rerun}");
-    assert_eq!(
-        c.query("cli_killed", "SELECT COUNT(*) || ' ' || COUNT(DISTINCT uid) FROM tests"),
-        "600 600"
-    );
+    assert_eq!(c.query("cli_killed", "SELECT COUNT(*) || ' ' || COUNT(DISTINCT uid) FROM tests"), "600 600");
     assert_eq!(c.query("cli_killed", "SELECT COUNT(*) FROM samples"), "1800");
     assert_eq!(pg_uids(c, "cli_killed"), sqlite_uids(&local));
     let again = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));
