@@ -79,8 +79,8 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Show(a) => cmd::history::show(a),
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Archive(a) => cmd::fleet::run(a),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
-        Command::Archive(a) => cmd::audit::run(a),
     }
 }

@@ -69,6 +69,27 @@ pub fn seconds_ms(s: &str) -> Result<u64, String> {
     Ok((v * 1000.0).round() as u64)
 }
 
+/// An age: a number with `s`, `m`, `h` or `d` (seconds without), as milliseconds.
+pub fn age_ms(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86_400.0,
+        _ => return Err(format!("'{s}': the unit must be s, m, h or d")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 24h, 90m, 7d)"))?;
+    if !(0.0..=1.0e7).contains(&(v * scale / 86_400.0)) || !v.is_finite() {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok((v * scale * 1000.0).round() as u64)
+}
+
 /// A bit rate, read by [`model::BitRate::parse`]: k, M, G, T are powers of 1000 as in
 /// iperf3's `-b` (`100M` → 10⁸ bit/s, `1.5G`, `64k`, `100mbit`); `0` (unlimited) allowed.
 pub fn rate_bps(s: &str) -> Result<u64, String> {
@@ -217,6 +238,18 @@ mod tests {
         assert!(host_port("a:x").is_err());
         assert!(host_port(":9").is_err());
         assert!(host_port("").is_err());
+    }
+
+    #[test]
+    fn ages_take_s_m_h_d() {
+        assert_eq!(age_ms("24h"), Ok(86_400_000));
+        assert_eq!(age_ms("90m"), Ok(5_400_000));
+        assert_eq!(age_ms("7d"), Ok(604_800_000));
+        assert_eq!(age_ms("3600"), Ok(3_600_000));
+        assert_eq!(age_ms("1.5s"), Ok(1500));
+        assert!(
+            age_ms("2w").is_err() && age_ms("h").is_err() && age_ms("-1h").is_err() && age_ms("").is_err()
+        );
     }
 
     #[test]

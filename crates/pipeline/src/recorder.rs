@@ -14,13 +14,14 @@ pub struct Recorder {
     run: Option<i64>,
 }
 
-/// Opens the archive at `db`, or the default one (for reading or writing).
+/// Opens the archive at `db` (a file or a `postgres://` URL), else the one `TCPLAB_DB` names,
+/// else the default file (for reading or writing).
 pub fn open_store(db: Option<&std::path::Path>) -> Result<Store> {
-    let path = match db {
-        Some(p) => return Ok(Store::open(p)?),
-        None => store::default_path()
-            .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?,
-    };
+    if let Some(p) = db.map(std::path::Path::to_path_buf).or_else(store::env_path) {
+        return Ok(Store::open(&p)?);
+    }
+    let path = store::default_path()
+        .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?;
     Ok(Store::open_creating_dir(&path)?)
 }
 

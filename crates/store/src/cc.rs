@@ -2,8 +2,8 @@
 //! `cc_studies`; the streams it compares are the run's ordinary `tests` rows.
 
 use results::CcStudy;
-use rusqlite::{params, OptionalExtension};
 
+use crate::db::{args, Sql};
 use crate::{sql, Error, Result, Store};
 
 impl Store {
@@ -11,18 +11,22 @@ impl Store {
     pub fn set_cc_study(&mut self, run: i64, study: &CcStudy) -> Result<()> {
         let text =
             serde_json::to_string(study).map_err(|reason| Error::Json { what: "cc study", run, reason })?;
-        let tx = self.immediate()?;
-        tx.execute("INSERT OR REPLACE INTO cc_studies (run_id, study) VALUES (?1, ?2)", params![run, text])
-            .map_err(sql("recording a cc study"))?;
-        tx.commit().map_err(sql("recording a cc study"))
+        let mut tx = self.immediate()?;
+        tx.execute(
+            "INSERT INTO cc_studies (run_id, study) VALUES (?1, ?2)
+             ON CONFLICT (run_id) DO UPDATE SET study = excluded.study",
+            args![run, text],
+        )
+        .map_err(sql("recording a cc study"))?;
+        tx.commit("recording a cc study")
     }
 
     /// The comparison of run `run`, if it is one.
     pub(crate) fn load_cc_study(&self, run: i64) -> Result<Option<CcStudy>> {
-        let text: Option<String> = self
-            .conn
-            .query_row("SELECT study FROM cc_studies WHERE run_id = ?1", [run], |r| r.get(0))
-            .optional()
+        let text = self
+            .conn()
+            .query_opt("SELECT study FROM cc_studies WHERE run_id = ?1", args![run])
+            .and_then(|r| r.map(|r| r.text(0)).transpose())
             .map_err(sql("reading a cc study"))?;
         text.map(|t| serde_json::from_str(&t).map_err(|reason| Error::Json { what: "cc study", run, reason }))
             .transpose()

@@ -5,9 +5,9 @@
 //! headline themselves. Results are read as plain JSON so that no later change to the
 //! `results` types can break an old archive's upgrade.
 
-use rusqlite::{params, Transaction};
 use serde_json::{json, Value};
 
+use crate::db::{args, Sql};
 use crate::{sql, Error, Result};
 
 /// The headline metric id and summary shape of a test type as stored up to schema 3.
@@ -38,16 +38,14 @@ fn legacy_value(metric: &str, status: &str, summary: &Value) -> Option<f64> {
 }
 
 /// Fills the headline columns and the stored result's `summary.headline` of every test.
-pub(crate) fn backfill_headlines(tx: &Transaction) -> Result<()> {
-    let rows: Vec<(i64, i64, String, String, String)> = {
-        let mut stmt =
-            tx.prepare("SELECT id, run_id, test, status, result FROM tests").map_err(sql("reading tests"))?;
-        let mapped = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-            .map_err(sql("reading tests"))?;
-        mapped.collect::<rusqlite::Result<_>>().map_err(sql("reading tests"))?
-    };
-    for (id, run, test, status, text) in rows {
+pub(crate) fn backfill_headlines(tx: &mut dyn Sql) -> Result<()> {
+    let rows =
+        tx.query("SELECT id, run_id, test, status, result FROM tests", &[]).map_err(sql("reading tests"))?;
+    for row in rows {
+        let read = || {
+            Ok::<_, crate::db::DbError>((row.i64(0)?, row.i64(1)?, row.text(2)?, row.text(3)?, row.text(4)?))
+        };
+        let (id, run, test, status, text) = read().map_err(sql("reading tests"))?;
         let Some((metric, shape)) = legacy_kind(&test) else { continue };
         let mut result: Value =
             serde_json::from_str(&text).map_err(|reason| Error::Json { what: "result", run, reason })?;
@@ -61,7 +59,7 @@ pub(crate) fn backfill_headlines(tx: &Transaction) -> Result<()> {
         tx.execute(
             "UPDATE tests SET headline_metric = ?2, headline_value = ?3, goodput_bps = ?4, trans_per_s = ?5,
                  result = ?6 WHERE id = ?1",
-            params![id, metric, value, goodput, rate, result.to_string()],
+            args![id, metric, value, goodput, rate, result.to_string()],
         )
         .map_err(sql("back-filling headlines"))?;
     }

@@ -1,7 +1,11 @@
 //! The results archive (DESIGN.md §8): every test and every sweep point is written to SQLite
-//! as it completes. WAL journal, `BEGIN IMMEDIATE` writes, schema version in
-//! `PRAGMA user_version` with numbered migrations ([`schema`]). Only this crate knows SQL;
-//! everything else sees `results` values.
+//! as it completes — WAL journal, `BEGIN IMMEDIATE` writes, schema version in
+//! `PRAGMA user_version` — or to a PostgreSQL server a fleet shares (`postgres://…`, schema
+//! version in `tcplab_schema`, migrations under an advisory lock). One schema and one list of
+//! numbered migrations serve both ([`schema`]); the few differences between the engines live
+//! in [`db`]. Every run and test also gets a stable id ([`ids`]) so that [`push`] can copy
+//! results between archives without duplicating them. Only this crate knows SQL; everything
+//! else sees `results` values.
 //!
 //! Writing: [`Store::begin_run`], then [`Store::add_test`] per test or [`Store::add_point`]
 //! per sweep point (test and point in one transaction, so a kill never leaves half a point),
@@ -11,18 +15,27 @@
 //! [`Store::load_sweep`], [`Store::finished_points`].
 #![forbid(unsafe_code)]
 
+pub mod audit;
 mod cc;
+pub mod db;
+pub mod ids;
 mod legacy;
 pub mod owner;
+pub mod push;
 mod read;
 pub mod schema;
 mod write;
 
+use std::cell::{RefCell, RefMut};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
+use db::{Conn, DbError, Engine, Sql};
+
+pub use audit::HostActivity;
+pub use push::PushCounts;
 pub use read::{coords_of, RunFilter};
 pub use results::{Owner, RunSummary};
 pub use write::{RunKind, RunStatus};
@@ -36,7 +49,15 @@ pub enum Error {
         /// File.
         path: PathBuf,
         /// Cause (shown in the message, not as a source: an error chain would repeat it).
-        reason: rusqlite::Error,
+        reason: DbError,
+    },
+    /// The PostgreSQL server could not be reached, or refused the login.
+    #[error("connecting to the archive {url}: {reason}")]
+    Connect {
+        /// The URL, without its password.
+        url: String,
+        /// Cause (in the message only).
+        reason: DbError,
     },
     /// The directory for the database could not be created.
     #[error("creating the directory {path}: {reason}")]
@@ -69,7 +90,7 @@ pub enum Error {
         /// What was being done.
         context: &'static str,
         /// Cause (in the message only).
-        reason: rusqlite::Error,
+        reason: DbError,
     },
     /// A stored JSON column did not parse, or a value did not serialise.
     #[error("archive: {what} of run {run}: {reason}")]
@@ -84,6 +105,9 @@ pub enum Error {
     /// No run with this id.
     #[error("no run {0} in the archive")]
     NotFound(i64),
+    /// No run with this stable id.
+    #[error("no run {0} in the archive")]
+    NoUid(String),
     /// The run is not a sweep.
     #[error("run {0} is not a sweep")]
     NotASweep(i64),
@@ -95,6 +119,9 @@ pub enum Error {
         /// Point index.
         point: u32,
     },
+    /// The system gave no random bytes for a stable id.
+    #[error("archive: no random bytes for a stable id: {0}")]
+    Random(String),
     /// The file was written by a newer tcplab.
     #[error("the archive has schema version {found}; this tcplab knows up to {known} (upgrade tcplab)")]
     NewerSchema {
@@ -112,6 +139,7 @@ impl Error {
         matches!(
             self,
             Error::Open { .. }
+                | Error::Connect { .. }
                 | Error::Dir { .. }
                 | Error::NoDir { .. }
                 | Error::Damaged { .. }
@@ -123,57 +151,130 @@ impl Error {
 /// Result alias.
 pub type Result<T> = std::result::Result<T, Error>;
 
-pub(crate) fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Error {
-    move |reason| Error::Sql { context, reason }
+pub(crate) fn sql<E: Into<DbError>>(context: &'static str) -> impl FnOnce(E) -> Error {
+    move |reason| Error::Sql { context, reason: reason.into() }
 }
 
-/// An open archive.
+/// An open archive: a SQLite file or a PostgreSQL database.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
+    conn: RefCell<Conn>,
     path: PathBuf,
     checked: bool,
 }
 
+/// A write transaction: rolled back when dropped without [`Tx::commit`].
+pub(crate) struct Tx<'a> {
+    conn: RefMut<'a, Conn>,
+    open: bool,
+}
+
+impl Tx<'_> {
+    /// Commits.
+    pub(crate) fn commit(mut self, context: &'static str) -> Result<()> {
+        self.open = false;
+        self.conn.batch("COMMIT").map_err(sql(context))
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.batch("ROLLBACK");
+        }
+    }
+}
+
+impl std::ops::Deref for Tx<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Tx<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+}
+
 impl Store {
-    /// Opens (creating the file if needed) the archive at `path` and migrates it to the newest
-    /// schema; its directory must exist ([`Error::NoDir`]).
+    /// Opens the archive `path` names and migrates it to the newest schema: a PostgreSQL
+    /// database when it reads `postgres://…` or `postgresql://…`, else a SQLite file (created
+    /// if needed; its directory must exist, [`Error::NoDir`]).
     pub fn open(path: &Path) -> Result<Store> {
+        if let Some(url) = path.to_str().filter(|p| db::is_postgres(p)) {
+            return Store::open_postgres(url);
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
             return Err(Error::NoDir { path: path.to_path_buf(), dir: dir.to_path_buf() });
         }
         Store::open_file(path)
     }
 
-    /// [`Store::open`], creating the directory first if needed (the default archive's).
+    /// [`Store::open`], creating the directory of a SQLite file first if needed (the default
+    /// archive's).
     pub fn open_creating_dir(path: &Path) -> Result<Store> {
+        if path.to_str().is_some_and(db::is_postgres) {
+            return Store::open(path);
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|reason| Error::Dir { path: dir.to_path_buf(), reason })?;
         }
         Store::open_file(path)
     }
 
+    /// Connects to the PostgreSQL archive at `url` and migrates it (under a lock: any number
+    /// of hosts may open a new database at once).
+    pub fn open_postgres(url: &str) -> Result<Store> {
+        let shown = db::redact(url);
+        let pg = db::Pg::connect(url).map_err(|reason| Error::Connect { url: shown.clone(), reason })?;
+        let mut conn = Conn::Postgres(Box::new(pg));
+        schema::migrate_any(&mut conn, schema::latest())?;
+        Ok(Store { conn: RefCell::new(conn), path: PathBuf::from(shown), checked: true })
+    }
+
     fn open_file(path: &Path) -> Result<Store> {
-        let open_err = |reason| Error::Open { path: path.to_path_buf(), reason };
+        let open_err =
+            |reason: rusqlite::Error| Error::Open { path: path.to_path_buf(), reason: reason.into() };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
         wal_mode(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn, path: path.to_path_buf(), checked: false })
+        Ok(Store { conn: RefCell::new(Conn::Sqlite(conn)), path: path.to_path_buf(), checked: false })
+    }
+
+    /// Which engine holds this archive.
+    pub fn engine(&self) -> Engine {
+        self.conn.borrow().engine()
+    }
+
+    /// The connection, for one read.
+    pub(crate) fn conn(&self) -> RefMut<'_, Conn> {
+        self.conn.borrow_mut()
+    }
+
+    /// Starts a write transaction.
+    pub(crate) fn immediate(&self) -> Result<Tx<'_>> {
+        let mut conn = self.conn.borrow_mut();
+        let begin = db::begin(conn.engine());
+        conn.batch(begin).map_err(sql("starting a write"))?;
+        Ok(Tx { conn, open: true })
     }
 
     /// Before the first write: refuses a damaged file (`PRAGMA quick_check`, which reads every
     /// page once but skips the index cross-checks of `integrity_check`), so that results are
-    /// not added to an archive that may lose them.
+    /// not added to an archive that may lose them. (A PostgreSQL server checks itself.)
     pub(crate) fn check_before_writing(&mut self) -> Result<()> {
         if self.checked {
             return Ok(());
         }
-        let verdict: String = self
-            .conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        let verdict = self
+            .conn()
+            .query_row("PRAGMA quick_check(1)", &[])
+            .and_then(|r| r.text(0))
             .map_err(|reason| Error::Damaged { path: self.path.clone(), detail: reason.to_string() })?;
         if verdict != "ok" {
             return Err(Error::Damaged { path: self.path.clone(), detail: verdict });
@@ -182,14 +283,14 @@ impl Store {
         Ok(())
     }
 
-    /// The file.
+    /// The file, or for PostgreSQL the URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The schema version of the open file.
+    /// The schema version of the open archive.
     pub fn schema_version(&self) -> Result<i64> {
-        schema::version(&self.conn)
+        schema::version_any(&mut *self.conn())
     }
 }
 
@@ -208,6 +309,12 @@ fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
             other => return other,
         }
     }
+}
+
+/// The archive named by the `TCPLAB_DB` environment variable (a path or a `postgres://` URL),
+/// if set and not empty.
+pub fn env_path() -> Option<PathBuf> {
+    std::env::var_os("TCPLAB_DB").filter(|s| !s.is_empty()).map(PathBuf::from)
 }
 
 /// The default archive: `$XDG_DATA_HOME/tcplab/results.db`, else

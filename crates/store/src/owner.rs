@@ -5,8 +5,8 @@
 //! writing. The caller says whether a pid is alive: this crate never looks at processes.
 
 use results::Owner;
-use rusqlite::{params, Row};
 
+use crate::db::{args, Sql};
 use crate::{read::owner_of, sql, Result, Store};
 
 /// Whether a run left `running` by `owner` is abandoned, judged by a process described by
@@ -20,10 +20,6 @@ pub fn abandoned(owner: &Owner, here: &Owner, alive: impl Fn(u32, Option<u64>) -
     owner.boot_id != here.boot_id || !alive(owner.pid, owner.pid_start)
 }
 
-fn running_row(row: &Row) -> rusqlite::Result<(i64, Option<Owner>)> {
-    Ok((row.get(0)?, owner_of(row, 1)?))
-}
-
 impl Store {
     /// Marks every `running` run that [`abandoned`] judges abandoned as `abandoned` for good,
     /// in one transaction, and returns their ids (ascending). Runs whose process is alive,
@@ -33,29 +29,28 @@ impl Store {
         here: &Owner,
         alive: impl Fn(u32, Option<u64>) -> bool,
     ) -> Result<Vec<i64>> {
-        let tx = self.immediate()?;
-        let running: Vec<(i64, Option<Owner>)> = {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id, owner_pid, owner_pid_start, owner_boot_id, owner_host FROM runs
-                     WHERE status = 'running' ORDER BY id",
-                )
-                .map_err(sql("finding running runs"))?;
-            let rows = stmt.query_map([], running_row).map_err(sql("finding running runs"))?;
-            rows.collect::<rusqlite::Result<_>>().map_err(sql("finding running runs"))?
-        };
+        let mut tx = self.immediate()?;
+        let running = tx
+            .query(
+                "SELECT id, owner_pid, owner_pid_start, owner_boot_id, owner_host FROM runs
+                 WHERE status = 'running' ORDER BY id",
+                &[],
+            )
+            .map_err(sql("finding running runs"))?;
         let mut marked = Vec::new();
-        for (id, owner) in running {
+        for row in running {
+            let id = row.i64(0).map_err(sql("finding running runs"))?;
+            let owner = owner_of(&row, 1).map_err(sql("finding running runs"))?;
             if owner.is_some_and(|o| abandoned(&o, here, &alive)) {
                 tx.execute(
                     "UPDATE runs SET status = 'abandoned' WHERE id = ?1 AND status = 'running'",
-                    params![id],
+                    args![id],
                 )
                 .map_err(sql("marking a run abandoned"))?;
                 marked.push(id);
             }
         }
-        tx.commit().map_err(sql("marking runs abandoned"))?;
+        tx.commit("marking runs abandoned")?;
         Ok(marked)
     }
 }

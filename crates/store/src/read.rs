@@ -1,13 +1,12 @@
 //! Reads: run lists for `history`, whole runs for `show`/`export`/`compare`/reports, sweeps.
 
+use crate::db::{args, DbError, Row, Sql};
+use crate::{sql, Error, Result, Store};
 use results::headline::METRICS;
 use results::{
     Estimate, Headline, Metric, Owner, ParamSetting, RunRecord, RunSummary, Sweep, SweepPlan, SweepPoint,
     TestResult,
 };
-use rusqlite::{params, OptionalExtension, Row};
-
-use crate::{sql, Error, Result, Store};
 
 /// Which runs `list_runs` returns (all fields optional; newest first).
 #[derive(Debug, Clone, Default)]
@@ -32,55 +31,53 @@ SELECT r.id, r.kind, r.status, r.started_unix_ms, r.server, r.command_line,
        (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id),
        (SELECT points_total FROM sweeps s WHERE s.run_id = r.id),
        (SELECT label FROM tests t WHERE t.run_id = r.id ORDER BY seq LIMIT 1),
-       (SELECT group_concat(m || '=' || v) FROM
-           (SELECT headline_metric AS m, MAX(headline_value) AS v FROM tests t
-            WHERE t.run_id = r.id AND headline_value IS NOT NULL GROUP BY headline_metric)),
        r.owner_pid, r.owner_pid_start, r.owner_boot_id, r.owner_host
 FROM runs r
-WHERE (?1 IS NULL OR r.kind = ?1)
-  AND (?2 IS NULL OR EXISTS (SELECT 1 FROM tests t WHERE t.run_id = r.id AND t.test = ?2))
-  AND (?3 IS NULL OR instr(r.server, ?3) > 0)
-  AND (?4 IS NULL OR r.status = ?4)
+WHERE (CAST(?1 AS TEXT) IS NULL OR r.kind = ?1)
+  AND (CAST(?2 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM tests t WHERE t.run_id = r.id AND t.test = ?2))
+  AND (CAST(?3 AS TEXT) IS NULL OR instr(r.server, ?3) > 0)
+  AND (CAST(?4 AS TEXT) IS NULL OR r.status = ?4)
   AND r.started_unix_ms >= ?5
 ORDER BY r.id DESC
 LIMIT ?6";
 
-fn summary_of(row: &Row) -> rusqlite::Result<RunSummary> {
-    let cmd: String = row.get(5)?;
+/// The best headline of each run from `first` to `last`: `(run, metric id, highest value)`.
+const BEST: &str = "
+SELECT run_id, headline_metric, MAX(headline_value) FROM tests
+WHERE run_id BETWEEN ?1 AND ?2 AND headline_value IS NOT NULL AND headline_metric IS NOT NULL
+GROUP BY run_id, headline_metric";
+
+fn summary_of(row: &Row) -> std::result::Result<RunSummary, DbError> {
+    let cmd = row.text(5)?;
     Ok(RunSummary {
-        id: row.get(0)?,
-        kind: row.get(1)?,
-        status: row.get(2)?,
-        started_unix_ms: row.get::<_, i64>(3)?.max(0) as u64,
-        server: row.get(4)?,
+        id: row.i64(0)?,
+        kind: row.text(1)?,
+        status: row.text(2)?,
+        started_unix_ms: row.i64(3)?.max(0) as u64,
+        server: row.text(4)?,
         command_line: serde_json::from_str(&cmd).unwrap_or_default(),
-        tests: row.get::<_, i64>(6)?.max(0) as u32,
-        points_total: row.get::<_, Option<i64>>(7)?.map(|n| n.max(0) as u32),
-        first_label: row.get(8)?,
-        best: best_of(row.get::<_, Option<String>>(9)?.as_deref().unwrap_or("")),
-        owner: owner_of(row, 10)?,
+        tests: row.i64(6)?.max(0) as u32,
+        points_total: row.opt_i64(7)?.map(|n| n.max(0) as u32),
+        first_label: row.opt_text(8)?,
+        best: None,
+        owner: owner_of(row, 9)?,
     })
 }
 
 /// The owner columns starting at `first` (pid, pid start, boot id, host); `None` when the
 /// run was stored without them.
-pub(crate) fn owner_of(row: &Row, first: usize) -> rusqlite::Result<Option<Owner>> {
-    let Some(pid) = row.get::<_, Option<i64>>(first)? else { return Ok(None) };
+pub(crate) fn owner_of(row: &Row, first: usize) -> std::result::Result<Option<Owner>, DbError> {
+    let Some(pid) = row.opt_i64(first)? else { return Ok(None) };
     Ok(Some(Owner {
         pid: u32::try_from(pid).unwrap_or(0),
-        pid_start: row.get::<_, Option<i64>>(first + 1)?.map(|t| t.max(0) as u64),
-        boot_id: row.get::<_, Option<String>>(first + 2)?.unwrap_or_default(),
-        hostname: row.get::<_, Option<String>>(first + 3)?.unwrap_or_default(),
+        pid_start: row.opt_i64(first + 1)?.map(|t| t.max(0) as u64),
+        boot_id: row.opt_text(first + 2)?.unwrap_or_default(),
+        hostname: row.opt_text(first + 3)?.unwrap_or_default(),
     }))
 }
 
-/// The best headline from `metric=value` pairs, by the order of `results::METRICS`.
-fn best_of(pairs: &str) -> Option<Headline> {
-    let found: Vec<(Metric, f64)> = pairs
-        .split(',')
-        .filter_map(|p| p.split_once('='))
-        .filter_map(|(m, v)| Some((Metric::from_id(m)?, v.parse().ok()?)))
-        .collect();
+/// The best headline of `found` (metric, value) pairs, by the order of `results::METRICS`.
+fn best_of(found: &[(Metric, f64)]) -> Option<Headline> {
     METRICS
         .into_iter()
         .find_map(|m| found.iter().find(|(f, _)| *f == m).map(|(_, v)| Headline::measured(m, *v)))
@@ -93,18 +90,79 @@ fn parse<T: serde::de::DeserializeOwned>(what: &'static str, run: i64, text: &st
 impl Store {
     /// Runs matching `f`, newest first.
     pub fn list_runs(&self, f: &RunFilter) -> Result<Vec<RunSummary>> {
-        let limit = if f.limit == 0 { -1 } else { i64::from(f.limit) };
+        let limit = if f.limit == 0 { i64::MAX } else { i64::from(f.limit) };
         let since = f.since_unix_ms.unwrap_or(0) as i64;
-        let mut stmt = self.conn.prepare(LIST).map_err(sql("listing runs"))?;
-        let rows = stmt
-            .query_map(params![f.kind, f.test, f.server, f.status, since, limit], summary_of)
+        let rows = self
+            .conn()
+            .query(
+                LIST,
+                args![
+                    f.kind.as_deref(),
+                    f.test.as_deref(),
+                    f.server.as_deref(),
+                    f.status.as_deref(),
+                    since,
+                    limit
+                ],
+            )
             .map_err(sql("listing runs"))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql("listing runs"))
+        let mut runs = rows
+            .iter()
+            .map(summary_of)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(sql("listing runs"))?;
+        self.fill_best(&mut runs)?;
+        Ok(runs)
+    }
+
+    /// Each run's best headline (one query for the whole list).
+    fn fill_best(&self, runs: &mut [RunSummary]) -> Result<()> {
+        let (Some(lo), Some(hi)) = (runs.iter().map(|r| r.id).min(), runs.iter().map(|r| r.id).max()) else {
+            return Ok(());
+        };
+        let rows = self.conn().query(BEST, args![lo, hi]).map_err(sql("listing runs"))?;
+        let mut found: std::collections::HashMap<i64, Vec<(Metric, f64)>> = Default::default();
+        for row in rows {
+            let (run, metric, value) = (row.i64(0), row.text(1), row.opt_f64(2));
+            let (run, metric, value) = (
+                run.map_err(sql("listing runs"))?,
+                metric.map_err(sql("listing runs"))?,
+                value.map_err(sql("listing runs"))?,
+            );
+            if let (Some(m), Some(v)) = (Metric::from_id(&metric), value) {
+                found.entry(run).or_default().push((m, v));
+            }
+        }
+        for r in runs {
+            r.best = found.get(&r.id).and_then(|f| best_of(f));
+        }
+        Ok(())
     }
 
     /// The id of the newest run, if any.
     pub fn last_run(&self) -> Result<Option<i64>> {
-        self.conn.query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0)).map_err(sql("finding the last run"))
+        self.conn()
+            .query_row("SELECT MAX(id) FROM runs", &[])
+            .and_then(|r| r.opt_i64(0))
+            .map_err(sql("finding the last run"))
+    }
+
+    /// The id in this archive of the run with stable id `uid`.
+    pub fn run_by_uid(&self, uid: &str) -> Result<i64> {
+        self.conn()
+            .query_opt("SELECT id FROM runs WHERE uid = ?1", args![uid])
+            .and_then(|r| r.map(|r| r.i64(0)).transpose())
+            .map_err(sql("finding a run"))?
+            .ok_or_else(|| Error::NoUid(uid.to_string()))
+    }
+
+    /// The stable id of run `id`.
+    pub fn run_uid(&self, id: i64) -> Result<String> {
+        self.conn()
+            .query_opt("SELECT uid FROM runs WHERE id = ?1", args![id])
+            .and_then(|r| r.map(|r| r.text(0)).transpose())
+            .map_err(sql("reading a run"))?
+            .ok_or(Error::NotFound(id))
     }
 
     /// Run `id` in full: hosts, command line, every test in order, and its sweep if it is one.
@@ -126,44 +184,38 @@ impl Store {
 
     /// Indices of the finished points of sweep `id`, ascending.
     pub fn finished_points(&self, id: i64) -> Result<Vec<u32>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT point FROM sweep_points WHERE run_id = ?1 ORDER BY point")
+        let rows = self
+            .conn()
+            .query("SELECT point FROM sweep_points WHERE run_id = ?1 ORDER BY point", args![id])
             .map_err(sql("reading points"))?;
-        let rows = stmt.query_map([id], |r| r.get::<_, u32>(0)).map_err(sql("reading points"))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql("reading points"))
+        rows.iter()
+            .map(|r| r.i64(0).map(|p| p.max(0) as u32))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql("reading points"))
     }
 
     /// The `host:port` a run was asked to test.
     pub fn server_of(&self, id: i64) -> Result<String> {
-        self.conn
-            .query_row("SELECT server FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
+        self.conn()
+            .query_opt("SELECT server FROM runs WHERE id = ?1", args![id])
+            .and_then(|r| r.map(|r| r.text(0)).transpose())
             .map_err(sql("reading a run"))?
             .ok_or(Error::NotFound(id))
     }
 
     fn load_header(&self, id: i64) -> Result<RunRecord> {
         let row = self
-            .conn
-            .query_row(
+            .conn()
+            .query_opt(
                 "SELECT started_unix_ms, tool_version, command_line, local_host, remote_host, error FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                        r.get::<_, Option<String>>(5)?,
-                    ))
-                },
+                args![id],
             )
-            .optional()
             .map_err(sql("reading a run"))?
             .ok_or(Error::NotFound(id))?;
-        let (started, tool_version, cmd, local, remote, error) = row;
+        let read = || -> std::result::Result<_, DbError> {
+            Ok((row.i64(0)?, row.text(1)?, row.text(2)?, row.text(3)?, row.opt_text(4)?, row.opt_text(5)?))
+        };
+        let (started, tool_version, cmd, local, remote, error) = read().map_err(sql("reading a run"))?;
         Ok(RunRecord {
             tool_version,
             command_line: parse("command line", id, &cmd)?,
@@ -180,16 +232,14 @@ impl Store {
 
     /// Tests in order, and their row ids (same order).
     fn load_tests(&self, id: i64) -> Result<(Vec<TestResult>, Vec<i64>)> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, result FROM tests WHERE run_id = ?1 ORDER BY seq")
-            .map_err(sql("reading tests"))?;
-        let rows = stmt
-            .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        let rows = self
+            .conn()
+            .query("SELECT id, result FROM tests WHERE run_id = ?1 ORDER BY seq", args![id])
             .map_err(sql("reading tests"))?;
         let (mut tests, mut ids) = (Vec::new(), Vec::new());
         for row in rows {
-            let (test_id, text) = row.map_err(sql("reading tests"))?;
+            let (test_id, text) =
+                (row.i64(0).map_err(sql("reading tests"))?, row.text(1).map_err(sql("reading tests"))?);
             tests.push(parse("result", id, &text)?);
             ids.push(test_id);
         }
@@ -197,33 +247,24 @@ impl Store {
     }
 
     fn load_sweep_with(&self, id: i64, test_ids: &[i64]) -> Result<Option<Sweep>> {
-        let row: Option<(String, i64)> = self
-            .conn
-            .query_row("SELECT plan, points_total FROM sweeps WHERE run_id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
+        let row = self
+            .conn()
+            .query_opt("SELECT plan, points_total FROM sweeps WHERE run_id = ?1", args![id])
             .map_err(sql("reading a sweep"))?;
-        let Some((plan_text, total)) = row else { return Ok(None) };
+        let Some(row) = row else { return Ok(None) };
+        let (plan_text, total) =
+            (row.text(0).map_err(sql("reading a sweep"))?, row.i64(1).map_err(sql("reading a sweep"))?);
         let plan: SweepPlan = parse("sweep plan", id, &plan_text)?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT point, test_id, params, headline, met FROM sweep_points WHERE run_id = ?1 ORDER BY point")
-            .map_err(sql("reading points"))?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok((
-                    r.get::<_, u32>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, bool>(4)?,
-                ))
-            })
+        let rows = self
+            .conn()
+            .query("SELECT point, test_id, params, headline, met FROM sweep_points WHERE run_id = ?1 ORDER BY point", args![id])
             .map_err(sql("reading points"))?;
         let mut points = Vec::new();
         for row in rows {
-            let (index, test_id, params_text, headline_text, met) = row.map_err(sql("reading points"))?;
+            let read = || -> std::result::Result<_, DbError> {
+                Ok((row.i64(0)?.max(0) as u32, row.i64(1)?, row.text(2)?, row.text(3)?, row.i64(4)? != 0))
+            };
+            let (index, test_id, params_text, headline_text, met) = read().map_err(sql("reading points"))?;
             let params: Vec<ParamSetting> = parse("point parameters", id, &params_text)?;
             let headline: Estimate = parse("point estimate", id, &headline_text)?;
             let test_index = test_ids.iter().position(|t| *t == test_id).unwrap_or(0) as u32;

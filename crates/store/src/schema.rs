@@ -1,5 +1,8 @@
-//! Schema versions. `PRAGMA user_version` holds the number of migrations applied; opening an
-//! older file applies the missing ones in order, each in one transaction. Never edit a
+//! Schema versions, one list for both engines (their few differences: [`crate::db`]). The
+//! number of migrations applied is kept in `PRAGMA user_version` (SQLite) or the one row of
+//! `tcplab_schema` (PostgreSQL); opening an older archive applies the missing ones in order,
+//! each in one transaction — on PostgreSQL under `pg_advisory_xact_lock`, so any number of
+//! hosts opening a new database at once apply each migration exactly once. Never edit a
 //! released migration: add a new one.
 //!
 //! 1. `runs` and `tests` (each test's full result as JSON, headline numbers as columns).
@@ -15,13 +18,18 @@
 //!    by a killed process can be shown, and marked, `abandoned`.
 //! 6. `cc_studies`: a congestion-control comparison's figures (`compare-cc`) as JSON, one row
 //!    per run; its streams are ordinary rows of `tests`.
+//! 7. Stable ids: `runs.uid` and `tests.uid` (unique, a random 128-bit id given when the row is
+//!    first written and kept by every copy, [`crate::push`]), back-filled for stored rows;
+//!    `runs.host`, the client host a run was measured from (back-filled from its owner or
+//!    host facts), indexed with the start time for `archive audit`.
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::Connection;
 
+use crate::db::{args, begin, Engine, Sql};
 use crate::{sql, Error, Result};
 
 /// One migration: SQL, then an optional data step.
-type Step = fn(&Transaction) -> Result<()>;
+pub type Step = fn(&mut dyn Sql) -> Result<()>;
 
 const V1: &str = "
 CREATE TABLE runs (
@@ -105,6 +113,11 @@ CREATE TABLE cc_studies (
     study TEXT NOT NULL
 );";
 
+const V7: &str = "
+ALTER TABLE runs ADD COLUMN uid TEXT;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE tests ADD COLUMN uid TEXT;";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V1, None),
@@ -113,6 +126,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V4, Some(crate::legacy::backfill_headlines)),
     (V5, None),
     (V6, None),
+    (V7, Some(crate::ids::backfill)),
 ];
 
 /// The newest schema version.
@@ -120,48 +134,102 @@ pub fn latest() -> i64 {
     MIGRATIONS.len() as i64
 }
 
-/// The file's schema version.
+/// The SQLite file's schema version.
 pub fn version(conn: &Connection) -> Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql("reading user_version"))
 }
 
-/// Applies the missing migrations.
+/// Applies the missing migrations to a SQLite file.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
     migrate_to(conn, latest())
 }
 
-/// Applies migrations up to `target` (tests use this to build every older version). Each
-/// step reads the version inside its own `BEGIN IMMEDIATE` transaction, so two processes
-/// opening a new file at once never apply a migration twice.
+/// Applies migrations up to `target` to a SQLite file (tests use this to build every older
+/// version).
 pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<()> {
+    migrate_any(conn, target)
+}
+
+/// Applies migrations up to `target`, either engine. Each step reads the version inside its
+/// own transaction, after taking the write lock (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's
+/// advisory lock), so two processes opening a new archive at once never apply a migration
+/// twice.
+pub fn migrate_any(conn: &mut dyn Sql, target: i64) -> Result<()> {
     loop {
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql("starting a migration"))?;
-        let found = version(&tx)?;
-        if found > latest() {
-            return Err(Error::NewerSchema { found, known: latest() });
+        conn.batch(begin(conn.engine())).map_err(sql("starting a migration"))?;
+        match step_once(conn, target) {
+            Ok(more) => {
+                conn.batch("COMMIT").map_err(sql("committing a migration"))?;
+                if !more {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                let _ = conn.batch("ROLLBACK");
+                return Err(e);
+            }
         }
-        let Some((ddl, step)) = MIGRATIONS.get(found as usize).filter(|_| found < target) else {
-            return Ok(());
-        };
-        tx.execute_batch(ddl).map_err(sql("applying a migration"))?;
-        if let Some(step) = step {
-            step(&tx)?;
-        }
-        tx.pragma_update(None, "user_version", found + 1).map_err(sql("setting user_version"))?;
-        tx.commit().map_err(sql("committing a migration"))?;
     }
 }
 
+/// Inside a migration transaction: applies the next migration if one is due; whether it did.
+fn step_once(conn: &mut dyn Sql, target: i64) -> Result<bool> {
+    let found = locked_version(conn)?;
+    if found > latest() {
+        return Err(Error::NewerSchema { found, known: latest() });
+    }
+    let Some((ddl, step)) = MIGRATIONS.get(found as usize).filter(|_| found < target) else {
+        return Ok(false);
+    };
+    conn.batch(ddl).map_err(sql("applying a migration"))?;
+    if let Some(step) = step {
+        step(conn)?;
+    }
+    set_version(conn, found + 1)?;
+    Ok(true)
+}
+
+/// The key of the PostgreSQL advisory lock migrations take ("tcplab" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7463_706c_6162;
+
+/// The schema version, read under the migration lock (PostgreSQL creates its version table
+/// on first use).
+fn locked_version(conn: &mut dyn Sql) -> Result<i64> {
+    if conn.engine() == Engine::Postgres {
+        conn.execute("SELECT pg_advisory_xact_lock(?1)", args![MIGRATION_LOCK])
+            .map_err(sql("taking the migration lock"))?;
+        conn.batch("CREATE TABLE IF NOT EXISTS tcplab_schema (version INTEGER NOT NULL)")
+            .map_err(sql("creating tcplab_schema"))?;
+    }
+    version_any(conn)
+}
+
+/// The schema version, either engine (0 for a new archive).
+pub fn version_any(conn: &mut dyn Sql) -> Result<i64> {
+    let q = match conn.engine() {
+        Engine::Sqlite => "PRAGMA user_version",
+        Engine::Postgres => "SELECT COALESCE(MAX(version), 0) FROM tcplab_schema",
+    };
+    conn.query_row(q, &[]).and_then(|r| r.i64(0)).map_err(sql("reading the schema version"))
+}
+
+fn set_version(conn: &mut dyn Sql, v: i64) -> Result<()> {
+    match conn.engine() {
+        Engine::Sqlite => conn.batch(&format!("PRAGMA user_version = {v}")),
+        Engine::Postgres => conn
+            .execute("DELETE FROM tcplab_schema", &[])
+            .and_then(|_| conn.execute("INSERT INTO tcplab_schema (version) VALUES (?1)", args![v]))
+            .map(|_| ()),
+    }
+    .map_err(sql("setting the schema version"))
+}
+
 /// Migration 3's data step: sample and warning rows for every stored test.
-fn backfill_rows(tx: &Transaction) -> Result<()> {
-    let mut stmt = tx.prepare("SELECT id, run_id, result FROM tests").map_err(sql("reading tests"))?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
-        .map_err(sql("reading tests"))?;
+fn backfill_rows(tx: &mut dyn Sql) -> Result<()> {
+    let rows = tx.query("SELECT id, run_id, result FROM tests", &[]).map_err(sql("reading tests"))?;
     for row in rows {
-        let (id, run, json) = row.map_err(sql("reading tests"))?;
+        let (id, run, json) = (|| Ok::<_, crate::db::DbError>((row.i64(0)?, row.i64(1)?, row.text(2)?)))()
+            .map_err(sql("reading tests"))?;
         let result: results::TestResult =
             serde_json::from_str(&json).map_err(|reason| Error::Json { what: "result", run, reason })?;
         insert_rows(tx, id, &result)?;
@@ -170,14 +238,14 @@ fn backfill_rows(tx: &Transaction) -> Result<()> {
 }
 
 /// The `samples` and `warnings` rows of one test (schema 3 and later).
-pub(crate) fn insert_rows(tx: &Transaction, test_id: i64, r: &results::TestResult) -> Result<()> {
+pub(crate) fn insert_rows(tx: &mut dyn Sql, test_id: i64, r: &results::TestResult) -> Result<()> {
     let sides = std::iter::once(("client", &r.local)).chain(r.remote.as_ref().map(|m| ("server", m)));
     for (side, m) in sides {
         for (seq, iv) in m.intervals.iter().enumerate() {
             tx.execute(
                 "INSERT INTO samples (test_id, side, seq, start_s, end_s, omitted, bytes, transactions)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
+                args![
                     test_id,
                     side,
                     seq as i64,
@@ -196,7 +264,7 @@ pub(crate) fn insert_rows(tx: &Transaction, test_id: i64, r: &results::TestResul
             serde_json::to_value(w.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         tx.execute(
             "INSERT INTO warnings (test_id, kind, message, advice) VALUES (?1, ?2, ?3, ?4)",
-            params![test_id, kind, w.message, w.advice],
+            args![test_id, kind, &w.message, &w.advice],
         )
         .map_err(sql("writing warnings"))?;
     }

@@ -2,9 +2,9 @@
 //! is measured.
 
 use results::{Owner, RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
-use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
-use crate::{schema, sql, Error, Result, Store};
+use crate::db::{args, Sql};
+use crate::{ids, schema, sql, Error, Result, Store};
 
 /// What made a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,10 +64,6 @@ fn json<T: serde::Serialize>(what: &'static str, run: i64, v: &T) -> Result<Stri
 }
 
 impl Store {
-    pub(crate) fn immediate(&mut self) -> Result<Transaction<'_>> {
-        self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("starting a write"))
-    }
-
     /// Records a new run (its tests come later) and returns its id. `server` is the
     /// `host:port` asked for. The run has no owner: see [`Store::begin_run_by`].
     pub fn begin_run(&mut self, run: &RunRecord, kind: RunKind, server: &str) -> Result<i64> {
@@ -97,52 +93,58 @@ impl Store {
         let local = json("local host", 0, &run.local_host)?;
         let remote = run.remote_host.as_ref().map(|h| json("remote host", 0, h)).transpose()?;
         let (pid, start, boot, host) = owner_columns(owner);
-        let tx = self.immediate()?;
-        tx.execute(
-            "INSERT INTO runs (kind, status, started_unix_ms, tool_version, command_line, server, local_host, remote_host,
-                 owner_pid, owner_pid_start, owner_boot_id, owner_host)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                kind.id(),
-                run.started_unix_ms as i64,
-                run.tool_version,
-                cmd,
-                server,
-                local,
-                remote,
-                pid,
-                start,
-                boot,
-                host
-            ],
-        )
-        .map_err(sql("recording a run"))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(sql("recording a run"))?;
+        let client = Some(run.local_host.hostname.as_str()).filter(|h| !h.is_empty()).or(host);
+        let uid = ids::new_uid()?;
+        let mut tx = self.immediate()?;
+        let id = tx
+            .query_row(
+                "INSERT INTO runs (kind, status, started_unix_ms, tool_version, command_line, server, local_host,
+                     remote_host, owner_pid, owner_pid_start, owner_boot_id, owner_host, uid, host)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
+                args![
+                    kind.id(),
+                    run.started_unix_ms as i64,
+                    &run.tool_version,
+                    cmd,
+                    server,
+                    local,
+                    remote,
+                    pid,
+                    start,
+                    boot,
+                    host,
+                    uid,
+                    client
+                ],
+            )
+            .and_then(|r| r.i64(0))
+            .map_err(sql("recording a run"))?;
+        tx.commit("recording a run")?;
         Ok(id)
     }
 
     /// Appends a test to run `run` (at the next sequence number) and returns the test's id.
     pub fn add_test(&mut self, run: i64, result: &TestResult) -> Result<i64> {
-        let tx = self.immediate()?;
-        let seq: i64 = tx
-            .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?1", [run], |r| r.get(0))
+        let mut tx = self.immediate()?;
+        let seq = tx
+            .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?1", args![run])
+            .and_then(|r| r.i64(0))
             .map_err(sql("numbering a test"))?;
-        let id = insert_test(&tx, run, seq, result)?;
-        tx.commit().map_err(sql("writing a test"))?;
+        let id = insert_test(&mut *tx, run, seq, result)?;
+        tx.commit("writing a test")?;
         Ok(id)
     }
 
     /// Records the plan of sweep `run`.
     pub fn begin_sweep(&mut self, run: i64, plan: &SweepPlan) -> Result<()> {
         let text = json("sweep plan", run, plan)?;
-        let tx = self.immediate()?;
+        let mut tx = self.immediate()?;
         tx.execute(
             "INSERT INTO sweeps (run_id, plan, points_total) VALUES (?1, ?2, ?3)",
-            params![run, text, plan.len() as i64],
+            args![run, text, plan.len() as i64],
         )
         .map_err(sql("recording a sweep"))?;
-        tx.commit().map_err(sql("recording a sweep"))
+        tx.commit("recording a sweep")
     }
 
     /// Writes a finished sweep point and its result in one transaction. A point already
@@ -151,34 +153,29 @@ impl Store {
     pub fn add_point(&mut self, run: i64, point: &SweepPoint, result: &TestResult) -> Result<()> {
         let params_text = json("point parameters", run, &point.params)?;
         let headline = json("point estimate", run, &point.headline)?;
-        let tx = self.immediate()?;
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2",
-                params![run, point.index],
-                |r| r.get(0),
-            )
-            .optional()
+        let mut tx = self.immediate()?;
+        let exists = tx
+            .query_opt("SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2", args![run, point.index])
             .map_err(sql("checking a point"))?;
         if exists.is_some() {
             return Err(Error::Duplicate { run, point: point.index });
         }
-        let test_id = insert_test(&tx, run, i64::from(point.index), result)?;
+        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result)?;
         tx.execute(
             "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, point.index, test_id, params_text, headline, point.met],
+            args![run, point.index, test_id, params_text, headline, point.met],
         )
         .map_err(sql("writing a point"))?;
-        tx.commit().map_err(sql("writing a point"))
+        tx.commit("writing a point")
     }
 
     /// Records the server's host facts once they are known.
     pub fn set_remote_host(&mut self, run: i64, host: &results::HostInfo) -> Result<()> {
         let text = json("remote host", run, host)?;
-        let tx = self.immediate()?;
-        tx.execute("UPDATE runs SET remote_host = ?1 WHERE id = ?2", params![text, run])
+        let mut tx = self.immediate()?;
+        tx.execute("UPDATE runs SET remote_host = ?1 WHERE id = ?2", args![text, run])
             .map_err(sql("recording the server host"))?;
-        tx.commit().map_err(sql("recording the server host"))
+        tx.commit("recording the server host")
     }
 
     /// Marks run `run` ended at `now_unix_ms` with `status` (and an error, if any).
@@ -190,32 +187,32 @@ impl Store {
         now_unix_ms: u64,
     ) -> Result<()> {
         let err = error.map(|e| json("error", run, e)).transpose()?;
-        let tx = self.immediate()?;
+        let mut tx = self.immediate()?;
         tx.execute(
             "UPDATE runs SET status = ?1, error = ?2, finished_unix_ms = ?3 WHERE id = ?4",
-            params![status.id(), err, now_unix_ms as i64, run],
+            args![status.id(), err, now_unix_ms as i64, run],
         )
         .map_err(sql("finishing a run"))?;
-        tx.commit().map_err(sql("finishing a run"))
+        tx.commit("finishing a run")
     }
 
     /// Marks a sweep as running again (resume), now written by `owner` when given.
     pub fn reopen_run(&mut self, run: i64, owner: Option<&Owner>) -> Result<()> {
         self.check_before_writing()?;
         let (pid, start, boot, host) = owner_columns(owner);
-        let tx = self.immediate()?;
+        let mut tx = self.immediate()?;
         let n = tx
             .execute(
                 "UPDATE runs SET status = 'running', finished_unix_ms = NULL, error = NULL,
                      owner_pid = ?2, owner_pid_start = ?3, owner_boot_id = ?4, owner_host = ?5
                  WHERE id = ?1",
-                params![run, pid, start, boot, host],
+                args![run, pid, start, boot, host],
             )
             .map_err(sql("reopening a run"))?;
         if n == 0 {
             return Err(Error::NotFound(run));
         }
-        tx.commit().map_err(sql("reopening a run"))
+        tx.commit("reopening a run")
     }
 }
 
@@ -232,7 +229,7 @@ fn owner_columns(owner: Option<&Owner>) -> (Option<i64>, Option<i64>, Option<&st
     }
 }
 
-fn insert_test(tx: &Transaction, run: i64, seq: i64, r: &TestResult) -> Result<i64> {
+fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult) -> Result<i64> {
     let spec = json("spec", run, &r.spec)?;
     let text = json("result", run, r)?;
     let status =
@@ -240,27 +237,29 @@ fn insert_test(tx: &Transaction, run: i64, seq: i64, r: &TestResult) -> Result<i
     let metric = r.summary.headline.map(|h| h.metric.id());
     let value = r.summary.headline_value();
     let (goodput, rate) = metric.map(|m| crate::legacy::split(m, value)).unwrap_or_default();
-    tx.execute(
-        "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec, result,
-             headline_metric, headline_value)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![
-            run,
-            seq,
-            r.label,
-            r.spec.test.id(),
-            status,
-            r.started_unix_ms as i64,
-            goodput,
-            rate,
-            spec,
-            text,
-            metric,
-            value
-        ],
-    )
-    .map_err(sql("writing a test"))?;
-    let id = tx.last_insert_rowid();
+    let id = tx
+        .query_row(
+            "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec,
+                 result, headline_metric, headline_value, uid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
+            args![
+                run,
+                seq,
+                &r.label,
+                r.spec.test.id(),
+                status,
+                r.started_unix_ms as i64,
+                goodput,
+                rate,
+                spec,
+                text,
+                metric,
+                value,
+                ids::new_uid()?
+            ],
+        )
+        .and_then(|r| r.i64(0))
+        .map_err(sql("writing a test"))?;
     schema::insert_rows(tx, id, r)?;
     Ok(id)
 }

@@ -203,6 +203,16 @@ fn upgrades_from_every_earlier_version() {
                 conn.query_row("SELECT COUNT(*) FROM samples WHERE test_id = 7", [], |r| r.get(0)).unwrap();
             // Schema 3 and later write sample rows with the test; earlier ones get them back-filled.
             assert_eq!(samples, if version < 3 { 2 } else { 0 }, "back-filled from {version}");
+            // Schema 7 gives stored rows stable ids and the run its client host.
+            let ids: (i64, String) = conn
+                .query_row("SELECT COUNT(DISTINCT uid), MIN(host) FROM runs", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            assert_eq!(ids, (1, "here".to_string()), "from {version}");
+            let uid: String = conn.query_row("SELECT uid FROM tests", [], |r| r.get(0)).unwrap();
+            assert!(store::ids::is_uid(&uid), "from {version}: {uid}");
+            assert_eq!(st.run_by_uid(&st.run_uid(1).unwrap()).unwrap(), 1);
         }
         // Still writable after the upgrade.
         let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();

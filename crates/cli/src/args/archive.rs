@@ -12,8 +12,9 @@ use crate::parse;
 /// Where results are kept.
 #[derive(Debug, Args, Clone, Default)]
 pub struct StoreArgs {
-    /// Archive file (default: $XDG_DATA_HOME/tcplab/results.db or ~/.local/share/tcplab/results.db).
-    #[arg(long, value_name = "PATH")]
+    /// Archive: a file, or postgres://user@host/db for a shared PostgreSQL (default: $TCPLAB_DB,
+    /// else $XDG_DATA_HOME/tcplab/results.db or ~/.local/share/tcplab/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Do not write results to the archive.
     #[arg(long, conflicts_with = "db")]
@@ -123,7 +124,7 @@ pub struct HistoryArgs {
 /// `tcplab show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// Run id (`last` for the newest).
+    /// Run id (`last` for the newest), or its stable id (a UUID, the same in every archive).
     pub id: String,
     #[command(flatten)]
     pub store: StoreArgs,

@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::parse;
 
 pub mod archive;
-pub mod audit;
 pub mod cc;
+pub mod fleet;
 pub mod link;
 pub mod measure;
 pub mod mesh;
@@ -87,10 +87,10 @@ pub enum Command {
     Export(ExportArgs),
     /// Two stored runs side by side: differences, confidence intervals, verdicts.
     Compare(CompareArgs),
-    /// The archive itself: `audit --inventory FILE` lists mesh cells with no result in a period.
-    Archive(audit::ArchiveArgs),
     /// A self-contained HTML report (or markdown) of archived runs or saved --json output.
     Report(report::ReportArgs),
+    /// The archive a fleet shares: push local results to it, audit hosts that sent none.
+    Archive(fleet::ArchiveArgs),
 }
 
 impl Command {

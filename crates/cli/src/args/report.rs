@@ -21,8 +21,9 @@ pub struct ReportArgs {
     /// … — else html).
     #[arg(short = 'f', long, value_parser = format_parser(report::View::Runs))]
     pub format: Option<&'static report::Renderer>,
-    /// The archive (default: $XDG_DATA_HOME/tcplab/results.db).
-    #[arg(long, value_name = "FILE")]
+    /// The archive: a file or postgres://user@host/db (default: $TCPLAB_DB, else
+    /// $XDG_DATA_HOME/tcplab/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

@@ -1,23 +1,17 @@
-//! `tcplab archive audit --inventory FILE [--since SECS]`: the cells of the inventory's mesh
+//! `tcplab archive audit --inventory FILE [--since 24h]`: the cells of the inventory's mesh
 //! (ordered sender → receiver pairs, and each host's loop-back baseline) that have no
 //! completed third-party result in the archive in the period. A result counts for a cell when
 //! its client end and server end are the cell's hosts, by `address:port` or by inventory name.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use results::{MeshHost, RunRecord, Status, ThirdParty};
 use store::RunFilter;
 
-use crate::args::audit::{ArchiveArgs, ArchiveCommand, AuditArgs};
-
-/// Runs `tcplab archive …`.
-pub fn run(a: &ArchiveArgs) -> Result<ExitCode> {
-    match &a.command {
-        ArchiveCommand::Audit(a) => audit(a),
-    }
-}
+use crate::args::fleet::AuditArgs;
 
 /// One cell and its newest completed result, ms since the Unix epoch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -27,25 +21,26 @@ struct Cell {
     last_unix_ms: Option<u64>,
 }
 
-fn audit(a: &AuditArgs) -> Result<ExitCode> {
-    let hosts = crate::inventory::read(&a.inventory)?;
-    let st = pipeline::recorder::open_store(a.db.as_deref())?;
-    let since = a.since.map(|ms| pipeline::output::now_unix_ms().saturating_sub(ms));
-    let filter = RunFilter { since_unix_ms: since, ..RunFilter::default() };
+/// `tcplab archive audit --inventory FILE`: exit 1 when a cell has no result in the period.
+pub fn mesh_cells(a: &AuditArgs, inventory: &Path) -> Result<ExitCode> {
+    let hosts = crate::inventory::read(inventory)?;
+    let st = crate::recorder::open_store(&a.store)?;
+    let since = pipeline::output::now_unix_ms().saturating_sub(a.since);
+    let filter = RunFilter { since_unix_ms: Some(since), ..RunFilter::default() };
     let mut runs = Vec::new();
     for summary in st.list_runs(&filter)? {
         runs.push(st.load_run(summary.id)?);
     }
-    let cells = cells(&hosts, !a.no_baseline, &runs, since.unwrap_or(0));
+    let cells = cells(&hosts, !a.no_baseline, &runs, since);
     let missing = cells.iter().filter(|c| c.last_unix_ms.is_none()).count();
     if a.json {
-        let doc = serde_json::json!({ "inventory": a.inventory.display().to_string(), "since_unix_ms": since,
+        let doc = serde_json::json!({ "inventory": inventory.display().to_string(), "since_unix_ms": since,
             "cells": cells, "missing": missing });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        crate::output::emit(&serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", text(&cells, missing));
+        crate::output::emit(text(&cells, missing).trim_end());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if missing > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Every cell of the mesh of `hosts` with its newest completed result at or after `since`.

@@ -88,12 +88,15 @@ fn list(st: &Store, f: &RunFilterArgs, default_limit: u32) -> Result<Vec<RunSumm
     Ok(runs)
 }
 
-/// A run id from the command line: a number or `last`.
+/// A run id from the command line: a number, `last`, or a stable id.
 pub fn run_id(st: &Store, text: &str) -> Result<i64> {
     if text == "last" {
         return st.last_run()?.context("the archive has no runs yet");
     }
-    text.parse().with_context(|| format!("'{text}' is not a run id (a number or 'last')"))
+    if store::ids::is_uid(text) {
+        return Ok(st.run_by_uid(text)?);
+    }
+    text.parse().with_context(|| format!("'{text}' is not a run id (a number, 'last' or a stable id)"))
 }
 
 /// `tcplab show ID`.

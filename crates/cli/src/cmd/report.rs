@@ -55,12 +55,13 @@ fn read_json(path: &Path) -> Result<Vec<RunRecord>> {
 }
 
 fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<RunRecord>> {
-    let path: PathBuf = match db {
-        Some(p) => p.to_path_buf(),
+    let path: PathBuf = match db.map(Path::to_path_buf).or_else(store::env_path) {
+        Some(p) => p,
         None => store::default_path()
             .context("no archive path: set HOME or XDG_DATA_HOME, or give --db or --from")?,
     };
-    if !path.exists() {
+    let url = path.to_str().is_some_and(store::db::is_postgres);
+    if !url && !path.exists() {
         bail!(
             "no archive at {} (run a test first, or report on saved output with --from FILE.json)",
             path.display()

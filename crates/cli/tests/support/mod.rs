@@ -29,7 +29,7 @@ pub fn command_in(netns: Option<&str>) -> Command {
         }
         None => Command::new(BIN),
     };
-    cmd.env("XDG_DATA_HOME", store_dir());
+    cmd.env("XDG_DATA_HOME", store_dir()).env_remove("TCPLAB_DB");
     cmd
 }
 

@@ -1,0 +1,64 @@
+//! Arguments of `tcplab archive`: shipping results to the archive a fleet shares (`push`) and
+//! finding hosts or mesh cells that stopped sending them (`audit`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::StoreArgs;
+use crate::parse;
+
+/// `tcplab archive`.
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ArchiveAction,
+}
+
+/// `tcplab archive push|audit`.
+#[derive(Debug, Subcommand)]
+pub enum ArchiveAction {
+    /// Copy the results this archive (--db) has and another (--to) lacks, by stable id, in
+    /// batches; safe to repeat and to interrupt.
+    Push(PushArgs),
+    /// List the client hosts (or, with --inventory, the mesh cells) with no result in a recent
+    /// period (exit 1 if any).
+    Audit(AuditArgs),
+}
+
+/// `tcplab archive push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The archive to copy to: postgres://user@host/db (or a file).
+    #[arg(long, value_name = "URL|PATH")]
+    pub to: PathBuf,
+    /// At most about this many tests per transaction.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `tcplab archive audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The period: results since this long ago (e.g. 24h, 90m, 7d, 3600).
+    #[arg(long, default_value = "24h", value_parser = parse::age_ms)]
+    pub since: u64,
+    /// Hosts that must have results (default: every host the archive has runs of).
+    #[arg(long, value_name = "HOST,HOST…", value_delimiter = ',')]
+    pub expect_hosts: Vec<String>,
+    /// Audit a mesh instead of hosts: the inventory's cells (every sender → receiver pair and
+    /// each host's loop-back) with no completed result in the period.
+    #[arg(long, value_name = "FILE", conflicts_with = "expect_hosts")]
+    pub inventory: Option<PathBuf>,
+    /// With --inventory: leave out the loop-back baselines (a host to itself).
+    #[arg(long, requires = "inventory")]
+    pub no_baseline: bool,
+    /// One JSON document.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

@@ -1,0 +1,133 @@
+//! `tcplab archive push` (copy local results to the fleet's archive) and `tcplab archive
+//! audit` (hosts with no result lately).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use store::{HostActivity, PushCounts, Store};
+
+use crate::args::fleet::{ArchiveAction, ArchiveArgs, AuditArgs, PushArgs};
+use crate::output::{emit, now_unix_ms};
+use crate::recorder::open_store;
+
+/// Runs `tcplab archive …`.
+pub fn run(a: &ArchiveArgs) -> Result<ExitCode> {
+    match &a.action {
+        ArchiveAction::Push(p) => push(p),
+        ArchiveAction::Audit(p) => audit(p),
+    }
+}
+
+fn counts_line(c: &PushCounts) -> String {
+    format!(
+        "pushed {} test(s) ({} new run(s), {} updated); {} already there; {} batch(es)",
+        c.tests_pushed, c.runs_new, c.runs_updated, c.tests_present, c.batches
+    )
+}
+
+/// `tcplab archive push`.
+fn push(a: &PushArgs) -> Result<ExitCode> {
+    let from = open_store(&a.store)?;
+    let mut to = Store::open(&a.to)?;
+    let mut progress = |c: &PushCounts| eprintln!("{}", counts_line(c));
+    let counts = from
+        .push_to(&mut to, a.batch as usize, &mut progress)
+        .with_context(|| format!("pushing {} to {}", from.path().display(), to.path().display()))?;
+    emit(&counts_line(&counts));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One row of the audit: a host, whether it sent results in the period, and how many.
+fn audit_rows(found: &[HostActivity], expect: &[String]) -> Vec<HostActivity> {
+    let mut rows: Vec<HostActivity> = if expect.is_empty() {
+        found.to_vec()
+    } else {
+        expect
+            .iter()
+            .map(|h| {
+                found.iter().find(|f| &f.host == h).cloned().unwrap_or(HostActivity {
+                    host: h.clone(),
+                    last_unix_ms: None,
+                    runs: 0,
+                    tests: 0,
+                })
+            })
+            .collect()
+    };
+    rows.sort_by(|a, b| (a.tests > 0, &a.host).cmp(&(b.tests > 0, &b.host)));
+    rows
+}
+
+fn audit_text(rows: &[HostActivity], hours: f64) -> String {
+    let width = rows.iter().map(|r| r.host.len()).max().unwrap_or(4).max(4);
+    let mut out =
+        format!("{:<width$}  {:<7}  {:>5}  {:>6}  last result\n", "host", "status", "runs", "tests");
+    for r in rows {
+        let status = if r.tests > 0 { "ok" } else { "missing" };
+        let last = r.last_unix_ms.map_or_else(|| "never".to_string(), report::tables::utc);
+        out.push_str(&format!("{:<width$}  {status:<7}  {:>5}  {:>6}  {last}\n", r.host, r.runs, r.tests));
+    }
+    let missing = rows.iter().filter(|r| r.tests == 0).count();
+    out.push_str(&format!("{missing} of {} host(s) with no result in the last {hours:.1} h", rows.len()));
+    out
+}
+
+fn audit_json(rows: &[HostActivity], since_unix_ms: u64) -> String {
+    let items: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "kind": "host",
+                "name": r.host,
+                "missing": r.tests == 0,
+                "runs": r.runs,
+                "tests": r.tests,
+                "last_unix_ms": r.last_unix_ms,
+            })
+        })
+        .collect();
+    let missing: Vec<&str> = rows.iter().filter(|r| r.tests == 0).map(|r| r.host.as_str()).collect();
+    let doc = serde_json::json!({ "since_unix_ms": since_unix_ms, "missing": missing, "rows": items });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// `tcplab archive audit`: exit 1 when a host has no result in the period.
+fn audit(a: &AuditArgs) -> Result<ExitCode> {
+    if let Some(inventory) = &a.inventory {
+        return super::audit::mesh_cells(a, inventory);
+    }
+    let st = open_store(&a.store)?;
+    let since = now_unix_ms().saturating_sub(a.since);
+    let rows = audit_rows(&st.host_activity(since)?, &a.expect_hosts);
+    if a.json {
+        emit(&audit_json(&rows, since));
+    } else {
+        emit(&audit_text(&rows, a.since as f64 / 3.6e6));
+    }
+    let missing = rows.iter().any(|r| r.tests == 0);
+    Ok(if missing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, tests: u64) -> HostActivity {
+        HostActivity { host: name.into(), last_unix_ms: Some(1), runs: tests, tests }
+    }
+
+    #[test]
+    fn expected_hosts_without_runs_are_missing_and_listed_first() {
+        let found = [host("a", 3), host("b", 0), host("z", 2)];
+        let rows = audit_rows(&found, &["a".into(), "c".into(), "b".into()]);
+        let names: Vec<(&str, u64)> = rows.iter().map(|r| (r.host.as_str(), r.tests)).collect();
+        assert_eq!(names, [("b", 0), ("c", 0), ("a", 3)]);
+        assert_eq!(audit_rows(&found, &[]).len(), 3);
+        let text = audit_text(&rows, 24.0);
+        assert!(
+            text.contains("c     missing")
+                && text.ends_with("2 of 3 host(s) with no result in the last 24.0 h"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! The archive on a real PostgreSQL server (one cluster for this test binary, see
+//! `support/pg_cluster.rs`; skipped with a reason when PostgreSQL is not installed):
+//! migrations under 16 concurrent openers, reads identical to SQLite's, and pushes that never
+//! duplicate a run or a test.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+#[path = "support/pg_cluster.rs"]
+mod pg_cluster;
+
+use std::path::Path;
+
+use results::{
+    Axis, DirectionSummary, Estimate, Headline, HostInfo, Interval, Metric, ParamSetting, ParamValue,
+    RunRecord, Shape, SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
+    Warning, WarningKind,
+};
+use store::{schema, PushCounts, RunFilter, RunKind, RunStatus, Store};
+
+fn result(bps: f64) -> TestResult {
+    let iv = Interval {
+        start_s: 0.0,
+        end_s: 1.0,
+        omitted: false,
+        streams: vec![StreamInterval { index: 0, bytes: 1000, ..StreamInterval::default() }],
+    };
+    let mut r = TestResult {
+        local: SideMeasurement {
+            measured_s: 1.0,
+            intervals: vec![iv.clone(), iv],
+            ..SideMeasurement::default()
+        },
+        warnings: vec![Warning { kind: WarningKind::SameHost, message: "m".into(), advice: "a".into() }],
+        ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:9", 5)
+    };
+    r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
+    r.summary.headline = Some(Headline::measured(Metric::Goodput, bps));
+    r.summary.shape = Some(Shape::TcpBulk);
+    r
+}
+
+fn record(host: &str) -> RunRecord {
+    RunRecord {
+        tool_version: "0.1.0".into(),
+        command_line: vec!["tcplab".into(), "stream".into()],
+        started_unix_ms: 1000,
+        local_host: HostInfo { hostname: host.into(), cpus: 2, ..HostInfo::default() },
+        remote_host: None,
+        tests: Vec::new(),
+        error: None,
+        id: None,
+        sweep: None,
+        cc: None,
+    }
+}
+
+fn plan() -> SweepPlan {
+    SweepPlan {
+        base: TestSpec::new(TestKind::TcpStream),
+        axes: vec![Axis {
+            name: "len".into(),
+            tied: Vec::new(),
+            values: [512u64, 1024, 2048].iter().map(|n| ParamValue::Int(*n)).collect(),
+            text: String::new(),
+        }],
+        confidence: None,
+        metric: "goodput_bps".into(),
+    }
+}
+
+fn point(index: u32, bps: f64) -> SweepPoint {
+    SweepPoint {
+        index,
+        coords: Vec::new(),
+        params: vec![ParamSetting { name: "len".into(), value: ParamValue::Int(512) }],
+        test_index: 0,
+        headline: Estimate {
+            metric: "goodput_bps".into(),
+            mean: bps,
+            values: vec![bps],
+            ..Estimate::default()
+        },
+        met: true,
+    }
+}
+
+/// A few runs of every shape: plain tests, a finished and an unfinished sweep, a failed run.
+fn fill(st: &mut Store, host: &str) -> Vec<i64> {
+    let mut ids = Vec::new();
+    let a = st.begin_run(&record(host), RunKind::Test, "h:1").unwrap();
+    st.add_test(a, &result(9.4e8)).unwrap();
+    st.add_test(a, &result(1.25e9 / 3.0)).unwrap();
+    st.finish_run(a, RunStatus::Complete, None, 2000).unwrap();
+    ids.push(a);
+    let s = st.begin_run(&record(host), RunKind::Sweep, "h:2").unwrap();
+    st.begin_sweep(s, &plan()).unwrap();
+    st.add_point(s, &point(0, 1e8), &result(1e8)).unwrap();
+    st.add_point(s, &point(2, 3e8), &result(3e8)).unwrap();
+    ids.push(s);
+    let f = st.begin_run(&record(host), RunKind::Suite, "h:3").unwrap();
+    st.set_remote_host(f, &HostInfo { hostname: "there".into(), ..HostInfo::default() }).unwrap();
+    st.finish_run(f, RunStatus::Failed, None, 3000).unwrap();
+    ids.push(f);
+    ids
+}
+
+fn sqlite(dir: &Path, name: &str) -> Store {
+    Store::open(&dir.join(name)).unwrap()
+}
+
+fn pg(url: &str) -> Store {
+    Store::open(Path::new(url)).unwrap()
+}
+
+fn push(from: &Store, to: &mut Store) -> PushCounts {
+    from.push_to(to, 2, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn sixteen_hosts_opening_a_new_database_at_once_migrate_it_once() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let url = c.new_db("migrate16");
+    let handles: Vec<_> = (0..16)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Store::open(Path::new(&url)).map(|s| s.schema_version().unwrap()))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().unwrap(), schema::latest());
+    }
+    assert_eq!(
+        c.query("migrate16", "SELECT COUNT(*) || ' ' || MAX(version) FROM tcplab_schema"),
+        format!("1 {}", schema::latest())
+    );
+    assert_eq!(c.query("migrate16", "SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'runs_uid'"), "1");
+}
+
+#[test]
+fn postgres_reads_back_what_sqlite_reads_back() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut lite, mut shared) = (sqlite(dir.path(), "a.db"), pg(&c.new_db("same")));
+    let ids = fill(&mut lite, "alpha");
+    assert_eq!(fill(&mut shared, "alpha"), ids);
+    for id in &ids {
+        assert_eq!(shared.load_run(*id).unwrap(), lite.load_run(*id).unwrap(), "run {id}");
+    }
+    assert_eq!(shared.load_sweep(ids[1]).unwrap(), lite.load_sweep(ids[1]).unwrap());
+    assert_eq!(shared.finished_points(ids[1]).unwrap(), vec![0, 2]);
+    for f in [
+        RunFilter::default(),
+        RunFilter { test: Some("tcp-stream".into()), ..RunFilter::default() },
+        RunFilter { server: Some(":2".into()), limit: 1, ..RunFilter::default() },
+    ] {
+        assert_eq!(shared.list_runs(&f).unwrap(), lite.list_runs(&f).unwrap(), "{f:?}");
+    }
+    assert_eq!(shared.last_run().unwrap(), lite.last_run().unwrap());
+    let uid = shared.run_uid(ids[0]).unwrap();
+    assert_eq!(shared.run_by_uid(&uid).unwrap(), ids[0]);
+    assert!(matches!(shared.load_run(999), Err(store::Error::NotFound(999))));
+    assert!(matches!(
+        shared.add_point(ids[1], &point(2, 1.0), &result(1.0)),
+        Err(store::Error::Duplicate { point: 2, .. })
+    ));
+    let hosts = shared.host_activity(0).unwrap();
+    assert_eq!(hosts, lite.host_activity(0).unwrap());
+    assert_eq!((hosts[0].host.as_str(), hosts[0].runs, hosts[0].tests), ("alpha", 3, 4));
+}
+
+#[test]
+fn the_same_run_pushed_twice_is_stored_once() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut lite = sqlite(dir.path(), "a.db");
+    let ids = fill(&mut lite, "alpha");
+    let url = c.new_db("twice");
+    let first = push(&lite, &mut pg(&url));
+    assert_eq!((first.runs_new, first.tests_pushed, first.tests_present), (3, 4, 0));
+    let again = push(&lite, &mut pg(&url));
+    assert_eq!((again.runs_new, again.runs_updated, again.tests_pushed, again.tests_present), (0, 0, 0, 4));
+    let shared = pg(&url);
+    for id in &ids {
+        assert_eq!(shared.load_run(*id).unwrap(), lite.load_run(*id).unwrap(), "run {id}");
+        assert_eq!(shared.run_uid(*id).unwrap(), lite.run_uid(*id).unwrap());
+    }
+    assert_eq!(c.query("twice", "SELECT COUNT(*) FROM tests"), "4");
+    assert_eq!(c.query("twice", "SELECT COUNT(*) FROM samples"), "8");
+    assert_eq!(c.query("twice", "SELECT COUNT(*) FROM sweep_points"), "2");
+}
+
+#[test]
+fn a_run_pushed_while_running_gets_its_later_tests_and_status() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut lite = sqlite(dir.path(), "a.db");
+    let url = c.new_db("later");
+    let id = lite.begin_run(&record("beta"), RunKind::Test, "h:1").unwrap();
+    lite.add_test(id, &result(1e9)).unwrap();
+    push(&lite, &mut pg(&url));
+    lite.add_test(id, &result(2e9)).unwrap();
+    lite.finish_run(id, RunStatus::Complete, None, 5000).unwrap();
+    let c2 = push(&lite, &mut pg(&url));
+    assert_eq!((c2.runs_new, c2.runs_updated, c2.tests_pushed, c2.tests_present), (0, 1, 1, 1));
+    assert_eq!(pg(&url).load_run(id).unwrap(), lite.load_run(id).unwrap());
+    assert_eq!(pg(&url).list_runs(&RunFilter::default()).unwrap()[0].status, "complete");
+}
+
+#[test]
+fn two_hosts_pushing_the_same_archive_at_once_store_it_once() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let mut lite = Store::open(&path).unwrap();
+    for _ in 0..5 {
+        fill(&mut lite, "gamma");
+    }
+    let url = c.new_db("racing");
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (path, url) = (path.clone(), url.clone());
+            std::thread::spawn(move || {
+                Store::open(&path).unwrap().push_to(&mut pg(&url), 3, &mut |_| {}).unwrap()
+            })
+        })
+        .collect();
+    let total: u64 = handles.into_iter().map(|h| h.join().unwrap().tests_pushed).sum();
+    assert_eq!(total, 20);
+    assert_eq!(c.query("racing", "SELECT COUNT(*) || ' ' || COUNT(DISTINCT uid) FROM tests"), "20 20");
+    assert_eq!(c.query("racing", "SELECT COUNT(*) FROM runs"), "15");
+}
+
+#[test]
+fn a_bad_url_or_a_stopped_server_is_one_clear_error() {
+    let err = Store::open(Path::new("postgres://nobody@127.0.0.1:1/none")).unwrap_err();
+    assert!(err.is_unusable_archive(), "{err}");
+    let text = err.to_string();
+    assert!(text.starts_with("connecting to the archive postgres://nobody@127.0.0.1:1/none: "), "{text}");
+    let err = Store::open(Path::new("postgres://u:secret@127.0.0.1:1/none")).unwrap_err().to_string();
+    assert!(!err.contains("secret"), "{err}");
+}
