@@ -64,6 +64,7 @@ fn plan() -> SweepPlan {
         }],
         confidence: None,
         metric: "goodput_bps".into(),
+        mesh: None,
     }
 }
 
