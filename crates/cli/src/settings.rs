@@ -58,6 +58,7 @@ pub fn remote(host: &str, port: u16) -> ClientOptions {
         family: None,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+        key: None,
     }
 }
 
@@ -93,6 +94,7 @@ pub fn client_options(c: &ClientArgs) -> ClientOptions {
         family,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+        key: None,
     }
 }
 

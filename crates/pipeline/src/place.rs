@@ -215,6 +215,7 @@ fn loopback_options(port: u16) -> ClientOptions {
         family: None,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+        key: None,
     }
 }
 

@@ -1,7 +1,8 @@
-//! The acceptor: accepts, reads each connection's 44-byte hello without blocking on any one
-//! peer, and dispatches. A connection that has not sent its hello within the handshake timeout
-//! is closed; at most [`MAX_PENDING`] wait at once (the oldest is dropped first). Exactly the
-//! hello is read, so a crr request sent in the same segment stays in the socket for its worker.
+//! The acceptor: accepts, reads each connection's 44-byte hello (76 with the tag of a data
+//! hello, [`wire::DataHello`]) without blocking on any one peer, and dispatches. A connection
+//! that has not sent its hello within the handshake timeout is closed; at most
+//! [`MAX_PENDING`] wait at once (the oldest is dropped first). Exactly the hello is read, so a
+//! crr request sent in the same segment stays in the socket for its worker.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -12,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token as PollToken};
-use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, HELLO_LEN};
+use wire::{DataHello, ErrorCode, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
 
-use super::routes::DataConn;
 use super::{session, Shared};
 use crate::stop::StopFlag;
 
@@ -27,8 +27,20 @@ struct Pending {
     stream: MioStream,
     peer: SocketAddr,
     since: Instant,
-    buf: [u8; HELLO_LEN],
+    buf: [u8; DATA_HELLO_LEN],
     got: usize,
+}
+
+impl Pending {
+    /// Bytes of this connection's hello: a data hello carries its tag too.
+    fn want(&self) -> usize {
+        const KIND: usize = 6;
+        if self.got >= HELLO_LEN && self.buf[KIND] == 2 {
+            DATA_HELLO_LEN
+        } else {
+            HELLO_LEN
+        }
+    }
 }
 
 /// Runs the accept loop until `shutdown` (or one-off completion).
@@ -84,7 +96,7 @@ fn accept_all(
                 if poll.registry().register(&mut stream, PollToken(id), Interest::READABLE).is_ok() {
                     pending.insert(
                         id,
-                        Pending { stream, peer, since: Instant::now(), buf: [0; HELLO_LEN], got: 0 },
+                        Pending { stream, peer, since: Instant::now(), buf: [0; DATA_HELLO_LEN], got: 0 },
                     );
                 }
             }
@@ -109,11 +121,12 @@ fn evict_oldest(pending: &mut HashMap<usize, Pending>) {
 fn advance(id: usize, pending: &mut HashMap<usize, Pending>) -> Option<usize> {
     let p = pending.get_mut(&id)?;
     loop {
-        match p.stream.read(&mut p.buf[p.got..]) {
+        let want = p.want();
+        match p.stream.read(&mut p.buf[p.got..want]) {
             Ok(0) => return Some(id),
             Ok(n) => {
                 p.got += n;
-                if p.got == HELLO_LEN {
+                if p.got == p.want() {
                     return Some(id);
                 }
             }
@@ -130,7 +143,7 @@ fn expire(pending: &mut HashMap<usize, Pending>, timeout: Duration) {
 }
 
 fn dispatch(p: Pending, shared: &Arc<Shared>) {
-    if p.got < HELLO_LEN {
+    if p.got < p.want() {
         return;
     }
     let hello = match Hello::decode(&p.buf) {
@@ -146,8 +159,11 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     }
     match hello.kind {
         HelloKind::Control { .. } => control(stream, p.peer, hello, shared),
-        HelloKind::Data { token, stream: index } => {
-            if let Err(why) = shared.routes.deliver(token, p.peer.ip(), DataConn { index, stream }) {
+        HelloKind::Data { .. } => {
+            let delivered = DataHello::decode(&p.buf)
+                .map_err(|_| "malformed data hello")
+                .and_then(|h| shared.routes.deliver(&h, p.peer.ip(), stream));
+            if let Err(why) = delivered {
                 tracing::debug!("{}: data connection refused: {why}", p.peer);
             }
         }

@@ -5,6 +5,8 @@
 //! come from that session's peer address (`routes`).
 
 mod acceptor;
+pub mod quota;
+mod record;
 mod routes;
 mod session;
 
@@ -17,7 +19,8 @@ use std::time::Duration;
 
 use results::HostInfo;
 
-use crate::limits::Limits;
+use crate::auth::KeyStore;
+use crate::limits::{Limits, Policy, ANONYMOUS};
 use crate::stop::StopFlag;
 
 /// The default control port.
@@ -38,6 +41,11 @@ pub struct ServerConfig {
     /// Deadline for each handshake step (hello, setup, data connections); the client may
     /// take longer to prepare before `start` (a file test hashes its source then).
     pub handshake_timeout: Duration,
+    /// Pre-shared keys (`--keys`): when set, only clients with one of them are served, under
+    /// their key's class; `None`: anonymous clients only.
+    pub keys: Option<Arc<KeyStore>>,
+    /// What clients without a key may ask (class `anonymous`).
+    pub anonymous: Policy,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +56,8 @@ impl Default for ServerConfig {
             max_concurrent: 1,
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(5),
+            keys: None,
+            anonymous: Policy::open(ANONYMOUS),
         }
     }
 }
@@ -60,6 +70,8 @@ struct Shared {
     active: AtomicUsize,
     finished: AtomicU64,
     host: HostInfo,
+    running: quota::Running,
+    per_minute: quota::PerMinute,
 }
 
 /// A bound server, not yet accepting.
@@ -88,6 +100,8 @@ impl Server {
             active: AtomicUsize::new(0),
             finished: AtomicU64::new(0),
             host: netio::host::host_info(),
+            running: quota::Running::default(),
+            per_minute: quota::PerMinute::default(),
         };
         Ok(Server { listener, shared: Arc::new(shared) })
     }
