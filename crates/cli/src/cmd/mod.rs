@@ -2,8 +2,10 @@
 
 pub mod compare;
 pub mod compare_cc;
+pub mod daemon;
 pub mod emu;
 pub mod history;
+pub mod keygen;
 pub mod model;
 pub mod report;
 pub mod run;

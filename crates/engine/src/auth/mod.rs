@@ -7,10 +7,11 @@ pub mod keys;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use wire::auth::{self as wa, ClientAuth, ClientOutcome, KeyId, ServerAuth, SessionKey, Status};
+use wire::auth::{self as wa, ClientAuth, ClientOutcome, ServerAuth, SessionKey, Status};
 use wire::{DataHello, Token, DATA_HELLO_LEN, PROTOCOL_VERSION};
 
 pub use keys::{ClientKey, Keyring};
+pub use wire::auth::{KeyId, Secret};
 
 use crate::control::Control;
 use crate::Error;
