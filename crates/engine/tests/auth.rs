@@ -191,3 +191,17 @@ fn a_handshake_cut_at_any_byte_leaves_the_server_serving() {
     }
     assert_eq!(run(srv.addr.port(), Some(ALICE), TestKind::TcpStream).status, Status::Completed);
 }
+
+#[test]
+fn a_connection_that_never_authenticates_does_not_hold_the_test_slot() {
+    let srv = keyed_server();
+    let mut idle = connect(srv.addr);
+    idle.write_all(&Hello::control([5; 32]).encode()).unwrap();
+    let mut buf = [0u8; HELLO_LEN];
+    idle.read_exact(&mut buf).unwrap();
+    // The idle peer is still within its handshake deadline: a keyed client runs meanwhile.
+    let at_once = ClientOptions { busy_wait: Duration::ZERO, ..opts(srv.addr.port(), Some(ALICE)) };
+    let r = engine::run_test(&at_once, &spec(TestKind::TcpStream), &mut Quiet, &StopFlag::new()).0;
+    assert_eq!(r.status, Status::Completed, "{:?}", r.error);
+    drop(idle);
+}

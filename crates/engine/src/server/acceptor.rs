@@ -13,13 +13,15 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token as PollToken};
-use wire::{DataHello, ErrorCode, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
+use wire::{DataHello, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
 
 use super::{session, Shared};
 use crate::stop::StopFlag;
 
 /// Connections allowed to be waiting for their hello at once.
 pub const MAX_PENDING: usize = 256;
+/// Control connections allowed to be authenticating at once (servers with keys).
+pub const MAX_HANDSHAKES: usize = 64;
 const LISTENER: PollToken = PollToken(0);
 const TICK: Duration = Duration::from_millis(100);
 
@@ -171,19 +173,28 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     }
 }
 
+/// Starts a session for a control connection, or answers busy. A server with keys takes the
+/// test slot only once the client has authenticated (an unauthenticated peer never holds it)
+/// and lets at most [`MAX_HANDSHAKES`] clients authenticate at once.
 fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shared: &Arc<Shared>) {
-    let Some(admission) = shared.try_admit() else {
-        let busy = Rejection {
-            retry_after_ms: Some(1000),
-            ..Rejection::new(ErrorCode::Busy, "the server is busy running another test; try again later")
-        };
-        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
-        refuse(&mut stream, busy);
-        return;
+    let keyed = shared.cfg.keys.is_some();
+    let admission = if keyed { None } else { shared.try_admit() };
+    let full = match keyed {
+        true => {
+            shared.handshaking.load(Relaxed) >= MAX_HANDSHAKES
+                || shared.active.load(Relaxed) >= shared.cfg.max_concurrent
+        }
+        false => admission.is_none(),
     };
+    if full {
+        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
+        refuse(&mut stream, super::busy());
+        return;
+    }
+    let handshake = keyed.then(|| super::Handshaking::start(shared));
     let shared = shared.clone();
     let spawned = std::thread::Builder::new().name(format!("session {peer}")).spawn(move || {
-        session::serve(stream, peer, hello, &shared, admission);
+        session::serve(stream, peer, hello, &shared, (admission, handshake));
     });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a session thread: {e}");

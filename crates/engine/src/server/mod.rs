@@ -72,6 +72,7 @@ struct Shared {
     host: HostInfo,
     running: quota::Running,
     per_minute: quota::PerMinute,
+    handshaking: AtomicUsize,
 }
 
 /// A bound server, not yet accepting.
@@ -102,6 +103,7 @@ impl Server {
             host: netio::host::host_info(),
             running: quota::Running::default(),
             per_minute: quota::PerMinute::default(),
+            handshaking: AtomicUsize::new(0),
         };
         Ok(Server { listener, shared: Arc::new(shared) })
     }
@@ -150,6 +152,34 @@ impl Shared {
             .fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1))
             .ok()
             .map(|_| Admission { shared: Some(self.clone()) })
+    }
+}
+
+/// The answer to a client while every test slot is taken.
+fn busy() -> wire::Rejection {
+    wire::Rejection {
+        retry_after_ms: Some(1000),
+        ..wire::Rejection::new(
+            wire::ErrorCode::Busy,
+            "the server is busy running another test; try again later",
+        )
+    }
+}
+
+/// A control connection authenticating; counted until dropped.
+#[derive(Debug)]
+struct Handshaking(Arc<Shared>);
+
+impl Handshaking {
+    fn start(shared: &Arc<Shared>) -> Handshaking {
+        shared.handshaking.fetch_add(1, Relaxed);
+        Handshaking(shared.clone())
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.handshaking.fetch_sub(1, Relaxed);
     }
 }
 

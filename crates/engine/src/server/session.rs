@@ -3,6 +3,7 @@
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
@@ -11,7 +12,7 @@ use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, Token};
 
 use super::record::Record;
 use super::routes::DataConn;
-use super::{quota, Admission, Shared};
+use super::{quota, Admission, Handshaking, Shared};
 use crate::auth::{self, DataAuth};
 use crate::control::Control;
 use crate::limits::Policy;
@@ -28,20 +29,32 @@ const LINGER: Duration = Duration::from_secs(2);
 const PREPARE: Duration = Duration::from_secs(120);
 
 /// Serves one control connection whose hello was already read.
-pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
+/// `slot` is the test slot when taken before authentication (servers without keys); else
+/// `handshake` counts this connection until it has authenticated and taken a slot.
+pub(super) fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    hello: Hello,
+    shared: &Arc<Shared>,
+    (mut slot, handshake): (Option<Admission>, Option<Handshaking>),
+) {
     let local = stream.local_addr().map(|a| a.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let mut ctrl = Control::new(stream);
     let mut rec = Record::new(peer);
-    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, &mut rec)) {
+    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, handshake, &mut rec)) {
         Ok(()) => rec.log("finished", None),
         Err(Failure::Refused(r)) => {
             // Free the slot before the client hears why, so that its next attempt is admitted.
-            slot.release();
+            if let Some(s) = slot.as_mut() {
+                s.release();
+            }
             let _ = ctrl.send(&Message::Error(r.clone()));
             rec.log("refused", Some(&r.to_string()));
         }
         Err(Failure::Unauthenticated(why)) => {
-            slot.release();
+            if let Some(s) = slot.as_mut() {
+                s.release();
+            }
             if let Some(r) = why.tell {
                 let _ = ctrl.send(&Message::Error(r));
             }
@@ -78,11 +91,15 @@ fn run(
     ctrl: &mut Control,
     (peer, local): (SocketAddr, IpAddr),
     hello: Hello,
-    shared: &Shared,
-    (slot, rec): (&mut Admission, &mut Record),
+    shared: &Arc<Shared>,
+    (slot, handshake, rec): (&mut Option<Admission>, Option<Handshaking>, &mut Record),
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     let (client, policy) = authenticate(ctrl, hello, shared, rec)?;
+    drop(handshake);
+    if slot.is_none() {
+        *slot = Some(shared.try_admit().ok_or_else(|| Failure::Refused(super::busy()))?);
+    }
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         other => return Err(out_of_state(&other, "setup")),
@@ -121,7 +138,9 @@ fn run(
     let side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
     rec.measured(&side);
     ctrl.send(&Message::Results { side: Box::new(protocol::report(side)) })?;
-    slot.release();
+    if let Some(s) = slot.as_mut() {
+        s.release();
+    }
     linger(ctrl);
     Ok(())
 }
