@@ -23,15 +23,28 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| default_log(&cli.command).into()),
-        )
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| default_log(&cli.command).into());
+    let logfile = match &cli.command {
+        Command::Server(a) if !a.ops.daemon => a.ops.logfile.as_deref(),
+        _ => None,
+    };
+    match logfile.map(cmd::daemon::append) {
+        Some(Ok(file)) => {
+            let writer = std::sync::Mutex::new(file);
+            tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).init()
+        }
+        Some(Err(e)) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+        None => tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init(),
+    }
     let stop = StopFlag::new();
-    pipeline::signals::install(&stop);
+    // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it).
+    if !matches!(cli.command, Command::Server(_)) {
+        pipeline::signals::install(&stop);
+    }
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
@@ -49,7 +62,7 @@ fn main() -> ExitCode {
 /// refused, failed, finished, with the peer), as iperf3 says "Accepted connection from".
 fn default_log(command: &Command) -> &'static str {
     match command {
-        Command::Server(_) => "warn,engine::server=info",
+        Command::Server(_) => "warn,engine::server=info,tcplab::cmd::server=info",
         _ => "warn",
     }
 }
@@ -70,6 +83,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
     match command {
         Command::Run(a) => cmd::run::run(a, stop),
         Command::Server(a) => cmd::server::run(a, stop),
+        Command::Keygen(a) => cmd::keygen::run(a),
         Command::Test(t) => cmd::test::run(t, stop),
         Command::Model(a) => cmd::model::run(a),
         Command::Report(a) => cmd::report::run(a),

@@ -30,11 +30,11 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         Some(p) => Target::Path(p),
         None => match &client.from {
             Some((a, a_port)) => Target::ThirdParty(engine::third_party::Ends {
-                from: remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT)),
+                from: remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT))?,
                 to_host: client.host().to_string(),
                 to_port: client.port,
             }),
-            None => Target::Remote(client_options(client)),
+            None => Target::Remote(client_options(client)?),
         },
     };
     Ok(Config {
@@ -57,15 +57,36 @@ pub fn storage(a: &StoreArgs) -> Storage {
     Storage { db: a.db.clone(), disabled: a.no_store }
 }
 
-/// A server at `host:port` with default options.
-pub fn remote(host: &str, port: u16) -> ClientOptions {
-    ClientOptions {
+/// A server at `host:port` with default options (and the key of `TCPLAB_KEY`, if set).
+pub fn remote(host: &str, port: u16) -> Result<ClientOptions> {
+    Ok(ClientOptions {
         host: host.to_string(),
         port,
         bind: None,
         family: None,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+        key: client_key(None)?,
+    })
+}
+
+/// The client's pre-shared key: `--key-file FILE`, else `TCPLAB_KEY=ID:SECRET`, else none.
+/// Errors name the file or the variable and never show the secret.
+pub fn client_key(file: Option<&std::path::Path>) -> Result<Option<engine::auth::ClientKey>> {
+    use engine::auth::{keys, ClientKey};
+    if let Some(path) = file {
+        let (text, warning) = keys::read_private(path).map_err(anyhow::Error::msg)?;
+        if let Some(w) = warning {
+            eprintln!("warning: {w}");
+        }
+        let key = ClientKey::from_file_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        return Ok(Some(key));
+    }
+    match std::env::var("TCPLAB_KEY") {
+        Ok(v) if !v.is_empty() => {
+            ClientKey::from_pair(&v).map(Some).map_err(|e| anyhow::anyhow!("TCPLAB_KEY: {e}"))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -87,21 +108,22 @@ pub fn confidence(a: &ConfidenceArgs) -> Option<ConfidenceTarget> {
     })
 }
 
-/// Where to connect.
-pub fn client_options(c: &ClientArgs) -> ClientOptions {
+/// Where to connect, and with which key.
+pub fn client_options(c: &ClientArgs) -> Result<ClientOptions> {
     let family = match (c.ipv4, c.ipv6) {
         (true, _) => Some(Family::V4),
         (_, true) => Some(Family::V6),
         _ => None,
     };
-    ClientOptions {
+    Ok(ClientOptions {
         host: c.host().to_string(),
         port: c.port,
         bind: c.bind,
         family,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
-    }
+        key: client_key(c.key_file.as_deref())?,
+    })
 }
 
 /// Timing flags into `spec`.

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use netio::DataSocketOpts;
 use results::{HostInfo, Interval, SideMeasurement, Status, TestError, TestResult, TestSpec};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use wire::{Hello, Message, Token};
+use wire::{Hello, HelloKind, Message, Token};
+
+use crate::auth::{ClientKey, DataAuth};
 
 use crate::control::Control;
 use crate::meter::Timeline;
@@ -47,6 +49,8 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// How long to keep retrying a server that answers `busy` (0 = fail at once).
     pub busy_wait: Duration,
+    /// The pre-shared key to authenticate with (`None`: anonymous).
+    pub key: Option<ClientKey>,
 }
 
 /// Receives live events of a test.
@@ -149,21 +153,22 @@ impl Session<'_> {
         crate::limits::check_pin("cpu_local", self.spec.cpu_local).map_err(Error::Rejected)?;
         let addr = resolve(self.opts)?;
         out.server = addr.to_string();
-        let mut ctrl = self.connect_control(addr)?;
+        let (mut ctrl, key) = self.connect_control(addr)?;
         let (token, udp_ports) = self.handshake(&mut ctrl)?;
+        let auth = DataAuth { token, key };
         let ty = registry::of(self.spec.test);
         let data = match ty.transport() {
             Transport::Udp => {
                 let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
                 let flows = udp_flow::client_flows(self.spec, addr.ip(), &udp_ports, self.opts.bind, bufs)?;
-                udp_flow::announce(&mut ctrl, &flows, token, self.opts.timeout)?;
+                udp_flow::announce(&mut ctrl, &flows, &auth, self.opts.timeout)?;
                 Data::Udp(flows)
             }
             tcp => {
-                let sockets = self.open_data(addr, token, ty.data_connections(self.spec))?;
+                let sockets = self.open_data(addr, &auth, ty.data_connections(self.spec))?;
                 await_ready(&mut ctrl, self.opts.timeout)?;
                 match tcp {
-                    Transport::TcpPerTransaction => Data::Connect { server: addr, token },
+                    Transport::TcpPerTransaction => Data::Connect { server: addr, auth },
                     _ => Data::Tcp(sockets),
                 }
             }
@@ -176,7 +181,11 @@ impl Session<'_> {
         self.measure(&mut ctrl, jobs, out)
     }
 
-    fn connect_control(&mut self, addr: SocketAddr) -> Result<Control, Error> {
+    /// Connects, exchanges hellos and authenticates; the session key when keyed.
+    fn connect_control(
+        &mut self,
+        addr: SocketAddr,
+    ) -> Result<(Control, Option<wire::auth::SessionKey>), Error> {
         let sock = self.socket(addr, &DataSocketOpts::default())?;
         sock.connect_timeout(&SockAddr::from(addr), self.opts.timeout)
             .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
@@ -184,13 +193,21 @@ impl Session<'_> {
         self.same_host =
             stream.local_addr().map(|l| l.ip() == addr.ip() || addr.ip().is_loopback()).unwrap_or(false);
         let mut ctrl = Control::client(stream);
-        ctrl.send_hello(&Hello::control(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
+        let nc =
+            netio::random_bytes::<32>().map_err(|source| Error::Io { what: "reading the OS RNG", source })?;
+        ctrl.send_hello(&Hello::control(nc))?;
         let hello = ctrl.recv_hello(self.opts.timeout).map_err(|e| match e {
             Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
             other => other,
         })?;
         protocol::check_server_hello(&hello, addr)?;
-        Ok(ctrl)
+        let HelloKind::Server { nonce: ns } = hello.kind else {
+            return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
+        };
+        let deadline = Instant::now() + self.opts.timeout;
+        let key =
+            crate::auth::client(&mut ctrl, self.opts.key.as_ref(), (&nc, &ns), deadline, &addr.to_string())?;
+        Ok((ctrl, key))
     }
 
     fn socket(&self, addr: SocketAddr, opts: &DataSocketOpts) -> Result<Socket, Error> {
@@ -218,7 +235,7 @@ impl Session<'_> {
         }
     }
 
-    fn open_data(&self, addr: SocketAddr, token: Token, count: u32) -> Result<Vec<DataSocket>, Error> {
+    fn open_data(&self, addr: SocketAddr, auth: &DataAuth, count: u32) -> Result<Vec<DataSocket>, Error> {
         let opts = DataSocketOpts {
             sndbuf: self.spec.sndbuf,
             rcvbuf: self.spec.rcvbuf,
@@ -232,7 +249,7 @@ impl Session<'_> {
             sock.connect_timeout(&SockAddr::from(addr), self.opts.timeout)
                 .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
             let mut stream: TcpStream = sock.into();
-            std::io::Write::write_all(&mut stream, &Hello::data(token, index).encode())
+            std::io::Write::write_all(&mut stream, &auth.hello(index))
                 .map_err(|source| Error::Io { what: "sending a data hello", source })?;
             let report = netio::sockopt::report(&stream, &opts);
             out.push(DataSocket { index, stream, report });

@@ -66,6 +66,26 @@ impl Control {
         Hello::decode(&buf).map_err(|e| Error::Protocol { detail: e.to_string() })
     }
 
+    /// Sends fixed-layout bytes (the authentication messages, [`wire::auth`]).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let _ = self.stream.set_write_timeout(Some(Duration::from_secs(5)));
+        self.stream
+            .write_all(bytes)
+            .map_err(|source| Error::Io { what: "sending the authentication", source })
+    }
+
+    /// Fills `buf` with the next bytes before `deadline` (nothing is buffered between the
+    /// hellos and the first frame, so these are the peer's next bytes).
+    pub fn recv_raw(&mut self, buf: &mut [u8], deadline: Instant) -> Result<(), Error> {
+        read_exact_by(&mut self.stream, buf, deadline)
+    }
+
+    /// Gives bytes read with [`Control::recv_raw`] back to the frame decoder (they were the
+    /// start of a frame after all).
+    pub fn unread(&mut self, bytes: &[u8]) {
+        self.decoder.push(bytes);
+    }
+
     /// Reads the next message, waiting at most until `deadline`.
     pub fn recv_by(&mut self, deadline: Instant) -> Result<Message, Error> {
         loop {

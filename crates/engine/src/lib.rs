@@ -7,6 +7,7 @@
 //! convert to and from the archive's in one file, [`protocol`].
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod client;
 pub mod control;
 pub mod limits;
@@ -65,6 +66,9 @@ pub enum Error {
     /// Stopped by the user.
     #[error("interrupted")]
     Interrupted,
+    /// Authentication failed or was refused (no secret in the text).
+    #[error("{detail}")]
+    Auth { detail: String },
 }
 
 /// A rejection's message, with the field at fault and its flag: `… (cpu_remote, -A/--affinity)`.
@@ -91,6 +95,7 @@ impl Error {
             Error::PeerClosed => "peer-vanished",
             Error::Socket(_) => "socket-option",
             Error::Interrupted => "interrupted",
+            Error::Auth { .. } => "auth",
         }
     }
 }

@@ -33,6 +33,102 @@ impl Default for Limits {
     }
 }
 
+/// What one class of clients may ask — a key class of the server's keys file, or anonymous
+/// clients (server flags) — on top of the hard [`Limits`]: each cap is `None` when the class
+/// does not set it. A request over a cap is refused with code `limit`, naming the cap and
+/// its value ([`check_policy`]); concurrency and tests per minute are counted by the server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// The class's name (`anonymous` for clients without a key).
+    pub class: String,
+    /// Longest test, ms; also the hard stop of a test limited by bytes only.
+    pub max_duration_ms: Option<u64>,
+    /// Highest requested rate of a paced (UDP bulk) test, all flows and directions, bit/s;
+    /// an unpaced request (`-b 0`) is refused when set.
+    pub max_rate_bps: Option<u64>,
+    /// Most parallel streams or flows (`-P`).
+    pub max_parallel: Option<u32>,
+    /// Most tests of this class running at once.
+    pub max_concurrent: Option<u32>,
+    /// Most tests per minute from one source address (a token bucket per address).
+    pub tests_per_minute: Option<u32>,
+}
+
+impl Policy {
+    /// No caps beyond the hard limits.
+    pub fn open(class: &str) -> Policy {
+        Policy { class: class.to_string(), ..Policy::default() }
+    }
+
+    /// The longest test this class may run, ms, within `hard` (the server's [`Limits`]).
+    pub fn duration_cap_ms(&self, hard: &Limits) -> u64 {
+        self.max_duration_ms.map_or(hard.max_duration_ms, |m| m.min(hard.max_duration_ms))
+    }
+
+    /// `the limit of key class 'lab'` or `the limit for anonymous clients`.
+    pub fn whose(&self) -> String {
+        if self.class == ANONYMOUS {
+            "the limit for anonymous clients".into()
+        } else {
+            format!("the limit of key class '{}'", self.class)
+        }
+    }
+
+    /// A `limit` refusal naming `field` and the cap.
+    pub fn refuse(&self, field: &str, what: String, cap: String) -> Rejection {
+        Rejection {
+            code: wire::ErrorCode::Limit,
+            message: format!("{what} exceeds {} ({cap})", self.whose()),
+            field: Some(field.to_string()),
+            retry_after_ms: None,
+        }
+    }
+}
+
+/// The class name of clients without a key.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// Checks `spec` against a class's caps on what one test may ask.
+pub fn check_policy(spec: &TestSpec, p: &Policy) -> Result<(), Rejection> {
+    if let Some(max) = p.max_duration_ms {
+        if spec.duration_ms > max {
+            let what = format!("a {} s test", spec.duration_ms as f64 / 1000.0);
+            return Err(p.refuse(
+                setting::DURATION_MS.id,
+                what,
+                format!("max-duration {} s", max as f64 / 1000.0),
+            ));
+        }
+    }
+    if let Some(max) = p.max_parallel {
+        if spec.parallel > max {
+            let what = format!("{} parallel streams", spec.parallel);
+            return Err(p.refuse(setting::PARALLEL.id, what, format!("max-streams {max}")));
+        }
+    }
+    match p.max_rate_bps {
+        Some(max) if crate::registry::of(spec.test).shape() == results::Shape::UdpBulk => {
+            check_rate(spec, p, max)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A paced test's total rate: per-flow rate × flows × directions.
+fn check_rate(spec: &TestSpec, p: &Policy, max: u64) -> Result<(), Rejection> {
+    let cap = format!("max-rate {}", model::human::rate(max as f64));
+    if spec.rate_bps == 0 {
+        return Err(p.refuse(setting::RATE_BPS.id, "an unpaced test (no -b rate)".into(), cap));
+    }
+    let directions = if spec.direction == results::Direction::Bidir { 2 } else { 1 };
+    let total = spec.rate_bps.saturating_mul(u64::from(spec.parallel)).saturating_mul(directions);
+    if total > max {
+        let what = format!("a total rate of {}", model::human::rate(total as f64));
+        return Err(p.refuse(setting::RATE_BPS.id, what, cap));
+    }
+    Ok(())
+}
+
 /// What is wrong with a spec: a field outside its range (kept as numbers, so that a client
 /// can state it in its own terms: `-w/--window must be at most 512M`), or another problem.
 #[derive(Debug, Clone, PartialEq)]

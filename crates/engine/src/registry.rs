@@ -16,7 +16,7 @@ use std::sync::mpsc::Receiver;
 
 use results::setting::ValueKind;
 use results::{Metric, Shape, SideMeasurement, Summary, TestKind, TestSpec};
-use wire::{Rejection, Token};
+use wire::Rejection;
 
 use crate::side::{DataSocket, End, Job};
 use crate::udp_flow::UdpFlow;
@@ -40,12 +40,12 @@ pub enum Data {
     Tcp(Vec<DataSocket>),
     /// Connected UDP flows, in stream order.
     Udp(Vec<UdpFlow>),
-    /// Client of a per-transaction test: connect to `server`, presenting `token`.
+    /// Client of a per-transaction test: connect to `server`, presenting the test's token.
     Connect {
         /// The server's data address.
         server: SocketAddr,
-        /// The test's token.
-        token: Token,
+        /// The test's token and session key: each connection opens with `auth.hello(stream)`.
+        auth: crate::auth::DataAuth,
     },
     /// Server of a per-transaction test: the connections as they arrive.
     Accept(Receiver<TcpStream>),

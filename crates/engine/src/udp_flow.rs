@@ -4,11 +4,11 @@
 //! 1. On `setup` the server binds one UDP socket per flow on the address the control
 //!    connection reached, and lists their ports in `accepted` with the test's token.
 //! 2. The client connects one UDP socket per flow to those ports and sends the flow's data hello
-//!    (token + stream number) every [`ANNOUNCE_EVERY`] until the server says `ready`: UDP may
-//!    lose a hello, so it is repeated.
-//! 3. The server takes, on each socket, the first hello that carries the token and that
-//!    socket's stream number **and** comes from the control peer's IP, and `connect()`s the
-//!    socket to its source. From then on the kernel drops datagrams from anyone else; before,
+//!    (token + stream number + tag, [`wire::DataHello`]) every [`ANNOUNCE_EVERY`] until the
+//!    server says `ready`: UDP may lose a hello, so it is repeated.
+//! 3. The server takes, on each socket, the first hello that carries the token, that socket's
+//!    stream number and, in an authenticated test, a valid tag **and** comes from the control
+//!    peer's IP, and `connect()`s the socket to its source. From then on the kernel drops datagrams from anyone else; before,
 //!    stray datagrams are read and ignored, and the whole step has the handshake deadline.
 //!    The server never sends to an address that has not shown the token.
 //! 4. Stale hellos arriving during the test are recognised ([`wire::Datagram::Hello`]) and
@@ -19,7 +19,9 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use results::{SocketReport, TestSpec};
-use wire::{Datagram, Hello, HelloKind, Message, Token};
+use wire::{Datagram, Message};
+
+use crate::auth::DataAuth;
 
 use crate::control::Control;
 use crate::udp_path::PathProbe;
@@ -99,11 +101,11 @@ pub fn ports(socks: &[UdpSocket]) -> Result<Vec<u16>, Error> {
     socks.iter().map(|s| s.local_addr().map(|a| a.port()).map_err(io_err("reading a UDP port"))).collect()
 }
 
-/// Server: waits for each socket's hello from `peer` with `token`, then connects the socket to
-/// the hello's source. Gives up at once when `gone` says the client has gone away.
+/// Server: waits for each socket's hello from `peer` that `auth` admits, then connects the
+/// socket to the hello's source. Gives up at once when `gone` says the client has gone away.
 pub fn await_hellos(
     socks: Vec<UdpSocket>,
-    token: Token,
+    auth: &DataAuth,
     peer: IpAddr,
     deadline: Instant,
     spec: &TestSpec,
@@ -122,7 +124,7 @@ pub fn await_hellos(
         let mut idle = true;
         for (index, slot) in pending.iter_mut().enumerate() {
             let Some(sock) = slot.as_ref() else { continue };
-            match first_valid_hello(sock, token, peer, index as u32) {
+            match first_valid_hello(sock, auth, peer, index as u32) {
                 Ok(Some(from)) => {
                     idle = false;
                     if let Some(sock) = slot.take() {
@@ -147,11 +149,11 @@ pub fn await_hellos(
 /// Reads queued datagrams; returns the source of the first valid hello.
 fn first_valid_hello(
     sock: &UdpSocket,
-    token: Token,
+    auth: &DataAuth,
     peer: IpAddr,
     index: u32,
 ) -> io::Result<Option<SocketAddr>> {
-    let mut buf = [0u8; wire::HELLO_LEN + 1];
+    let mut buf = [0u8; wire::DATA_HELLO_LEN + 1];
     for _ in 0..READS_PER_PASS {
         let (n, from) = match sock.recv_from(&mut buf) {
             Ok(r) => r,
@@ -167,11 +169,10 @@ fn first_valid_hello(
                 continue;
             }
         };
-        let ok = matches!(hello.kind, HelloKind::Data { token: t, stream } if t == token && stream == index);
-        if ok && from.ip() == peer && hello.version == wire::PROTOCOL_VERSION {
+        if hello.stream == index && from.ip() == peer && auth.admits(&hello) {
             return Ok(Some(from));
         }
-        tracing::debug!("ignoring a UDP hello from {from}: wrong token, stream or address");
+        tracing::debug!("ignoring a UDP hello from {from}: wrong token, tag, stream or address");
     }
     Ok(None)
 }
@@ -228,12 +229,17 @@ fn probe(sock: &UdpSocket, spec: &TestSpec) -> Option<PathProbe> {
 
 /// Client: repeats every flow's hello until the server says `ready` (or refuses, or the
 /// deadline passes).
-pub fn announce(ctrl: &mut Control, flows: &[UdpFlow], token: Token, timeout: Duration) -> Result<(), Error> {
+pub fn announce(
+    ctrl: &mut Control,
+    flows: &[UdpFlow],
+    auth: &DataAuth,
+    timeout: Duration,
+) -> Result<(), Error> {
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
         for f in flows {
             // A refused or dropped hello is repeated on the next round.
-            let _ = f.sock.send(&Hello::data(token, f.index).encode());
+            let _ = f.sock.send(&auth.hello(f.index));
         }
         match ctrl.poll_by((Instant::now() + ANNOUNCE_EVERY).min(deadline))? {
             None => {}

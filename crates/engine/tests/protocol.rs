@@ -14,7 +14,7 @@ use engine::protocol::request;
 use engine::server::ServerHandle;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
-use support::{connect, hello, read_message};
+use support::{authed, connect, hello, read_message};
 use wire::{ErrorCode, Hello, Message, Rejection, HELLO_LEN};
 
 fn server(cfg: ServerConfig) -> ServerHandle {
@@ -51,6 +51,7 @@ fn client_opts(port: u16) -> ClientOptions {
         family: None,
         timeout: Duration::from_secs(5),
         busy_wait: Duration::ZERO,
+        key: None,
     }
 }
 
@@ -64,7 +65,7 @@ fn run_ok(addr: SocketAddr) {
 fn oversized_and_zero_lengths_get_bad_message() {
     let srv = server(ServerConfig::default());
     for header in [[0xff, 0xff, 0xff, 0xff], [0, 0, 0, 0], [0, 1, 0, 1]] {
-        let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+        let mut s = authed(srv.addr);
         s.write_all(&header).unwrap();
         expect_error(&mut s, ErrorCode::BadMessage);
     }
@@ -139,7 +140,7 @@ fn a_client_names_an_old_server_version_before_sending_setup() {
 #[test]
 fn bad_fields_are_named() {
     let srv = server(ServerConfig::default());
-    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut s = authed(srv.addr);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.parallel = 100_000;
     s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
@@ -150,7 +151,7 @@ fn bad_fields_are_named() {
 #[test]
 fn unknown_fields_and_garbage_json_are_refused() {
     let srv = server(ServerConfig::default());
-    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut s = authed(srv.addr);
     let body = br#"{"type":"setup","spec":{"test":"tcp-stream","evil":1}}"#;
     s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
     s.write_all(body).unwrap();
@@ -160,7 +161,7 @@ fn unknown_fields_and_garbage_json_are_refused() {
 #[test]
 fn unavailable_congestion_control_is_unsupported() {
     let srv = server(ServerConfig::default());
-    let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut s = authed(srv.addr);
     let mut spec = quick_spec(TestKind::TcpStream);
     spec.congestion = Some("nosuchcc".into());
     s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
@@ -177,7 +178,7 @@ fn a_silent_client_is_dropped_and_the_server_stays_usable() {
     let n = silent.read(&mut buf).unwrap_or(0);
     assert_eq!(n, 0, "the server should close a connection that never says hello");
     assert!(started.elapsed() < Duration::from_secs(8));
-    let mut half = hello(srv.addr, wire::PROTOCOL_VERSION);
+    let mut half = authed(srv.addr);
     expect_error(&mut half, ErrorCode::Timeout);
     run_ok(srv.addr);
 }
@@ -204,7 +205,7 @@ fn max_concurrent_admits_more() {
 fn data_connections_with_a_wrong_token_are_closed() {
     let srv = server(ServerConfig::default());
     let mut d = connect(srv.addr);
-    d.write_all(&Hello::data(wire::Token([9; 16]), 0).encode()).unwrap();
+    d.write_all(&wire::DataHello::new(wire::Token([9; 16]), 0, [0; 32]).encode()).unwrap();
     let mut buf = [0u8; 8];
     assert_eq!(d.read(&mut buf).unwrap_or(0), 0);
     run_ok(srv.addr);
@@ -214,7 +215,7 @@ fn data_connections_with_a_wrong_token_are_closed() {
 fn a_client_vanishing_before_start_frees_the_server() {
     let srv = server(ServerConfig::default());
     {
-        let mut s = hello(srv.addr, wire::PROTOCOL_VERSION);
+        let mut s = authed(srv.addr);
         let setup = Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) };
         s.write_all(&setup.encode().unwrap()).unwrap();
         assert!(matches!(read_message(&mut s), Message::Accepted(_)));

@@ -34,6 +34,7 @@ fn ends(from: u16, to: u16) -> Ends {
         family: None,
         timeout: Duration::from_secs(5),
         busy_wait: Duration::ZERO,
+        key: None,
     };
     Ends { from, to_host: "127.0.0.1".into(), to_port: to }
 }

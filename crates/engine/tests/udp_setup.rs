@@ -13,8 +13,8 @@ use engine::client::{ClientOptions, Quiet};
 use engine::protocol::request;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
-use support::{hello, read_message};
-use wire::{ErrorCode, Hello, Message, Token};
+use support::{authed, read_message};
+use wire::{DataHello, ErrorCode, Message, Token};
 
 fn udp_spec() -> TestSpec {
     TestSpec {
@@ -28,7 +28,7 @@ fn udp_spec() -> TestSpec {
 
 /// Control connection up to `accepted`; returns it with the token and the UDP ports.
 fn accepted(addr: SocketAddr, spec: TestSpec) -> (TcpStream, Token, Vec<u16>) {
-    let mut s = hello(addr, wire::PROTOCOL_VERSION);
+    let mut s = authed(addr);
     s.write_all(&Message::Setup { spec: request(&spec) }.encode().unwrap()).unwrap();
     match read_message(&mut s) {
         Message::Accepted(a) => {
@@ -53,14 +53,14 @@ fn hostile_datagrams_never_open_a_flow_and_the_server_stays_healthy() {
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let started = Instant::now();
     attacker.send_to(b"junk", target).unwrap();
-    attacker.send_to(&Hello::data(Token([9; 16]), 0).encode(), target).unwrap();
-    attacker.send_to(&Hello::data(token, 1).encode(), target).unwrap();
-    let mut wrong_version = Hello::data(token, 0);
+    attacker.send_to(&DataHello::new(Token([9; 16]), 0, [0; 32]).encode(), target).unwrap();
+    attacker.send_to(&DataHello::new(token, 1, [0; 32]).encode(), target).unwrap();
+    let mut wrong_version = DataHello::new(token, 0, [0; 32]);
     wrong_version.version = 99;
     attacker.send_to(&wrong_version.encode(), target).unwrap();
     // The right token and stream, but not from the control peer's address.
     let elsewhere = UdpSocket::bind("127.0.0.2:0").unwrap();
-    elsewhere.send_to(&Hello::data(token, 0).encode(), target).unwrap();
+    elsewhere.send_to(&DataHello::new(token, 0, [0; 32]).encode(), target).unwrap();
     for i in 0..20_000u32 {
         let _ = attacker.send_to(&i.to_be_bytes(), target);
     }
@@ -83,6 +83,7 @@ fn hostile_datagrams_never_open_a_flow_and_the_server_stays_healthy() {
         family: None,
         timeout: Duration::from_secs(5),
         busy_wait: Duration::from_secs(3),
+        key: None,
     };
     let (r, _) = engine::run_test(&opts, &udp_spec(), &mut Quiet, &StopFlag::new());
     assert_eq!(r.status, Status::Completed, "{:?}", r.error);

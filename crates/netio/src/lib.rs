@@ -11,6 +11,7 @@ pub mod host;
 pub mod listen;
 pub mod netns;
 pub mod path_counters;
+pub mod process;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;

@@ -23,6 +23,8 @@ pub enum Target {
     Mesh {
         /// The inventory file as given.
         inventory: String,
+        /// The key the asking client shows each host (`--key-file`, `TCPLAB_KEY`).
+        key: Option<engine::auth::ClientKey>,
     },
 }
 

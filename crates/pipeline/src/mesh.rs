@@ -13,6 +13,7 @@
 //! yet stored, as `sweep --resume` does. A failed cell (a host down, a server refusing) is
 //! stored as failed with its reason; only an interruption leaves cells for a resume.
 
+use engine::auth::ClientKey;
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -150,7 +151,11 @@ pub fn run(cfg: &Config, job: &Job, stop: &StopFlag) -> Result<ExitCode> {
     run.live.show_intervals = false;
     note(&run, job);
     let mut ran = Vec::new();
-    let end = run_rounds(&mut run, job, mesh, stop, &mut ran);
+    let key = match &cfg.target {
+        crate::Target::Mesh { key, .. } => key.as_ref(),
+        _ => None,
+    };
+    let end = run_rounds(&mut run, (job, key), mesh, stop, &mut ran);
     run.end(|run| ending(run, job, end, ran))
 }
 
@@ -178,7 +183,7 @@ enum End {
 
 fn run_rounds(
     run: &mut Run,
-    job: &Job,
+    (job, key): (&Job, Option<&ClientKey>),
     mesh: &MeshPlan,
     stop: &StopFlag,
     ran: &mut Vec<(SweepPoint, TestResult)>,
@@ -193,7 +198,7 @@ fn run_rounds(
         }
         let names: Vec<String> = round.iter().map(|&i| cell_name(mesh, i)).collect();
         bar.message(names.join(", "));
-        let measured = measure_round(&job.plan, mesh, &round, stop);
+        let measured = measure_round((&job.plan, key), mesh, &round, stop);
         for (index, m) in round.iter().zip(measured) {
             match keep(run, job, mesh, *index, m) {
                 Ok(Some(done)) => ran.push(done),
@@ -217,7 +222,7 @@ fn cell_name(mesh: &MeshPlan, index: u32) -> String {
 
 /// Runs the cells of one round at once, one thread each.
 fn measure_round(
-    plan: &SweepPlan,
+    (plan, key): (&SweepPlan, Option<&ClientKey>),
     mesh: &MeshPlan,
     round: &[u32],
     stop: &StopFlag,
@@ -227,7 +232,9 @@ fn measure_round(
         let handles: Vec<_> = round
             .iter()
             .map(|&i| {
-                scope.spawn(move || measure_cell(&plan.base, mesh, mesh.cells[i as usize], confidence, stop))
+                scope.spawn(move || {
+                    measure_cell((&plan.base, key), mesh, mesh.cells[i as usize], confidence, stop)
+                })
             })
             .collect();
         handles
@@ -239,7 +246,7 @@ fn measure_round(
 }
 
 fn measure_cell(
-    spec: &TestSpec,
+    (spec, key): (&TestSpec, Option<&ClientKey>),
     mesh: &MeshPlan,
     cell: MeshCell,
     confidence: Option<&ConfidenceTarget>,
@@ -254,6 +261,7 @@ fn measure_cell(
             family: None,
             timeout: crate::HANDSHAKE_TIMEOUT,
             busy_wait: Duration::from_secs(3),
+            key: key.cloned(),
         },
         to_host: r.address.clone(),
         to_port: r.port,

@@ -54,7 +54,7 @@ impl Stored {
                 let (from, to) = ends.labels();
                 format!("{to}{FROM_LABEL}{from}")
             }
-            Target::Mesh { inventory } => format!("{MESH_LABEL}{inventory}"),
+            Target::Mesh { inventory, .. } => format!("{MESH_LABEL}{inventory}"),
         }
     }
 
@@ -231,6 +231,7 @@ fn loopback_options(port: u16) -> ClientOptions {
         family: None,
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
+        key: None,
     }
 }
 

@@ -10,6 +10,10 @@
 //! | 8 | 2 | protocol version |
 //! | 10 | 2 | reserved, zero |
 //! | 12 | 32 | body: a nonce (control) or token (16) + stream index (u32) + zeros (data) |
+//!
+//! Since version 3 a data connection's hello is followed by a 32-byte tag ([`DataHello`],
+//! 76 bytes in all, in one UDP datagram for a UDP flow): an HMAC under the session key of an
+//! authenticated test ([`crate::auth`]), zeros in an anonymous one.
 
 use thiserror::Error;
 
@@ -21,7 +25,11 @@ pub const HELLO_LEN: usize = 44;
 /// - 1: messages carried the archive's own structs (`results::TestSpec` …).
 /// - 2: messages carry the protocol's own types ([`crate::ctrl`]); the client checks the
 ///   server's hello before sending `setup`.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// - 3: pre-shared-key authentication after the hellos ([`crate::auth`]); data hellos carry a
+///   tag ([`DataHello`]); error code `limit`.
+pub const PROTOCOL_VERSION: u16 = 3;
+/// Bytes of a data connection's opening: its hello and the tag ([`DataHello`]).
+pub const DATA_HELLO_LEN: usize = HELLO_LEN + crate::auth::TAG_LEN;
 const MAGIC: &[u8; 6] = b"TCPLAB";
 const KIND: usize = 6;
 const VERSION: std::ops::Range<usize> = 8..10;
@@ -92,8 +100,11 @@ pub enum HelloError {
     #[error("unknown hello kind {kind}")]
     UnknownKind { kind: u8 },
     /// Fewer bytes than a hello.
-    #[error("hello too short: {len} of {HELLO_LEN} bytes")]
+    #[error("hello too short: {len} bytes")]
     Short { len: usize },
+    /// A control or server hello where a data hello was expected.
+    #[error("not a data hello")]
+    NotData,
 }
 
 impl Hello {
@@ -161,6 +172,48 @@ impl Hello {
     }
 }
 
+/// A data connection's opening since version 3: the data hello and a 32-byte tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataHello {
+    /// Protocol version of the sender.
+    pub version: u16,
+    /// The test's token.
+    pub token: Token,
+    /// Stream number.
+    pub stream: u32,
+    /// [`crate::auth::data_tag`] in an authenticated test, zeros in an anonymous one.
+    pub tag: [u8; crate::auth::TAG_LEN],
+}
+
+impl DataHello {
+    /// At this build's version.
+    pub fn new(token: Token, stream: u32, tag: [u8; crate::auth::TAG_LEN]) -> DataHello {
+        DataHello { version: PROTOCOL_VERSION, token, stream, tag }
+    }
+
+    /// Exactly [`DATA_HELLO_LEN`] bytes.
+    pub fn encode(&self) -> [u8; DATA_HELLO_LEN] {
+        let mut hello = Hello::data(self.token, self.stream);
+        hello.version = self.version;
+        let mut out = [0u8; DATA_HELLO_LEN];
+        out[..HELLO_LEN].copy_from_slice(&hello.encode());
+        out[HELLO_LEN..].copy_from_slice(&self.tag);
+        out
+    }
+
+    /// Parses the first [`DATA_HELLO_LEN`] bytes of `buf`: a data hello and its tag.
+    pub fn decode(buf: &[u8]) -> Result<DataHello, HelloError> {
+        let hello = Hello::decode(buf)?;
+        let HelloKind::Data { token, stream } = hello.kind else {
+            return Err(HelloError::NotData);
+        };
+        let tag = buf.get(HELLO_LEN..DATA_HELLO_LEN).ok_or(HelloError::Short { len: buf.len() })?;
+        let mut out = [0u8; crate::auth::TAG_LEN];
+        out.copy_from_slice(tag);
+        Ok(DataHello { version: hello.version, token, stream, tag: out })
+    }
+}
+
 fn array32(b: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(&b[..32]);
@@ -183,12 +236,26 @@ mod tests {
         let bytes = Hello::data(token, 7).encode();
         let mut expected = Vec::new();
         expected.extend_from_slice(b"TCPLAB");
-        expected.extend_from_slice(&[2, 0, 0, 2, 0, 0]);
+        expected.extend_from_slice(&[2, 0, 0, 3, 0, 0]);
         expected.extend_from_slice(&[0xAB; 16]);
         expected.extend_from_slice(&[0, 0, 0, 7]);
         expected.extend_from_slice(&[0; 12]);
         assert_eq!(bytes.to_vec(), expected);
         assert_eq!(Hello::decode(&bytes), Ok(Hello::data(token, 7)));
+    }
+
+    #[test]
+    fn a_data_hello_carries_its_tag_after_the_44_bytes() {
+        let token = Token([0xAB; 16]);
+        let d = DataHello::new(token, 7, [0x5A; 32]);
+        let bytes = d.encode();
+        assert_eq!(bytes[..HELLO_LEN], Hello::data(token, 7).encode());
+        assert_eq!(bytes[HELLO_LEN..], [0x5A; 32]);
+        assert_eq!(DataHello::decode(&bytes), Ok(d));
+        for len in 0..DATA_HELLO_LEN {
+            assert!(DataHello::decode(&bytes[..len]).is_err(), "{len} bytes accepted");
+        }
+        assert_eq!(DataHello::decode(&Hello::control([0; 32]).encode()), Err(HelloError::NotData));
     }
 
     #[test]

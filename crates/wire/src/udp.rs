@@ -10,13 +10,13 @@
 //!
 //! A sender numbers its datagrams 0, 1, 2 … without gaps. After its last datagram it sends a
 //! few end markers carrying how many it sent, so the receiver can finish draining as soon as it
-//! has seen them all. A UDP hello ([`crate::Hello`], 44 bytes starting with `TCPLAB`) read as a
-//! header would be sequence 0x5443_504C_4142_…, about 6 × 10¹⁸: no sender gets there, so a
-//! 44-byte datagram that decodes as a hello is one.
+//! has seen them all. A UDP hello ([`crate::DataHello`], 76 bytes starting with `TCPLAB`) read
+//! as a header would be sequence 0x5443_504C_4142_…, about 6 × 10¹⁸: no sender gets there, so
+//! a 76-byte datagram that decodes as a data hello is one.
 
 use thiserror::Error;
 
-use crate::hello::{Hello, HELLO_LEN};
+use crate::hello::{DataHello, DATA_HELLO_LEN};
 
 /// Bytes of the header; also the smallest datagram a UDP test sends.
 pub const HEADER_LEN: usize = 16;
@@ -48,7 +48,7 @@ pub enum Datagram {
         sent_ns: u64,
     },
     /// A UDP hello (setup; stale copies may still arrive during the test).
-    Hello(Hello),
+    Hello(DataHello),
 }
 
 /// Why bytes are not a test datagram.
@@ -87,8 +87,8 @@ fn write_words(buf: &mut [u8], a: u64, b: u64) -> bool {
 
 /// Classifies one received datagram.
 pub fn classify(buf: &[u8]) -> Result<Datagram, UdpError> {
-    if buf.len() == HELLO_LEN {
-        if let Ok(h) = Hello::decode(buf) {
+    if buf.len() == DATA_HELLO_LEN {
+        if let Ok(h) = DataHello::decode(buf) {
             return Ok(Datagram::Hello(h));
         }
     }
@@ -129,10 +129,10 @@ mod tests {
 
     #[test]
     fn a_hello_is_told_apart_from_data() {
-        let h = Hello::data(Token([3; 16]), 2);
+        let h = DataHello::new(Token([3; 16]), 2, [7; 32]);
         assert_eq!(classify(&h.encode()), Ok(Datagram::Hello(h)));
-        // 44 bytes that are not a hello are data.
-        let mut buf = [0u8; 44];
+        // 76 bytes that are not a hello are data.
+        let mut buf = [0u8; 76];
         buf[7] = 1;
         assert_eq!(classify(&buf), Ok(Datagram::Data(Header { seq: 1, sent_ns: 0 })));
     }

@@ -9,6 +9,13 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048), split in 0usize..2048) {
         let _ = Hello::decode(&bytes);
+        let _ = wire::DataHello::decode(&bytes);
+        if let Ok(a) = wire::auth::ClientAuth::decode(&bytes) {
+            prop_assert_eq!(&a.encode()[..], &bytes[..wire::auth::CLIENT_AUTH_LEN]);
+        }
+        if let Ok(a) = wire::auth::ServerAuth::decode(&bytes) {
+            prop_assert_eq!(&a.encode()[..], &bytes[..wire::auth::SERVER_AUTH_LEN]);
+        }
         let mut d = FrameDecoder::new();
         let split = split.min(bytes.len());
         d.push(&bytes[..split]);

@@ -21,6 +21,10 @@ pub struct MeshArgs {
     /// Continue the interrupted mesh with this run id: its stored hosts, test and settings are reused; finished cells are kept.
     #[arg(long, value_name = "ID", conflicts_with = "inventory")]
     pub resume: Option<i64>,
+    /// Authenticate to every host with the pre-shared key in FILE; TCPLAB_KEY=ID:SECRET does
+    /// the same.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]

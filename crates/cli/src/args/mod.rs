@@ -20,6 +20,7 @@ pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs
 pub use sweep::SweepArgs;
 pub mod emu;
 pub mod report;
+pub mod serve;
 pub mod udp;
 
 use self::emu::{EmuArgs, PathArgs};
@@ -66,6 +67,8 @@ pub enum Command {
     Run(RunArgs),
     /// Serve tests to tcplab clients (control port 9180).
     Server(ServerArgs),
+    /// A new pre-shared key: a line for the server's --keys file and the client's --key-file.
+    Keygen(serve::KeygenArgs),
     /// One test of a registered test type (stream, rr, crr, udp, udp-rr …).
     #[command(flatten)]
     Test(measure::TestCommand),
@@ -103,6 +106,7 @@ impl Command {
             Command::Mesh(a) => Some(&a.output),
             Command::CompareCc(a) => Some(&a.output),
             Command::Server(_)
+            | Command::Keygen(_)
             | Command::Model(_)
             | Command::Emu(_)
             | Command::History(_)
@@ -135,6 +139,8 @@ pub struct ServerArgs {
     /// server as the client end against another tcplab server, within this server's limits.
     #[arg(long)]
     pub allow_third_party: bool,
+    #[command(flatten)]
+    pub ops: serve::OpsArgs,
 }
 
 impl ClientArgs {
@@ -176,6 +182,10 @@ pub struct ClientArgs {
     /// IPv6 only.
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
+    /// Authenticate with the pre-shared key in FILE (a `key ID SECRET` line from `tcplab
+    /// keygen`); TCPLAB_KEY=ID:SECRET does the same.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]

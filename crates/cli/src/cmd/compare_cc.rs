@@ -21,7 +21,7 @@ pub fn run(a: &CompareCcArgs, stop: &StopFlag) -> Result<ExitCode> {
     let target = match (&a.host, path_options(&a.path)) {
         (Some(_), Some(_)) => bail!("--path runs its own server across the emulated link; drop HOST"),
         (_, Some(p)) => Target::Path(p),
-        (Some(host), None) => Target::Remote(remote(host, a.port)),
+        (Some(host), None) => Target::Remote(remote(host, a.port)?),
         (None, None) => Target::Loopback,
     };
     let cfg = Config {

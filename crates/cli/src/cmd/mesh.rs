@@ -30,7 +30,7 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
     };
     let inventory = job.plan.mesh.as_ref().map(|m| m.inventory.clone()).unwrap_or_default();
     let cfg = Config {
-        target: Target::Mesh { inventory },
+        target: Target::Mesh { inventory, key: crate::settings::client_key(a.key_file.as_deref())? },
         format: format_of(&a.output),
         report: a.output.report.clone(),
         storage,

@@ -3,9 +3,11 @@
 pub mod audit;
 pub mod compare;
 pub mod compare_cc;
+pub mod daemon;
 pub mod emu;
 pub mod fleet;
 pub mod history;
+pub mod keygen;
 pub mod mesh;
 pub mod model;
 pub mod report;

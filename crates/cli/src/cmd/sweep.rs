@@ -41,7 +41,7 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
     let target = match (host, path) {
         (Some(_), Some(_)) => bail!("--path runs its own server across the emulated link; drop HOST"),
         (_, Some(p)) => Target::Path(p),
-        (Some(h), None) => Target::Remote(remote(&h, a.port.or(stored_port).unwrap_or(PORT))),
+        (Some(h), None) => Target::Remote(remote(&h, a.port.or(stored_port).unwrap_or(PORT))?),
         (None, None) => Target::Loopback,
     };
     let cfg = Config {

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
-use wire::{Hello, Rejection, Token};
+use wire::Rejection;
+
+use crate::auth::DataAuth;
 
 use crate::limits::only;
 use crate::meter::WorkerCtx;
@@ -25,13 +27,14 @@ use crate::Error;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Client flows: each loops connect → request → response → close.
-pub fn client_jobs(spec: &TestSpec, server: SocketAddr, token: Token) -> Vec<Job> {
+pub fn client_jobs(spec: &TestSpec, server: SocketAddr, auth: &DataAuth) -> Vec<Job> {
     (0..spec.parallel)
         .map(|index| {
             let (req, resp) = (spec.request_len as usize, spec.response_len as usize);
             let nodelay = spec.nodelay;
+            let hello = auth.hello(index);
             let work: crate::side::Work =
-                Box::new(move |ctx: &WorkerCtx| client_loop(server, token, index, (req, resp, nodelay), ctx));
+                Box::new(move |ctx: &WorkerCtx| client_loop(server, hello, (req, resp, nodelay), ctx));
             Job { index, role: Role::Request, socket: None, work: WorkDebug(work) }
         })
         .collect()
@@ -53,12 +56,11 @@ pub fn server_jobs(spec: &TestSpec, rx: Receiver<TcpStream>) -> Vec<Job> {
 
 fn client_loop(
     server: SocketAddr,
-    token: Token,
-    index: u32,
+    hello: [u8; wire::DATA_HELLO_LEN],
     (req, resp, nodelay): (usize, usize, bool),
     ctx: &WorkerCtx,
 ) -> WorkerOutcome {
-    let mut first = Hello::data(token, index).encode().to_vec();
+    let mut first = hello.to_vec();
     first.extend_from_slice(&payload(req));
     let mut response = vec![0u8; resp];
     let mut hist = LatencyHistogram::new();
@@ -173,7 +175,7 @@ impl TestType for TcpCrrTest {
 
     fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
         match (end, data) {
-            (End::Client, Data::Connect { server, token }) => Ok(client_jobs(spec, server, token)),
+            (End::Client, Data::Connect { server, auth }) => Ok(client_jobs(spec, server, &auth)),
             (End::Server, Data::Accept(rx)) => Ok(server_jobs(spec, rx)),
             (_, other) => Err(registry::unexpected(self, &other)),
         }

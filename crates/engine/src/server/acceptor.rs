@@ -1,7 +1,8 @@
-//! The acceptor: accepts, reads each connection's 44-byte hello without blocking on any one
-//! peer, and dispatches. A connection that has not sent its hello within the handshake timeout
-//! is closed; at most [`MAX_PENDING`] wait at once (the oldest is dropped first). Exactly the
-//! hello is read, so a crr request sent in the same segment stays in the socket for its worker.
+//! The acceptor: accepts, reads each connection's 44-byte hello (76 with the tag of a data
+//! hello, [`wire::DataHello`]) without blocking on any one peer, and dispatches. A connection
+//! that has not sent its hello within the handshake timeout is closed; at most
+//! [`MAX_PENDING`] wait at once (the oldest is dropped first). Exactly the hello is read, so a
+//! crr request sent in the same segment stays in the socket for its worker.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -12,14 +13,15 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token as PollToken};
-use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, HELLO_LEN};
+use wire::{DataHello, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
 
-use super::routes::DataConn;
 use super::{session, Shared};
 use crate::stop::StopFlag;
 
 /// Connections allowed to be waiting for their hello at once.
 pub const MAX_PENDING: usize = 256;
+/// Control connections allowed to be authenticating at once (servers with keys).
+pub const MAX_HANDSHAKES: usize = 64;
 const LISTENER: PollToken = PollToken(0);
 const TICK: Duration = Duration::from_millis(100);
 
@@ -27,8 +29,20 @@ struct Pending {
     stream: MioStream,
     peer: SocketAddr,
     since: Instant,
-    buf: [u8; HELLO_LEN],
+    buf: [u8; DATA_HELLO_LEN],
     got: usize,
+}
+
+impl Pending {
+    /// Bytes of this connection's hello: a data hello carries its tag too.
+    fn want(&self) -> usize {
+        const KIND: usize = 6;
+        if self.got >= HELLO_LEN && self.buf[KIND] == 2 {
+            DATA_HELLO_LEN
+        } else {
+            HELLO_LEN
+        }
+    }
 }
 
 /// Runs the accept loop until `shutdown` (or one-off completion).
@@ -84,7 +98,7 @@ fn accept_all(
                 if poll.registry().register(&mut stream, PollToken(id), Interest::READABLE).is_ok() {
                     pending.insert(
                         id,
-                        Pending { stream, peer, since: Instant::now(), buf: [0; HELLO_LEN], got: 0 },
+                        Pending { stream, peer, since: Instant::now(), buf: [0; DATA_HELLO_LEN], got: 0 },
                     );
                 }
             }
@@ -109,11 +123,12 @@ fn evict_oldest(pending: &mut HashMap<usize, Pending>) {
 fn advance(id: usize, pending: &mut HashMap<usize, Pending>) -> Option<usize> {
     let p = pending.get_mut(&id)?;
     loop {
-        match p.stream.read(&mut p.buf[p.got..]) {
+        let want = p.want();
+        match p.stream.read(&mut p.buf[p.got..want]) {
             Ok(0) => return Some(id),
             Ok(n) => {
                 p.got += n;
-                if p.got == HELLO_LEN {
+                if p.got == p.want() {
                     return Some(id);
                 }
             }
@@ -130,7 +145,7 @@ fn expire(pending: &mut HashMap<usize, Pending>, timeout: Duration) {
 }
 
 fn dispatch(p: Pending, shared: &Arc<Shared>) {
-    if p.got < HELLO_LEN {
+    if p.got < p.want() {
         return;
     }
     let hello = match Hello::decode(&p.buf) {
@@ -146,8 +161,11 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     }
     match hello.kind {
         HelloKind::Control { .. } => control(stream, p.peer, hello, shared),
-        HelloKind::Data { token, stream: index } => {
-            if let Err(why) = shared.routes.deliver(token, p.peer.ip(), DataConn { index, stream }) {
+        HelloKind::Data { .. } => {
+            let delivered = DataHello::decode(&p.buf)
+                .map_err(|_| "malformed data hello")
+                .and_then(|h| shared.routes.deliver(&h, p.peer.ip(), stream));
+            if let Err(why) = delivered {
                 tracing::debug!("{}: data connection refused: {why}", p.peer);
             }
         }
@@ -155,19 +173,28 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     }
 }
 
+/// Starts a session for a control connection, or answers busy. A server with keys takes the
+/// test slot only once the client has authenticated (an unauthenticated peer never holds it)
+/// and lets at most [`MAX_HANDSHAKES`] clients authenticate at once.
 fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shared: &Arc<Shared>) {
-    let Some(admission) = shared.try_admit() else {
-        let busy = Rejection {
-            retry_after_ms: Some(1000),
-            ..Rejection::new(ErrorCode::Busy, "the server is busy running another test; try again later")
-        };
-        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
-        refuse(&mut stream, busy);
-        return;
+    let keyed = shared.cfg.keys.is_some();
+    let admission = if keyed { None } else { shared.try_admit() };
+    let full = match keyed {
+        true => {
+            shared.handshaking.load(Relaxed) >= MAX_HANDSHAKES
+                || shared.active.load(Relaxed) >= shared.cfg.max_concurrent
+        }
+        false => admission.is_none(),
     };
+    if full {
+        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
+        refuse(&mut stream, super::busy());
+        return;
+    }
+    let handshake = keyed.then(|| super::Handshaking::start(shared));
     let shared = shared.clone();
     let spawned = std::thread::Builder::new().name(format!("session {peer}")).spawn(move || {
-        session::serve(stream, peer, hello, &shared, admission);
+        session::serve(stream, peer, hello, &shared, (admission, handshake));
     });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a session thread: {e}");

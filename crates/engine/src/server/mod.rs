@@ -5,6 +5,8 @@
 //! come from that session's peer address (`routes`).
 
 mod acceptor;
+pub mod quota;
+mod record;
 mod routes;
 mod session;
 mod third_party;
@@ -20,7 +22,8 @@ use std::time::Duration;
 
 use results::HostInfo;
 
-use crate::limits::Limits;
+use crate::auth::KeyStore;
+use crate::limits::{Limits, Policy, ANONYMOUS};
 use crate::stop::StopFlag;
 
 /// The default control port.
@@ -44,6 +47,11 @@ pub struct ServerConfig {
     /// Run third-party tests on request (`--allow-third-party`): this server as the client end
     /// against another tcplab server.
     pub allow_third_party: bool,
+    /// Pre-shared keys (`--keys`): when set, only clients with one of them are served, under
+    /// their key's class; `None`: anonymous clients only.
+    pub keys: Option<Arc<KeyStore>>,
+    /// What clients without a key may ask (class `anonymous`).
+    pub anonymous: Policy,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +63,8 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(5),
             allow_third_party: false,
+            keys: None,
+            anonymous: Policy::open(ANONYMOUS),
         }
     }
 }
@@ -69,6 +79,9 @@ struct Shared {
     host: HostInfo,
     /// Third-party tests running.
     third_party: AtomicUsize,
+    running: quota::Running,
+    per_minute: quota::PerMinute,
+    handshaking: AtomicUsize,
 }
 
 /// A bound server, not yet accepting.
@@ -98,6 +111,9 @@ impl Server {
             finished: AtomicU64::new(0),
             host: netio::host::host_info(),
             third_party: AtomicUsize::new(0),
+            running: quota::Running::default(),
+            per_minute: quota::PerMinute::default(),
+            handshaking: AtomicUsize::new(0),
         };
         Ok(Server { listener, shared: Arc::new(shared) })
     }
@@ -146,6 +162,34 @@ impl Shared {
             .fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1))
             .ok()
             .map(|_| Admission { shared: Some(self.clone()) })
+    }
+}
+
+/// The answer to a client while every test slot is taken.
+fn busy() -> wire::Rejection {
+    wire::Rejection {
+        retry_after_ms: Some(1000),
+        ..wire::Rejection::new(
+            wire::ErrorCode::Busy,
+            "the server is busy running another test; try again later",
+        )
+    }
+}
+
+/// A control connection authenticating; counted until dropped.
+#[derive(Debug)]
+struct Handshaking(Arc<Shared>);
+
+impl Handshaking {
+    fn start(shared: &Arc<Shared>) -> Handshaking {
+        shared.handshaking.fetch_add(1, Relaxed);
+        Handshaking(shared.clone())
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.handshaking.fetch_sub(1, Relaxed);
     }
 }
 

@@ -1,11 +1,15 @@
-//! Which running test a data connection belongs to: token → (control peer's IP, channel).
+//! Which running test a data connection belongs to: token → (control peer's IP, the test's
+//! [`DataAuth`], channel). A connection is delivered only with the right token, from the
+//! control peer's address, and with a valid tag when the test is authenticated.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, TcpStream};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use wire::Token;
+use wire::{DataHello, Token};
+
+use crate::auth::DataAuth;
 
 /// A data connection delivered to its session.
 #[derive(Debug)]
@@ -19,6 +23,7 @@ pub struct DataConn {
 #[derive(Debug)]
 struct Route {
     peer: IpAddr,
+    auth: DataAuth,
     tx: Sender<DataConn>,
 }
 
@@ -42,23 +47,28 @@ impl Drop for RouteGuard {
 }
 
 impl Routes {
-    /// Registers a test; data connections for `token` from `peer` arrive on the receiver.
-    pub fn register(&self, token: Token, peer: IpAddr) -> (RouteGuard, Receiver<DataConn>) {
+    /// Registers a test; its data connections from `peer` that `auth` admits arrive on the
+    /// receiver.
+    pub fn register(&self, auth: DataAuth, peer: IpAddr) -> (RouteGuard, Receiver<DataConn>) {
         let (tx, rx) = channel();
+        let token = auth.token;
         if let Ok(mut map) = self.0.lock() {
-            map.insert(token, Route { peer, tx });
+            map.insert(token, Route { peer, auth, tx });
         }
         (RouteGuard { routes: self.clone(), token }, rx)
     }
 
-    /// Delivers a connection; refuses unknown tokens and foreign addresses.
-    pub fn deliver(&self, token: Token, from: IpAddr, conn: DataConn) -> Result<(), &'static str> {
+    /// Delivers a connection; refuses unknown tokens, foreign addresses and bad tags.
+    pub fn deliver(&self, hello: &DataHello, from: IpAddr, stream: TcpStream) -> Result<(), &'static str> {
         let map = self.0.lock().map_err(|_| "routing table poisoned")?;
-        let route = map.get(&token).ok_or("unknown token")?;
+        let route = map.get(&hello.token).ok_or("unknown token")?;
         if route.peer != from {
             return Err("data connection from another address than the control connection");
         }
-        route.tx.send(conn).map_err(|_| "test already finished")
+        if !route.auth.admits(hello) {
+            return Err("data connection without a valid tag for this test's session key");
+        }
+        route.tx.send(DataConn { index: hello.stream, stream }).map_err(|_| "test already finished")
     }
 }
 
@@ -66,27 +76,32 @@ impl Routes {
 mod tests {
     use super::*;
 
-    fn conn() -> (DataConn, std::net::TcpListener) {
+    fn conn() -> (TcpStream, std::net::TcpListener) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        (DataConn { index: 0, stream: s }, l)
+        (s, l)
+    }
+
+    fn hello(auth: &DataAuth) -> DataHello {
+        DataHello::decode(&auth.hello(0)).unwrap()
     }
 
     #[test]
     fn only_the_right_token_from_the_right_peer_is_delivered() {
         let routes = Routes::default();
-        let token = Token([7; 16]);
+        let auth = DataAuth { token: Token([7; 16]), key: None };
         let local: IpAddr = "127.0.0.1".parse().unwrap();
-        let (guard, rx) = routes.register(token, local);
+        let (guard, rx) = routes.register(auth.clone(), local);
         let (c, _l) = conn();
-        assert!(routes.deliver(Token([8; 16]), local, c).is_err());
+        let other = DataAuth { token: Token([8; 16]), key: None };
+        assert!(routes.deliver(&hello(&other), local, c).is_err());
         let (c, _l) = conn();
-        assert!(routes.deliver(token, "198.18.0.9".parse().unwrap(), c).is_err());
+        assert!(routes.deliver(&hello(&auth), "198.18.0.9".parse().unwrap(), c).is_err());
         let (c, _l) = conn();
-        assert!(routes.deliver(token, local, c).is_ok());
+        assert!(routes.deliver(&hello(&auth), local, c).is_ok());
         assert!(rx.try_recv().is_ok());
         drop(guard);
         let (c, _l) = conn();
-        assert_eq!(routes.deliver(token, local, c).err(), Some("unknown token"));
+        assert_eq!(routes.deliver(&hello(&auth), local, c).err(), Some("unknown token"));
     }
 }

@@ -3,15 +3,19 @@
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{SideMeasurement, TestSpec};
-use wire::{ErrorCode, Hello, Message, Rejection, Token};
+use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, Token};
 
+use super::record::Record;
 use super::routes::DataConn;
-use super::{Admission, Shared};
+use super::{quota, Admission, Handshaking, Shared};
+use crate::auth::{self, DataAuth};
 use crate::control::Control;
+use crate::limits::Policy;
 use crate::meter::Timeline;
 use crate::registry::{self, Data, Transport};
 use crate::side::{run_side, DataSocket, End, Job, Signals};
@@ -28,20 +32,38 @@ const PREPARE: Duration = Duration::from_secs(120);
 const WATCH: Duration = Duration::from_millis(100);
 
 /// Serves one control connection whose hello was already read.
-pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &Shared, mut slot: Admission) {
+/// `slot` is the test slot when taken before authentication (servers without keys); else
+/// `handshake` counts this connection until it has authenticated and taken a slot.
+pub(super) fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    hello: Hello,
+    shared: &Arc<Shared>,
+    (mut slot, handshake): (Option<Admission>, Option<Handshaking>),
+) {
     let local = stream.local_addr().map(|a| a.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let mut ctrl = Control::new(stream);
-    let mut test = None;
-    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, &mut test)) {
-        Ok(()) => tracing::info!("{peer}: finished {}", test.unwrap_or("test")),
+    let mut rec = Record::new(peer);
+    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, handshake, &mut rec)) {
+        Ok(()) => rec.log("finished", None),
         Err(Failure::Refused(r)) => {
-            let what = test.map(|t| format!(" {t}")).unwrap_or_default();
-            tracing::info!("{peer}: refused{what}: {r}");
             // Free the slot before the client hears why, so that its next attempt is admitted.
-            slot.release();
-            let _ = ctrl.send(&Message::Error(r));
+            if let Some(s) = slot.as_mut() {
+                s.release();
+            }
+            let _ = ctrl.send(&Message::Error(r.clone()));
+            rec.log("refused", Some(&r.to_string()));
         }
-        Err(Failure::Lost(e)) => tracing::info!("{peer}: {} failed: {e}", test.unwrap_or("test")),
+        Err(Failure::Unauthenticated(why)) => {
+            if let Some(s) = slot.as_mut() {
+                s.release();
+            }
+            if let Some(r) = why.tell {
+                let _ = ctrl.send(&Message::Error(r));
+            }
+            rec.log("refused", Some(&why.reason));
+        }
+        Err(Failure::Lost(e)) => rec.log("failed", Some(&e.to_string())),
     }
 }
 
@@ -49,6 +71,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, hello: Hello, shared: &
 enum Failure {
     /// Tell the client why.
     Refused(Rejection),
+    /// Authentication failed or never came.
+    Unauthenticated(auth::Unauthenticated),
     /// The client is gone or broke the protocol; nothing more to say.
     Lost(Error),
 }
@@ -70,28 +94,34 @@ fn run(
     ctrl: &mut Control,
     (peer, local): (SocketAddr, IpAddr),
     hello: Hello,
-    shared: &Shared,
-    (slot, test): (&mut Admission, &mut Option<&'static str>),
+    shared: &Arc<Shared>,
+    (slot, handshake, rec): (&mut Option<Admission>, Option<Handshaking>, &mut Record),
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
-    ctrl.send_hello(&Hello::server(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
-    protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
+    let (client, policy) = authenticate(ctrl, hello, shared, rec)?;
+    drop(handshake);
+    if slot.is_none() {
+        *slot = Some(shared.try_admit().ok_or_else(|| Failure::Refused(super::busy()))?);
+    }
     let spec = match ctrl.recv_by(Instant::now() + timeout)? {
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         Message::ThirdParty(req) => {
-            *test = Some("third-party test");
-            super::third_party::serve(ctrl, req, shared, slot)?;
+            rec.test = Some("third-party");
+            super::third_party::serve(ctrl, req, (shared, &policy), slot.as_mut())?;
             linger(ctrl);
             return Ok(());
         }
         other => return Err(out_of_state(&other, "setup")),
     };
-    *test = Some(spec.test.id());
+    rec.test = Some(spec.test.id());
+    crate::limits::check_policy(&spec, &policy).map_err(Failure::Refused)?;
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
     check_congestion(&spec)?;
     crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
+    let _running = admit(&policy, peer.ip(), shared)?;
     let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
-    let (_route, rx) = shared.routes.register(token, peer.ip());
+    let auth = DataAuth { token, key: client.session };
+    let (_route, rx) = shared.routes.register(auth.clone(), peer.ip());
     let ty = registry::of(spec.test);
     let udp = ty.transport() == Transport::Udp;
     let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
@@ -103,7 +133,7 @@ fn run(
             let deadline = Instant::now() + timeout;
             let bufs = Buffers { sndbuf: spec.remote_sndbuf, rcvbuf: spec.remote_rcvbuf };
             let gone = || ctrl.peer_gone();
-            Data::Udp(udp_flow::await_hellos(udp_socks, token, peer.ip(), deadline, &spec, bufs, &gone)?)
+            Data::Udp(udp_flow::await_hellos(udp_socks, &auth, peer.ip(), deadline, &spec, bufs, &gone)?)
         }
         Transport::TcpPerTransaction => Data::Accept(forward(rx)),
         Transport::TcpConnections => {
@@ -114,11 +144,70 @@ fn run(
     await_start(ctrl, &data, Instant::now() + timeout.max(PREPARE))?;
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
-    let side = measure(ctrl, &spec, jobs, shared)?;
+    let side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
+    rec.measured(&side);
     ctrl.send(&Message::Results { side: Box::new(protocol::report(side)) })?;
-    slot.release();
+    if let Some(s) = slot.as_mut() {
+        s.release();
+    }
     linger(ctrl);
     Ok(())
+}
+
+/// Answers the hello, checks the version, and authenticates: who the client is and the
+/// policy its tests fall under.
+fn authenticate(
+    ctrl: &mut Control,
+    hello: Hello,
+    shared: &Shared,
+    rec: &mut Record,
+) -> Result<(auth::Peer, Policy), Failure> {
+    let ns = netio::random_bytes::<32>().map_err(|e| internal(&format!("reading the OS RNG: {e}")))?;
+    ctrl.send_hello(&Hello::server(ns))?;
+    protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
+    let HelloKind::Control { nonce: nc } = hello.kind else {
+        return Err(internal("not a control hello"));
+    };
+    let ring = shared.cfg.keys.as_ref().map(|k| k.current());
+    let deadline = Instant::now() + shared.cfg.handshake_timeout;
+    let client = auth::server(ctrl, ring.as_deref(), (&nc, &ns), deadline).map_err(|why| {
+        rec.key = why.key_id.as_ref().map(|i| i.to_string());
+        Failure::Unauthenticated(why)
+    })?;
+    rec.key = client.key_id.as_ref().map(|i| i.to_string());
+    let policy = match &ring {
+        Some(ring) if client.key_id.is_some() => ring.class(&client.class),
+        _ => shared.cfg.anonymous.clone(),
+    };
+    Ok((client, policy))
+}
+
+/// Counts the test against its class: concurrent tests and tests per minute from `ip`.
+fn admit(policy: &Policy, ip: IpAddr, shared: &Shared) -> Result<quota::RunningSlot, Failure> {
+    let refuse = |message: String, retry: Duration| {
+        Failure::Refused(Rejection {
+            code: ErrorCode::Limit,
+            message,
+            field: None,
+            retry_after_ms: Some(retry.as_millis() as u64),
+        })
+    };
+    let Some(running) = shared.running.try_start(&policy.class, policy.max_concurrent) else {
+        let n = policy.max_concurrent.unwrap_or(0);
+        let msg = format!("a test beyond {n} at a time exceeds {} (max-concurrent {n})", policy.whose());
+        return Err(refuse(msg, Duration::from_secs(1)));
+    };
+    if let Some(n) = policy.tests_per_minute {
+        if let Err(wait) = shared.per_minute.take(&policy.class, ip, n, Instant::now()) {
+            let msg = format!(
+                "a test beyond {n} a minute from {ip} exceeds {} (tests-per-minute {n}); next in {:.0} s",
+                policy.whose(),
+                wait.as_secs_f64().ceil()
+            );
+            return Err(refuse(msg, wait));
+        }
+    }
+    Ok(running)
 }
 
 /// `tcp-stream, 2 streams, 10 s`: what a log line says of an accepted test.
@@ -246,10 +335,10 @@ fn measure(
     ctrl: &mut Control,
     spec: &TestSpec,
     jobs: Vec<Job>,
-    shared: &Shared,
+    max_ms: u64,
 ) -> Result<SideMeasurement, Failure> {
     let signals = Signals::default();
-    let timeline = Timeline::new(spec, Instant::now(), shared.cfg.limits.max_duration_ms);
+    let timeline = Timeline::new(spec, Instant::now(), max_ms);
     let (spec2, sig2) = (spec.clone(), signals.clone());
     let worker =
         std::thread::spawn(move || run_side(jobs, &spec2, spec2.cpu_remote, timeline, &sig2, &mut |_| {}));

@@ -13,6 +13,7 @@ use wire::{ErrorCode, Message, Rejection};
 use super::{Admission, Shared};
 use crate::client::{resolve, ClientOptions, Quiet};
 use crate::control::Control;
+use crate::limits::Policy;
 use crate::stop::StopFlag;
 use crate::{protocol, Error};
 
@@ -24,21 +25,25 @@ const MAX_HOST_LEN: usize = 253;
 
 /// Runs the third-party test `req` for the client on `ctrl`. The server's test slot is freed
 /// first (A measures as a client, and B may be A itself: its loop-back baseline); at most
-/// `max_concurrent` third-party tests run at once.
+/// `max_concurrent` third-party tests run at once. The asking client's key class (`policy`)
+/// limits the test as it would its own; A reaches B as an anonymous client.
 pub(super) fn serve(
     ctrl: &mut Control,
     req: ThirdPartyRequest,
-    shared: &Shared,
-    slot: &mut Admission,
+    (shared, policy): (&Shared, &Policy),
+    slot: Option<&mut Admission>,
 ) -> Result<(), Error> {
     if !shared.cfg.allow_third_party {
         return Err(Error::Rejected(Rejection::new(ErrorCode::Unsupported, OFF)));
     }
     let spec = protocol::spec(req.spec).map_err(Error::Rejected)?;
+    crate::limits::check_policy(&spec, policy).map_err(Error::Rejected)?;
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Error::Rejected)?;
     check_target(&req.to_host, req.to_port)?;
     let _running = Running::take(shared)?;
-    slot.release();
+    if let Some(slot) = slot {
+        slot.release();
+    }
     let opts = ClientOptions {
         host: req.to_host,
         port: req.to_port,
@@ -46,6 +51,7 @@ pub(super) fn serve(
         family: None,
         timeout: shared.cfg.handshake_timeout,
         busy_wait: std::time::Duration::ZERO,
+        key: None,
     };
     let same_host = resolve(&opts).map(same_host).unwrap_or(false);
     let stop = StopFlag::new();

@@ -27,6 +27,18 @@ pub fn hello(addr: SocketAddr, version: u16) -> TcpStream {
     s
 }
 
+/// A control connection that exchanged hellos and authenticated anonymously (a server
+/// without keys), ready for frames.
+pub fn authed(addr: SocketAddr) -> TcpStream {
+    let mut s = hello(addr, wire::PROTOCOL_VERSION);
+    s.write_all(&wire::auth::ClientAuth::Anonymous.encode()).expect("send auth");
+    let mut buf = [0u8; wire::auth::SERVER_AUTH_LEN];
+    s.read_exact(&mut buf).expect("read the server's auth answer");
+    let reply = wire::auth::ServerAuth::decode(&buf).expect("an auth answer");
+    assert_eq!(reply.status, wire::auth::Status::Ok);
+    s
+}
+
 /// One length-prefixed control message.
 pub fn read_message(s: &mut TcpStream) -> Message {
     let mut len = [0u8; 4];

@@ -51,6 +51,9 @@ pub enum ErrorCode {
     OutOfState,
     /// Something failed on the server (socket error, thread spawn).
     Internal,
+    /// The request exceeds the server's policy for this client (its key class, or the
+    /// anonymous limits): duration, rate, streams, concurrent tests, tests per minute.
+    Limit,
 }
 
 impl ErrorCode {
@@ -65,6 +68,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::OutOfState => "out-of-state",
             ErrorCode::Internal => "internal",
+            ErrorCode::Limit => "limit",
         }
     }
 }

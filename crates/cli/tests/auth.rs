@@ -1,0 +1,204 @@
+//! End to end: `tcplab keygen`, a keyed `tcplab server`, clients with and without the key,
+//! the limits of key classes and anonymous clients, and the server run as a daemon with a
+//! pidfile, a log file and SIGHUP re-reading its keys.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use support::{command, stderr, tcplab, ServerProc};
+
+/// A new key file from `tcplab keygen` in `dir`.
+fn keygen(dir: &Path, id: &str, class: Option<&str>) -> PathBuf {
+    let path = dir.join(format!("{id}.key"));
+    let mut args = vec!["keygen", "--id", id, "-o", path.to_str().unwrap()];
+    if let Some(c) = class {
+        args.extend(["--class", c]);
+    }
+    let out = tcplab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    path
+}
+
+/// The `key …` line of a key file.
+fn key_line(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap().lines().find(|l| l.starts_with("key ")).unwrap().to_string()
+}
+
+/// A keys file (mode 0600) holding `lines`.
+fn keys_file(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+fn client(port: &str, test: &str, key: Option<&Path>, extra: &[&str]) -> Output {
+    let mut args = vec![test, "127.0.0.1", "-p", port, "-i", "0", "--no-store"];
+    if !extra.contains(&"-t") {
+        args.extend(["-t", "0.3"]);
+    }
+    if let Some(k) = key {
+        args.extend(["--key-file", k.to_str().unwrap()]);
+    }
+    args.extend_from_slice(extra);
+    tcplab(&args)
+}
+
+/// The one `error:` line of a failed client.
+fn error_line(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    let errors: Vec<String> =
+        stderr(out).lines().filter(|l| l.starts_with("error:")).map(String::from).collect();
+    assert_eq!(errors.len(), 1, "{}", stderr(out));
+    errors[0].clone()
+}
+
+#[test]
+fn the_right_key_runs_stream_and_udp_and_others_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = keygen(dir.path(), "alice", None);
+    let mallory = keygen(dir.path(), "mallory", None);
+    let keys = keys_file(dir.path(), "keys", &[key_line(&alice)]);
+    let srv = ServerProc::start(&["--keys", keys.to_str().unwrap()]);
+    let port = srv.port();
+    for (test, extra) in [("stream", vec![]), ("udp", vec!["-b", "10M"])] {
+        let out = client(&port, test, Some(&alice), &extra);
+        assert!(out.status.success(), "{test}: {}", stderr(&out));
+    }
+    let wrong = error_line(&client(&port, "stream", Some(&mallory), &[]));
+    assert!(wrong.contains("authentication failed") && wrong.contains("'mallory'"), "{wrong}");
+    let none = error_line(&client(&port, "stream", None, &[]));
+    assert!(none.contains("authentication required"), "{none}");
+    // The same key from the environment.
+    let line = key_line(&alice);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let env = command()
+        .env("TCPLAB_KEY", format!("alice:{}", words[2]))
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(env.status.success(), "{}", stderr(&env));
+    let log = wait_for(|| srv.log(), "refused - key=mallory");
+    assert!(log.contains("finished tcp-stream key=alice"), "{log}");
+    assert!(log.contains("refused - key=anonymous") && log.contains("authentication required"), "{log}");
+    assert!(!log.contains(words[2]), "a secret in the log");
+}
+
+#[test]
+fn a_key_against_a_server_without_keys_is_told_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = keygen(dir.path(), "alice", None);
+    let srv = ServerProc::start(&[]);
+    let e = error_line(&client(&srv.port(), "stream", Some(&alice), &[]));
+    assert!(e.contains("does not use keys") && e.contains("--key-file"), "{e}");
+}
+
+#[test]
+fn limits_of_a_key_class_and_of_anonymous_clients_name_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = keygen(dir.path(), "lab1", Some("lab"));
+    let class = "class lab max-duration=1 max-streams=2 max-rate=10M tests-per-minute=2".to_string();
+    let keys = keys_file(dir.path(), "keys", &[class, key_line(&lab)]);
+    let srv = ServerProc::start(&["--keys", keys.to_str().unwrap()]);
+    let port = srv.port();
+    let refusals = [
+        ("stream", vec!["-t", "5"], "max-duration 1 s"),
+        ("stream", vec!["-P", "4"], "max-streams 2"),
+        ("udp", vec!["-b", "50M"], "max-rate 10.0 Mbit/s"),
+        ("udp", vec!["-b", "0"], "max-rate 10.0 Mbit/s"),
+    ];
+    for (test, extra, want) in &refusals {
+        let e = error_line(&client(&port, test, Some(&lab), extra));
+        assert!(e.contains(want) && e.contains("key class 'lab'"), "{extra:?}: {e}");
+    }
+    for _ in 0..2 {
+        let ok = client(&port, "stream", Some(&lab), &[]);
+        assert!(ok.status.success(), "{}", stderr(&ok));
+    }
+    let e = error_line(&client(&port, "stream", Some(&lab), &[]));
+    assert!(e.contains("tests-per-minute 2"), "{e}");
+    // Anonymous clients of a server without keys: the --anon-* flags.
+    let anon =
+        ServerProc::start(&["--anon-max-duration", "1", "--anon-max-streams", "1", "--anon-max-rate", "1M"]);
+    for (test, extra, want) in [
+        ("stream", vec!["-t", "2"], "max-duration 1 s"),
+        ("stream", vec!["-P", "2"], "max-streams 1"),
+        ("udp", vec!["-b", "2M"], "max-rate 1.00 Mbit/s"),
+    ] {
+        let e = error_line(&client(&anon.port(), test, None, &extra));
+        assert!(e.contains(want) && e.contains("anonymous clients"), "{extra:?}: {e}");
+    }
+}
+
+/// Polls `read` until its text contains `want` (at most 10 s); returns the last text.
+fn wait_for(read: impl Fn() -> String, want: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = read();
+        if text.contains(want) || Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal(sig: &str, pid: &str) {
+    assert!(Command::new("kill").args([sig, pid]).status().unwrap().success());
+}
+
+#[test]
+fn a_daemon_writes_its_pidfile_and_log_and_sighup_reloads_the_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (alice, bob) = (keygen(dir.path(), "alice", None), keygen(dir.path(), "bob", None));
+    let keys = keys_file(dir.path(), "keys", &[key_line(&alice)]);
+    let (pidfile, logfile) = (dir.path().join("server.pid"), dir.path().join("server.log"));
+    let daemon = |extra: &[&str]| {
+        let mut args = vec!["server", "-B", "127.0.0.1", "-p", "0", "--daemon"];
+        args.extend(["--keys", keys.to_str().unwrap(), "--pidfile", pidfile.to_str().unwrap()]);
+        args.extend(["--logfile", logfile.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        tcplab(&args)
+    };
+    let started = daemon(&[]);
+    assert!(started.status.success(), "{}", stderr(&started));
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let log = || std::fs::read_to_string(&logfile).unwrap_or_default();
+    let text = wait_for(log, "listening on");
+    let port = text.split("listening on ").nth(1).unwrap().split([' ', ')']).next().unwrap();
+    let port = port.rsplit(':').next().unwrap().to_string();
+    // A second daemon with the same pidfile is refused while the first runs.
+    let again = daemon(&[]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("is a server already running"), "{}", stderr(&again));
+    assert!(client(&port, "stream", Some(&alice), &[]).status.success());
+    assert!(!client(&port, "stream", Some(&bob), &[]).status.success(), "bob is not in the keys yet");
+    // SIGHUP with bob added: bob gets in.
+    std::fs::write(&keys, format!("{}\n{}\n", key_line(&alice), key_line(&bob))).unwrap();
+    signal("-HUP", &pid);
+    wait_for(log, "re-read");
+    let out = client(&port, "stream", Some(&bob), &[]);
+    assert!(out.status.success(), "after SIGHUP: {}", stderr(&out));
+    // A broken file keeps the old keys and logs one error line.
+    std::fs::write(&keys, "key bob not-a-secret\n").unwrap();
+    signal("-HUP", &pid);
+    let text = wait_for(log, "keeping the old keys");
+    assert_eq!(text.lines().filter(|l| l.contains("keeping the old keys")).count(), 1, "{text}");
+    assert!(text.contains("line 1"), "the error names the line: {text}");
+    assert!(client(&port, "stream", Some(&bob), &[]).status.success(), "bob kept");
+    let text = log();
+    assert!(text.contains("finished tcp-stream key=bob"), "{text}");
+    assert!(text.contains("refused - key=bob"), "{text}");
+    // SIGTERM: the server exits and removes its pidfile.
+    signal("-TERM", &pid);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pidfile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!pidfile.exists(), "the pidfile outlived the server");
+}

@@ -1,0 +1,48 @@
+//! Process control for `tcplab server --daemon`: spawning a child in a session of its own
+//! (detached from the terminal) and asking whether a process id is alive.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+
+/// Spawns `cmd` as the leader of a new session (`setsid` between fork and exec), so it has no
+/// controlling terminal and outlives the shell that started it.
+pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
+    // SAFETY: the closure runs between fork and exec and calls only setsid, which is
+    // async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    cmd.spawn()
+}
+
+/// Whether a process with id `pid` exists (signal 0: permission errors count as alive).
+pub fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_a_reaped_child_is_not() {
+        assert!(alive(std::process::id()));
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!alive(pid));
+        assert!(!alive(0));
+    }
+}
