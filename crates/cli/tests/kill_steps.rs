@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Stdio;
@@ -97,6 +97,7 @@ fn drive_test(port: u16, upto: Step, spec: &TestSpec) -> Driven {
     if upto == Step::Hello {
         return d;
     }
+    anonymous(&mut d.raw);
     let setup = Message::Setup { spec: engine::protocol::request(spec) }.encode().unwrap();
     d.raw.write_all(&setup[..setup.len() / 2]).unwrap();
     if upto == Step::MidSetup {
@@ -112,7 +113,7 @@ fn drive_test(port: u16, upto: Step, spec: &TestSpec) -> Driven {
         return d;
     }
     let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    conn.write_all(&Hello::data(token, 0).encode()).unwrap();
+    conn.write_all(&wire::DataHello::new(token, 0, [0; wire::auth::TAG_LEN]).encode()).unwrap();
     d.data.push(conn);
     assert_eq!(recv(ctrl), Message::Ready {});
     if upto == Step::Ready {
@@ -133,6 +134,14 @@ fn drive_test(port: u16, upto: Step, spec: &TestSpec) -> Driven {
     ctrl.send(&Message::Stop { reason: "kill-steps harness".into() }).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     d
+}
+
+/// Authenticates anonymously (the server has no keys) right after the hellos.
+fn anonymous(raw: &mut TcpStream) {
+    raw.write_all(&wire::auth::ClientAuth::Anonymous.encode()).unwrap();
+    let mut reply = [0u8; wire::auth::SERVER_AUTH_LEN];
+    raw.read_exact(&mut reply).unwrap();
+    assert_eq!(wire::auth::ServerAuth::decode(&reply).unwrap().status, wire::auth::Status::Ok);
 }
 
 fn recv(ctrl: &mut Control) -> Message {

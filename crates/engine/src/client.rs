@@ -193,20 +193,7 @@ impl Session<'_> {
         self.same_host =
             stream.local_addr().map(|l| l.ip() == addr.ip() || addr.ip().is_loopback()).unwrap_or(false);
         let mut ctrl = Control::client(stream);
-        let nc =
-            netio::random_bytes::<32>().map_err(|source| Error::Io { what: "reading the OS RNG", source })?;
-        ctrl.send_hello(&Hello::control(nc))?;
-        let hello = ctrl.recv_hello(self.opts.timeout).map_err(|e| match e {
-            Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
-            other => other,
-        })?;
-        protocol::check_server_hello(&hello, addr)?;
-        let HelloKind::Server { nonce: ns } = hello.kind else {
-            return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
-        };
-        let deadline = Instant::now() + self.opts.timeout;
-        let key =
-            crate::auth::client(&mut ctrl, self.opts.key.as_ref(), (&nc, &ns), deadline, &addr.to_string())?;
+        let key = handshake(&mut ctrl, addr, self.opts.key.as_ref(), self.opts.timeout)?;
         Ok((ctrl, key))
     }
 
@@ -359,4 +346,26 @@ fn wait_results(ctrl: &mut Control) -> Result<SideMeasurement, Error> {
             other => tracing::debug!("ignoring {} while waiting for results", other.name()),
         }
     }
+}
+
+/// Exchanges hellos on a fresh control connection to `addr` and authenticates (with `key`, or
+/// anonymously); the session key when keyed.
+pub(crate) fn handshake(
+    ctrl: &mut Control,
+    addr: SocketAddr,
+    key: Option<&ClientKey>,
+    timeout: Duration,
+) -> Result<Option<wire::auth::SessionKey>, Error> {
+    let nc =
+        netio::random_bytes::<32>().map_err(|source| Error::Io { what: "reading the OS RNG", source })?;
+    ctrl.send_hello(&Hello::control(nc))?;
+    let hello = ctrl.recv_hello(timeout).map_err(|e| match e {
+        Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
+        other => other,
+    })?;
+    protocol::check_server_hello(&hello, addr)?;
+    let HelloKind::Server { nonce: ns } = hello.kind else {
+        return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
+    };
+    crate::auth::client(ctrl, key, (&nc, &ns), Instant::now() + timeout, &addr.to_string())
 }

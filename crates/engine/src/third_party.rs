@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use results::{HostInfo, Status, TestError, TestResult, TestSpec, ThirdParty};
 use wire::ctrl::{ThirdPartyReport, ThirdPartyRequest, ThirdPartyStatus};
-use wire::{Hello, Message};
+use wire::Message;
 
 use crate::client::{resolve, ClientOptions};
 use crate::control::Control;
@@ -67,7 +67,7 @@ pub fn run(ends: &Ends, spec: &TestSpec, stop: &StopFlag) -> (TestResult, Option
 fn ask(ends: &Ends, spec: &TestSpec, stop: &StopFlag) -> Result<Box<ThirdPartyReport>, Error> {
     crate::limits::validate(spec, &crate::limits::Limits::default()).map_err(Error::Rejected)?;
     let addr = resolve(&ends.from)?;
-    let mut ctrl = connect(addr, ends.from.timeout)?;
+    let mut ctrl = connect(addr, &ends.from)?;
     let req = ThirdPartyRequest {
         spec: protocol::request(spec),
         to_host: ends.to_host.clone(),
@@ -83,16 +83,11 @@ fn ask(ends: &Ends, spec: &TestSpec, stop: &StopFlag) -> Result<Box<ThirdPartyRe
     }
 }
 
-fn connect(addr: SocketAddr, timeout: Duration) -> Result<Control, Error> {
-    let stream = TcpStream::connect_timeout(&addr, timeout)
+fn connect(addr: SocketAddr, from: &ClientOptions) -> Result<Control, Error> {
+    let stream = TcpStream::connect_timeout(&addr, from.timeout)
         .map_err(|source| Error::Connect { addr: addr.to_string(), source })?;
     let mut ctrl = Control::client(stream);
-    ctrl.send_hello(&Hello::control(netio::random_bytes::<32>().unwrap_or([0; 32])))?;
-    let hello = ctrl.recv_hello(timeout).map_err(|e| match e {
-        Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
-        other => other,
-    })?;
-    protocol::check_server_hello(&hello, addr)?;
+    crate::client::handshake(&mut ctrl, addr, from.key.as_ref(), from.timeout)?;
     Ok(ctrl)
 }
 
