@@ -180,8 +180,39 @@ pub fn test_kind(s: &str) -> Result<results::TestKind, String> {
         .ok_or_else(|| format!("unknown test type '{s}' (known: {})", engine::registry::names().join(", ")))
 }
 
+/// `HOST[:PORT]`, `[V6]:PORT` or a bare IPv6 address; `default_port` when none is given.
+pub fn host_port(s: &str, default_port: u16) -> anyhow::Result<(String, u16)> {
+    let bad = || anyhow::anyhow!("--iperf3 {s:?}: expected HOST[:PORT] (IPv6 as [ADDR]:PORT)");
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').ok_or_else(bad)?;
+        let port = match tail.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| bad())?,
+            None if tail.is_empty() => default_port,
+            None => return Err(bad()),
+        };
+        return Ok((host.to_string(), port));
+    }
+    match s.split_once(':') {
+        _ if s.is_empty() => Err(bad()),
+        Some((host, port)) if !port.contains(':') => Ok((host.to_string(), port.parse().map_err(|_| bad())?)),
+        _ => Ok((s.to_string(), default_port)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn host_port_forms() {
+        let hp = |s| super::host_port(s, 5201).ok();
+        assert_eq!(hp("h"), Some(("h".into(), 5201)));
+        assert_eq!(hp("h:7"), Some(("h".into(), 7)));
+        assert_eq!(hp("[::1]:7"), Some(("::1".into(), 7)));
+        assert_eq!(hp("[::1]"), Some(("::1".into(), 5201)));
+        assert_eq!(hp("::1"), Some(("::1".into(), 5201)));
+        assert_eq!(hp("h:x"), None);
+        assert_eq!(hp(""), None);
+    }
+
     use super::*;
 
     #[test]

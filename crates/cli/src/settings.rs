@@ -26,8 +26,15 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         Some(_) if !client.host().is_empty() => {
             bail!("--path runs its own server across the emulated link; drop HOST")
         }
+        Some(_) if client.iperf3.is_some() => bail!("--path runs its own server; drop --iperf3"),
         Some(p) => Target::Path(p),
-        None => Target::Remote(client_options(client)),
+        None => match &client.iperf3 {
+            Some(spec) => {
+                let (host, port) = crate::parse::host_port(spec, engine::iperf3::DEFAULT_PORT)?;
+                Target::Iperf3(ClientOptions { host, port, ..client_options(client) })
+            }
+            None => Target::Remote(client_options(client)),
+        },
     };
     Ok(Config {
         target,

@@ -107,6 +107,20 @@ pub fn run_test(
         std::thread::sleep(Duration::from_millis(100));
         outcome = session.run(&mut out);
     }
+    conclude(&mut out, spec, outcome, stop, session.same_host);
+    let host = session.host.take();
+    (out, host)
+}
+
+/// Completes `out` after a test's session ended with `outcome`: status and error, the
+/// summary of whatever both ends measured, verification and warnings.
+pub(crate) fn conclude(
+    out: &mut TestResult,
+    spec: &TestSpec,
+    outcome: Result<(), Error>,
+    stop: &StopFlag,
+    same_host: bool,
+) {
     if let Err(e) = outcome {
         out.status = if matches!(e, Error::Interrupted) { Status::Interrupted } else { Status::Failed };
         out.error = Some(TestError { code: e.code().into(), message: e.to_string() });
@@ -120,12 +134,10 @@ pub fn run_test(
         out.error = Some(TestError { code: "verification".into(), message });
     }
     let local_host = netio::host::host_info();
-    let cx = WarnContext { same_host: session.same_host, local_host: &local_host };
+    let cx = WarnContext { same_host, local_host: &local_host };
     if out.status == Status::Completed {
         out.warnings = warnings(spec, &out.summary, &out.local, out.remote.as_ref(), cx);
     }
-    let host = session.host.take();
-    (out, host)
 }
 
 struct Session<'a> {

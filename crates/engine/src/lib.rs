@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod control;
+pub mod iperf3;
 pub mod limits;
 pub mod meter;
 pub mod pacing;
@@ -64,6 +65,9 @@ pub enum Error {
     /// Stopped by the user.
     #[error("interrupted")]
     Interrupted,
+    /// This client cannot run what was asked against this kind of server (`--iperf3`).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// A rejection's message, with the field at fault and its flag: `… (cpu_remote, -A/--affinity)`.
@@ -90,6 +94,7 @@ impl Error {
             Error::PeerClosed => "peer-vanished",
             Error::Socket(_) => "socket-option",
             Error::Interrupted => "interrupted",
+            Error::Unsupported(_) => "unsupported",
         }
     }
 }

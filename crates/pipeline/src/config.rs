@@ -15,6 +15,8 @@ pub enum Target {
     Loopback,
     /// Client and server on the two sides of an emulated path, with a server of its own.
     Path(PathOptions),
+    /// A stock iperf3 server (`--iperf3 HOST[:PORT]`), driven with iperf3's protocol.
+    Iperf3(ClientOptions),
 }
 
 /// An emulated path (`--path` and its companions).

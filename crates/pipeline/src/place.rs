@@ -21,6 +21,8 @@ use crate::HANDSHAKE_TIMEOUT;
 pub const EMBEDDED: &str = "embedded";
 /// What an emulated path's server label starts with, before the path spec.
 const PATH_LABEL: &str = "path ";
+/// What an iperf3 server's label starts with, before `host:port`.
+const IPERF3_LABEL: &str = "iperf3 ";
 
 /// Where a run's tests went, as its archive row names it: `host:port`, `embedded` or
 /// `path SPEC`, and read back so that a resumed sweep goes to the same place.
@@ -46,6 +48,7 @@ impl Stored {
             Target::Remote(o) => format!("{}:{}", o.host, o.port),
             Target::Loopback => EMBEDDED.into(),
             Target::Path(p) => format!("{PATH_LABEL}{}", p.spec),
+            Target::Iperf3(o) => format!("{IPERF3_LABEL}{}:{}", o.host, o.port),
         }
     }
 
@@ -77,6 +80,7 @@ pub struct Place {
 #[derive(Debug)]
 enum Kind {
     Remote,
+    Iperf3,
     Embedded(ServerHandle),
     Emulated(Box<Session>),
 }
@@ -87,6 +91,7 @@ impl Place {
     pub fn start(target: &Target, busy_wait: Duration) -> Result<Place> {
         let (kind, opts) = match target {
             Target::Remote(opts) => (Kind::Remote, opts.clone()),
+            Target::Iperf3(opts) => (Kind::Iperf3, opts.clone()),
             Target::Loopback => {
                 // Four at once, as on an emulated path: `compare-cc --concurrent` runs its
                 // controls side by side.
@@ -158,7 +163,7 @@ impl Place {
     pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         match &self.kind {
             Kind::Emulated(s) => s.in_client(f),
-            Kind::Remote | Kind::Embedded(_) => Ok(f()),
+            Kind::Remote | Kind::Iperf3 | Kind::Embedded(_) => Ok(f()),
         }
     }
 
@@ -173,7 +178,11 @@ impl Place {
     ) -> Result<(TestResult, Option<HostInfo>)> {
         let session = match &self.kind {
             Kind::Emulated(s) => Some(s.as_ref()),
-            Kind::Remote | Kind::Embedded(_) => None,
+            Kind::Remote | Kind::Iperf3 | Kind::Embedded(_) => None,
+        };
+        let runner = match self.kind {
+            Kind::Iperf3 => engine::iperf3::run_test,
+            _ => engine::run_test,
         };
         let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
         let recording = match &self.trace {
@@ -182,7 +191,7 @@ impl Place {
         };
         let before = session.map(Session::report);
         let (mut r, host) = emulated::in_client(session, || {
-            crate::repeat::run(&self.opts, spec, confidence, observer, stop)
+            crate::repeat::run_with(runner, &self.opts, spec, confidence, observer, stop)
         })?;
         if let (Some(s), Some(before)) = (session, &before) {
             r.emu = Some(emulated::delta(&s.report(), before));
@@ -197,7 +206,7 @@ impl Place {
     /// during the run is an error here (the results measured are kept by the caller).
     pub fn finish(self) -> Result<Option<EmuReport>> {
         match self.kind {
-            Kind::Remote => Ok(None),
+            Kind::Remote | Kind::Iperf3 => Ok(None),
             Kind::Embedded(server) => {
                 server.shutdown();
                 Ok(None)
