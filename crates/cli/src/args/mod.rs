@@ -181,6 +181,9 @@ pub struct OutputArgs {
     /// NDJSON events (start / interval / end / error) as they happen.
     #[arg(long)]
     pub json_stream: bool,
+    /// One document at the end in iperf3's `-J` schema (first test of the run).
+    #[arg(long, conflicts_with_all = ["json", "json_stream"])]
+    pub iperf3_json: bool,
     /// Also write a self-contained HTML report of the results to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<std::path::PathBuf>,

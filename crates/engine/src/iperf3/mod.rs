@@ -33,6 +33,8 @@ use control::Ctrl;
 
 /// iperf3's default port.
 pub const DEFAULT_PORT: u16 = wire::iperf3::DEFAULT_PORT;
+/// The local measurement's section holding the test's cookie (iperf3's `-J` shows it).
+pub const COOKIE_SECTION: &str = "iperf3_cookie";
 /// How long the server may take to answer TEST_END with its results.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -97,7 +99,9 @@ impl Session<'_> {
             return Err(Error::Interrupted);
         }
         let (jobs, senders) = count_senders(ty.jobs(self.spec, End::Client, Data::Tcp(sockets))?);
-        self.measure(&mut ctrl, jobs, &senders, out)
+        let measured = self.measure(&mut ctrl, jobs, &senders, out);
+        out.local.sections.insert(COOKIE_SECTION.into(), cookie.as_str().into());
+        measured
     }
 
     fn expect(&self, ctrl: &mut Ctrl, want: State) -> Result<(), Error> {
