@@ -189,3 +189,58 @@ fn a_server_gone_mid_test_keeps_partial_results() {
         assert!(sent > 0, "{sig}: partial results lost: {t}");
     }
 }
+
+/// A peer that answers the cookie with the state byte `first`; with `over_long`, it goes on
+/// like an iperf3 server with one stream and sends a ~2 GB length where its results belong.
+/// Hand-made to break the protocol in ways a real iperf3 server does not.
+fn bad_peer(listener: std::net::TcpListener, first: u8, over_long: bool) {
+    use std::io::Write;
+    let (mut ctrl, _) = listener.accept().unwrap();
+    let mut cookie = [0u8; 37];
+    ctrl.read_exact(&mut cookie).unwrap();
+    ctrl.write_all(&[first]).unwrap();
+    if !over_long {
+        std::thread::sleep(Duration::from_millis(500));
+        return;
+    }
+    let mut len = [0u8; 4];
+    ctrl.read_exact(&mut len).unwrap();
+    let mut params = vec![0u8; u32::from_be_bytes(len) as usize];
+    ctrl.read_exact(&mut params).unwrap();
+    ctrl.write_all(&[0x0a]).unwrap();
+    let (mut data, _) = listener.accept().unwrap();
+    data.read_exact(&mut cookie).unwrap();
+    ctrl.write_all(&[0x01, 0x02]).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut data, &mut std::io::sink()));
+    let mut state = [0u8; 1];
+    ctrl.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 0x04, "TEST_END expected");
+    ctrl.write_all(&[0x0d]).unwrap();
+    ctrl.read_exact(&mut len).unwrap();
+    let mut results = vec![0u8; u32::from_be_bytes(len) as usize];
+    ctrl.read_exact(&mut results).unwrap();
+    ctrl.write_all(&[0x7f, 0, 0, 0]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+#[test]
+fn an_unknown_control_byte_and_an_over_long_results_frame_are_one_clear_error() {
+    for (first, over_long, said) in [
+        (0x07, false, "unexpected iperf3 control byte 0x07"),
+        (0x09, true, "exceeds the 16777216-byte limit"),
+    ] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let peer = std::thread::spawn(move || bad_peer(listener, first, over_long));
+        let out = stream(&addr, &["-t", "1"]);
+        peer.join().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(said) && err.trim().lines().count() == 1, "{err}");
+        if over_long {
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let sent: u64 = doc["tests"][0]["local"]["streams"].as_array().unwrap().iter().map(bytes).sum();
+            assert!(sent > 0, "partial results lost");
+        }
+    }
+}

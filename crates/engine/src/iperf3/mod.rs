@@ -105,7 +105,15 @@ impl Session<'_> {
     }
 
     fn expect(&self, ctrl: &mut Ctrl, want: State) -> Result<(), Error> {
-        let got = ctrl.recv_state(Instant::now() + self.opts.timeout, want.name())?;
+        let got = ctrl.recv_state(Instant::now() + self.opts.timeout, want.name()).map_err(|e| match e {
+            Error::PeerClosed => Error::Protocol {
+                detail: format!(
+                    "the server closed the connection before {} (not an iperf3 server?)",
+                    want.name()
+                ),
+            },
+            other => other,
+        })?;
         if got == want {
             return Ok(());
         }
