@@ -51,6 +51,8 @@ fn main() -> ExitCode {
             let message = output::error_message(&e);
             if cli.command.output().is_some_and(|o| o.json) {
                 output::emit(&pipeline::output::error_document("error", &message));
+            } else if cli.command.output().is_some_and(|o| o.iperf3_json) {
+                output::emit(&report::iperf3_json::error_document(&message));
             }
             eprintln!("error: {message}");
             ExitCode::from(2)

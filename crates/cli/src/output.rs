@@ -9,7 +9,9 @@ pub use pipeline::output::{emit, now_unix_ms};
 
 /// The format chosen by the flags.
 pub fn format_of(o: &OutputArgs) -> Format {
-    if o.json {
+    if o.iperf3_json {
+        Format::Iperf3Json
+    } else if o.json {
         Format::Json
     } else if o.json_stream {
         Format::JsonStream

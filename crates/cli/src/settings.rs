@@ -27,14 +27,22 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
             bail!("--path runs its own server across the emulated link; drop HOST")
         }
         Some(_) if client.from.is_some() => bail!("--from runs the test between two servers; drop --path"),
+        Some(_) if client.iperf3.is_some() => bail!("--path runs its own server; drop --iperf3"),
         Some(p) => Target::Path(p),
-        None => match &client.from {
-            Some((a, a_port)) => Target::ThirdParty(engine::third_party::Ends {
+        None => match (&client.from, &client.iperf3) {
+            (Some(_), Some(_)) => bail!("--from asks a tcplab server to run the test; drop --iperf3"),
+            (Some((a, a_port)), None) => Target::ThirdParty(engine::third_party::Ends {
                 from: remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT))?,
                 to_host: client.host().to_string(),
                 to_port: client.port,
             }),
-            None => Target::Remote(client_options(client)?),
+            (None, Some(spec)) => {
+                let (host, port) =
+                    crate::parse::host_port(spec).map_err(|e| anyhow::anyhow!("--iperf3: {e}"))?;
+                let port = port.unwrap_or(engine::iperf3::DEFAULT_PORT);
+                Target::Iperf3(ClientOptions { host, port, ..client_options(client)? })
+            }
+            (None, None) => Target::Remote(client_options(client)?),
         },
     };
     Ok(Config {

@@ -111,6 +111,14 @@ pub fn run_test(
         std::thread::sleep(Duration::from_millis(100));
         outcome = session.run(&mut out);
     }
+    conclude(&mut out, outcome, stop, session.same_host);
+    let host = session.host.take();
+    (out, host)
+}
+
+/// Completes `out` after a test's session ended with `outcome`: status and error, the
+/// summary of whatever both ends measured, verification and warnings.
+pub(crate) fn conclude(out: &mut TestResult, outcome: Result<(), Error>, stop: &StopFlag, same_host: bool) {
     if let Err(e) = outcome {
         out.status = if matches!(e, Error::Interrupted) { Status::Interrupted } else { Status::Failed };
         out.error = Some(TestError { code: e.code().into(), message: e.to_string() });
@@ -118,9 +126,7 @@ pub fn run_test(
     if stop.is_set() && out.status == Status::Completed {
         out.status = Status::Interrupted;
     }
-    finish(&mut out, session.same_host, &netio::host::host_info());
-    let host = session.host.take();
-    (out, host)
+    finish(out, same_host, &netio::host::host_info());
 }
 
 /// Sums up a measured result: summary, verification and warnings. `local_host` is the host

@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod client;
 pub mod control;
+pub mod iperf3;
 pub mod limits;
 pub mod meter;
 pub mod pacing;
@@ -69,6 +70,9 @@ pub enum Error {
     /// Authentication failed or was refused (no secret in the text).
     #[error("{detail}")]
     Auth { detail: String },
+    /// This client cannot run what was asked against this kind of server (`--iperf3`).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// A rejection's message, with the field at fault and its flag: `… (cpu_remote, -A/--affinity)`.
@@ -96,6 +100,7 @@ impl Error {
             Error::Socket(_) => "socket-option",
             Error::Interrupted => "interrupted",
             Error::Auth { .. } => "auth",
+            Error::Unsupported(_) => "unsupported",
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Target {
         /// The key the asking client shows each host (`--key-file`, `TCPLAB_KEY`).
         key: Option<engine::auth::ClientKey>,
     },
+    /// A stock iperf3 server (`--iperf3 HOST[:PORT]`), driven with iperf3's protocol.
+    Iperf3(ClientOptions),
 }
 
 /// An emulated path (`--path` and its companions).

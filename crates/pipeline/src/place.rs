@@ -25,6 +25,8 @@ const PATH_LABEL: &str = "path ";
 const FROM_LABEL: &str = " from ";
 /// What a mesh's server label starts with, before the inventory.
 pub const MESH_LABEL: &str = "mesh ";
+/// What an iperf3 server's label starts with, before `host:port`.
+const IPERF3_LABEL: &str = "iperf3 ";
 
 /// Where a run's tests went, as its archive row names it: `host:port`, `embedded` or
 /// `path SPEC`, and read back so that a resumed sweep goes to the same place.
@@ -55,6 +57,7 @@ impl Stored {
                 format!("{to}{FROM_LABEL}{from}")
             }
             Target::Mesh { inventory, .. } => format!("{MESH_LABEL}{inventory}"),
+            Target::Iperf3(o) => format!("{IPERF3_LABEL}{}:{}", o.host, o.port),
         }
     }
 
@@ -87,6 +90,7 @@ pub struct Place {
 #[derive(Debug)]
 enum Kind {
     Remote,
+    Iperf3,
     Embedded(ServerHandle),
     Emulated(Box<Session>),
     ThirdParty(engine::third_party::Ends),
@@ -99,6 +103,7 @@ impl Place {
     pub fn start(target: &Target, busy_wait: Duration) -> Result<Place> {
         let (kind, opts) = match target {
             Target::Remote(opts) => (Kind::Remote, opts.clone()),
+            Target::Iperf3(opts) => (Kind::Iperf3, opts.clone()),
             Target::Loopback => {
                 // Four at once, as on an emulated path: `compare-cc --concurrent` runs its
                 // controls side by side.
@@ -172,7 +177,7 @@ impl Place {
     pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         match &self.kind {
             Kind::Emulated(s) => s.in_client(f),
-            Kind::Remote | Kind::Embedded(_) | Kind::ThirdParty(_) | Kind::Mesh => Ok(f()),
+            Kind::Remote | Kind::Iperf3 | Kind::Embedded(_) | Kind::ThirdParty(_) | Kind::Mesh => Ok(f()),
         }
     }
 
@@ -189,7 +194,11 @@ impl Place {
             Kind::Emulated(s) => Some(s.as_ref()),
             Kind::ThirdParty(ends) => return Ok(crate::repeat::third_party(ends, spec, confidence, stop)),
             Kind::Mesh => anyhow::bail!("a mesh measures each of its cells as a third-party test"),
-            Kind::Remote | Kind::Embedded(_) => None,
+            Kind::Remote | Kind::Iperf3 | Kind::Embedded(_) => None,
+        };
+        let runner = match self.kind {
+            Kind::Iperf3 => engine::iperf3::run_test,
+            _ => engine::run_test,
         };
         let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
         let recording = match &self.trace {
@@ -198,7 +207,7 @@ impl Place {
         };
         let before = session.map(Session::report);
         let (mut r, host) = emulated::in_client(session, || {
-            crate::repeat::run(&self.opts, spec, confidence, observer, stop)
+            crate::repeat::run_with(runner, &self.opts, spec, confidence, observer, stop)
         })?;
         if let (Some(s), Some(before)) = (session, &before) {
             r.emu = Some(emulated::delta(&s.report(), before));
@@ -213,7 +222,7 @@ impl Place {
     /// during the run is an error here (the results measured are kept by the caller).
     pub fn finish(self) -> Result<Option<EmuReport>> {
         match self.kind {
-            Kind::Remote | Kind::ThirdParty(_) | Kind::Mesh => Ok(None),
+            Kind::Remote | Kind::Iperf3 | Kind::ThirdParty(_) | Kind::Mesh => Ok(None),
             Kind::Embedded(server) => {
                 server.shutdown();
                 Ok(None)

@@ -9,6 +9,10 @@ use results::{ConfidenceTarget, HostInfo, Status, TestResult, TestSpec};
 /// How long an iteration retries a server still busy with the previous one.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How one iteration runs: `engine::run_test` (a tcplab server) or `engine::iperf3::run_test`.
+pub type Runner =
+    fn(&ClientOptions, &TestSpec, &mut dyn Observer, &StopFlag) -> (TestResult, Option<HostInfo>);
+
 /// Runs `spec` once, or repeatedly until `target` is met. An iteration that fails or is
 /// interrupted ends the loop; the iterations completed before it are kept in the result,
 /// which then carries that iteration's status and error.
@@ -19,10 +23,22 @@ pub fn run(
     observer: &mut dyn Observer,
     stop: &StopFlag,
 ) -> (TestResult, Option<HostInfo>) {
-    let Some(target) = target else { return engine::run_test(opts, spec, observer, stop) };
+    run_with(engine::run_test, opts, spec, target, observer, stop)
+}
+
+/// [`run`] with each iteration run by `runner`.
+pub fn run_with(
+    runner: Runner,
+    opts: &ClientOptions,
+    spec: &TestSpec,
+    target: Option<&ConfidenceTarget>,
+    observer: &mut dyn Observer,
+    stop: &StopFlag,
+) -> (TestResult, Option<HostInfo>) {
+    let Some(target) = target else { return runner(opts, spec, observer, stop) };
     // The server frees its slot as it sends results; the next iteration may arrive first.
     let opts = &ClientOptions { busy_wait: opts.busy_wait.max(BUSY_WAIT), ..opts.clone() };
-    repeated(spec, target, &mut || engine::run_test(opts, spec, observer, stop))
+    repeated(spec, target, &mut || runner(opts, spec, observer, stop))
 }
 
 /// [`run`] for a third-party test: `ends.from` runs `spec` against `ends.to_*`.

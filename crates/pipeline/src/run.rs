@@ -253,6 +253,7 @@ impl Run {
             Format::Text if !end.text.is_empty() => emit(end.text.trim_end()),
             Format::Text => {}
             Format::Json => emit(&report::json::document(&end.run)),
+            Format::Iperf3Json => emit(&report::iperf3_json::document(&end.run)),
             Format::JsonStream => {
                 if let Some(e) = error {
                     self.live.error(e);

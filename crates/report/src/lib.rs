@@ -18,6 +18,7 @@ pub mod figures;
 pub mod findings;
 pub mod grid;
 pub mod html;
+pub mod iperf3_json;
 pub mod json;
 pub mod markdown;
 pub mod mesh;
@@ -47,4 +48,6 @@ pub enum Format {
     Json,
     /// One JSON event per line as things happen.
     JsonStream,
+    /// One document at the end in iperf3's `-J` schema ([`iperf3_json`]).
+    Iperf3Json,
 }

@@ -9,13 +9,14 @@
 //! ([`ctrl::TestRequest`], [`ctrl::Host`], [`ctrl::SideReport`]), not the archive's: this
 //! crate does not depend on `results`. UDP tests put a 16-byte [`udp::Header`] in front of
 //! every datagram. [`pcap`] holds the capture-file record format the link emulator writes.
-//! No I/O, no clock.
+//! [`iperf3`] is a separate codec for the iperf3 protocol. No I/O, no clock.
 #![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod ctrl;
 pub mod frame;
 pub mod hello;
+pub mod iperf3;
 pub mod pcap;
 pub mod udp;
 

@@ -161,11 +161,15 @@ impl ServerArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// Server host name or address (not with --path, which runs its own server).
-    #[arg(required_unless_present_any = ["path", "client"], default_value = "")]
+    #[arg(required_unless_present_any = ["path", "client", "iperf3"], default_value = "")]
     pub host: String,
     /// The server, as iperf3's `-c HOST` (the same as the HOST argument).
     #[arg(short = 'c', long = "client", value_name = "HOST", conflicts_with = "host")]
     pub client: Option<String>,
+    /// Drive a stock iperf3 server at HOST[:PORT] (port 5201 by default) with iperf3's
+    /// protocol instead of a tcplab server (stream tests).
+    #[arg(long, value_name = "HOST[:PORT]", conflicts_with_all = ["host", "client"])]
+    pub iperf3: Option<String>,
     /// Server control port.
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
@@ -203,6 +207,9 @@ pub struct OutputArgs {
     /// NDJSON events (start / interval / end / error) as they happen.
     #[arg(long)]
     pub json_stream: bool,
+    /// One document at the end in iperf3's `-J` schema (first test of the run).
+    #[arg(long, conflicts_with_all = ["json", "json_stream"])]
+    pub iperf3_json: bool,
     /// Also write a self-contained HTML report of the results to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<std::path::PathBuf>,

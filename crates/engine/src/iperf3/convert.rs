@@ -1,0 +1,173 @@
+//! tcplab values ↔ iperf3 documents: a test spec as parameters, this end's measurement as
+//! results, and the server's results as the remote measurement (what iperf3 does not report,
+//! such as system-wide CPU and TCP_INFO, stays absent).
+
+use results::{Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TestSpec};
+use wire::iperf3::{stream_id, Params, Results, StreamResults};
+
+/// iperf3's version this client announces (the oldest we test against, Debian's).
+pub const CLIENT_VERSION: &str = "3.12";
+/// Name of the remote measurement's section that holds what iperf3 reported about itself.
+pub const SECTION: &str = "iperf3";
+
+/// The parameter document for `spec`; refuses what iperf3 cannot express.
+pub fn params(spec: &TestSpec) -> Result<Params, String> {
+    if spec.omit_ms % 1000 != 0 {
+        return Err("--iperf3: iperf3 takes -O/--omit in whole seconds".into());
+    }
+    if spec.bytes_limit.is_some() && spec.direction != Direction::Forward {
+        return Err("--iperf3: -n works only client-to-server (iperf3's client ends the test)".into());
+    }
+    let secs = |ms: u64| i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
+    let int = |v: u32| Some(i64::from(v));
+    Ok(Params {
+        tcp: true,
+        omit: Some(secs(spec.omit_ms)),
+        time: Some(if spec.bytes_limit.is_some() {
+            0
+        } else {
+            secs(spec.duration_ms.saturating_sub(spec.omit_ms))
+        }),
+        num: Some(spec.bytes_limit.map_or(0, |b| i64::try_from(b).unwrap_or(i64::MAX))),
+        blockcount: Some(0),
+        MSS: spec.mss.and_then(int),
+        nodelay: spec.nodelay,
+        parallel: int(spec.parallel.max(1)),
+        reverse: spec.direction == Direction::Reverse,
+        bidirectional: spec.direction == Direction::Bidir,
+        window: spec.remote_sndbuf.or(spec.remote_rcvbuf).or(spec.sndbuf).or(spec.rcvbuf).and_then(int),
+        len: int(spec.send_len.max(spec.recv_len).max(1)),
+        bandwidth: (spec.rate_bps > 0).then(|| i64::try_from(spec.rate_bps).unwrap_or(i64::MAX)),
+        pacing_timer: Some(1000),
+        congestion: spec.congestion.clone(),
+        client_version: Some(CLIENT_VERSION.into()),
+        ..Params::default()
+    })
+}
+
+/// This end's results for the exchange: per stream the bytes of the measured window, and
+/// TCP retransmits of sending streams; CPU is the tcplab process's, as iperf3 reports its own.
+pub fn local_results(local: &SideMeasurement, congestion: Option<String>) -> Results {
+    let sends = local.streams.iter().any(|s| s.role == Role::Send);
+    let (user, system) = local.cpu.as_ref().filter(|c| c.window_s > 0.0).map_or((0.0, 0.0), |c| {
+        (100.0 * c.process.user_s / c.window_s, 100.0 * c.process.system_s / c.window_s)
+    });
+    Results {
+        cpu_util_total: user + system,
+        cpu_util_user: user,
+        cpu_util_system: system,
+        sender_has_retransmits: if sends { 1 } else { -1 },
+        congestion_used: congestion,
+        streams: local.streams.iter().map(|s| stream_results(s, local.measured_s)).collect(),
+        ..Results::default()
+    }
+}
+
+fn stream_results(s: &StreamStats, measured_s: f64) -> StreamResults {
+    let retransmits = match (s.role, &s.tcp) {
+        (Role::Send, Some(t)) => i64::try_from(t.retransmits).unwrap_or(i64::MAX),
+        _ => -1,
+    };
+    StreamResults {
+        id: stream_id(s.index),
+        bytes: s.bytes,
+        retransmits,
+        start_time: Some(0.0),
+        end_time: Some(measured_s),
+        ..StreamResults::default()
+    }
+}
+
+/// The server's side as a measurement: one stream per local stream (matched by id, role
+/// reversed), bytes as the server counted them; no CPU window and no TCP_INFO (iperf3 sends
+/// neither). What iperf3 said about its own process CPU is kept in the [`SECTION`] section.
+pub fn remote_measurement(local: &SideMeasurement, server: &Results) -> Result<SideMeasurement, String> {
+    let mut streams = Vec::with_capacity(local.streams.len());
+    for mine in &local.streams {
+        let id = stream_id(mine.index);
+        let theirs =
+            server.stream(id).ok_or_else(|| format!("the iperf3 server sent no results for stream {id}"))?;
+        let role = if mine.role == Role::Send { Role::Recv } else { Role::Send };
+        streams.push(counted(mine.index, role, theirs.bytes));
+    }
+    let measured_s = server.streams.iter().filter_map(|s| s.end_time).fold(0.0, f64::max);
+    let mut m = SideMeasurement {
+        measured_s: if measured_s > 0.0 { measured_s } else { local.measured_s },
+        streams,
+        ..SideMeasurement::default()
+    };
+    m.sections.insert(SECTION.into(), iperf3_section(server));
+    Ok(m)
+}
+
+/// A stream known only by its byte count.
+fn counted(index: u32, role: Role, bytes: u64) -> StreamStats {
+    StreamStats {
+        index,
+        role,
+        bytes,
+        bytes_total: bytes,
+        calls: 0,
+        transactions: 0,
+        socket: SocketReport::default(),
+        tcp: None,
+        placement: Placement::default(),
+        udp: None,
+    }
+}
+
+fn iperf3_section(server: &Results) -> serde_json::Value {
+    serde_json::json!({
+        "process_cpu_total_pct": server.cpu_util_total,
+        "process_cpu_user_pct": server.cpu_util_user,
+        "process_cpu_system_pct": server.cpu_util_system,
+        "congestion_used": server.congestion_used,
+        "note": "CPU of the iperf3 server process as iperf3 reports it; not system-wide",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reverse_spec_becomes_iperf3_parameters() {
+        let spec = TestSpec {
+            duration_ms: 3000,
+            omit_ms: 1000,
+            parallel: 2,
+            direction: Direction::Reverse,
+            send_len: 65536,
+            recv_len: 65536,
+            nodelay: true,
+            ..TestSpec::new(results::TestKind::TcpStream)
+        };
+        let p = params(&spec).unwrap();
+        assert_eq!((p.time, p.omit, p.parallel, p.len), (Some(2), Some(1), Some(2), Some(65536)));
+        assert!(p.reverse && p.nodelay && p.tcp && p.bandwidth.is_none());
+        let half = TestSpec { omit_ms: 500, ..spec.clone() };
+        assert!(params(&half).is_err());
+        let counted = TestSpec { bytes_limit: Some(1 << 20), ..spec };
+        assert!(params(&counted).is_err());
+    }
+
+    #[test]
+    fn server_results_become_the_remote_side_by_stream_id() {
+        let stream = |index, role| counted(index, role, 100);
+        let local = SideMeasurement {
+            measured_s: 1.0,
+            streams: vec![stream(0, Role::Send), stream(1, Role::Recv)],
+            ..SideMeasurement::default()
+        };
+        let server = Results::decode(br#"{"cpu_util_total":3,"cpu_util_user":1,"cpu_util_system":2,"sender_has_retransmits":0,"streams":[{"id":1,"bytes":90,"retransmits":-1,"jitter":0,"errors":0,"packets":0,"end_time":1.01},{"id":3,"bytes":120,"retransmits":0,"jitter":0,"errors":0,"packets":0,"end_time":1.0}]}"#).unwrap();
+        let remote = remote_measurement(&local, &server).unwrap();
+        assert_eq!(
+            remote.streams.iter().map(|s| (s.bytes, s.role)).collect::<Vec<_>>(),
+            vec![(90, Role::Recv), (120, Role::Send)]
+        );
+        assert!(remote.cpu.is_none() && remote.streams[0].tcp.is_none());
+        assert_eq!(remote.sections[SECTION]["process_cpu_total_pct"], 3.0);
+        let short = Results { streams: server.streams[..1].to_vec(), ..server };
+        assert!(remote_measurement(&local, &short).is_err());
+    }
+}
