@@ -23,6 +23,7 @@ log() { printf '[iperf3 server bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 command -v iperf3 >/dev/null || { log "iperf3 missing (apt-get install iperf3)"; exit 1; }
 [ -x "$TCPLAB" ] || (cd "$ROOT" && cargo build --release -p tcplab) || exit 1
 log "raw results in $WORK"
+echo "bench/iperf3_server.sh on $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $(iperf3 --version | head -1), $(nproc) CPUs, load average at start $(cut -d' ' -f1-3 /proc/loadavg); $RUNS rounds of $TIME s"
 
 "$TCPLAB" server -B 127.0.0.1 -p 0 --iperf3 --iperf3-port "$TCPLAB_PORT" 2>"$WORK/tcplab-server.log" &
 TCPLAB_PID=$!
@@ -62,12 +63,13 @@ def rows(case, server):
         try:
             d = json.load(open(f"{work}/{case}-{server}-{i}.json"))
             s = d["end"]["sum_received"]
-            out.append((s["bits_per_second"] / 1e9, s.get("lost_percent")))
+            sent = d["end"]["sum_sent"]["bits_per_second"] / 1e9
+            out.append((s["bits_per_second"] / 1e9, s.get("lost_percent"), sent))
         except Exception as e:
             print(f"{case} {server} run {i}: no result ({e})", file=sys.stderr)
     return out
-print("| case | server | receiver rate, median (range), Gbit/s | UDP loss, median | runs | tcplab ÷ iperf3 |")
-print("|---|---|---|---|---|---|")
+print("| case | server | receiver rate, median (range), Gbit/s | sender rate, median, Gbit/s | UDP loss, median | runs | tcplab ÷ iperf3 (receiver rate) |")
+print("|---|---|---|---|---|---|---|")
 for c in cases:
     med = {}
     for server in ("tcplab", "iperf3"):
@@ -79,5 +81,6 @@ for c in cases:
         med[server] = statistics.median(rates)
         ratio = f"{med['tcplab'] / med['iperf3']:.2f}×" if server == "iperf3" and "tcplab" in med else ""
         lo = f"{statistics.median(loss):.1f} %" if loss else "—"
-        print(f"| {c} | {server} | {med[server]:.2f} ({min(rates):.2f}–{max(rates):.2f}) | {lo} | {len(r)} | {ratio} |")
+        sent = statistics.median([x[2] for x in r])
+        print(f"| {c} | {server} | {med[server]:.2f} ({min(rates):.2f}–{max(rates):.2f}) | {sent:.2f} | {lo} | {len(r)} | {ratio} |")
 PY

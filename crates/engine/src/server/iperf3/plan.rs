@@ -270,4 +270,42 @@ mod tests {
             errno::MAX_DURATION
         );
     }
+
+    proptest::proptest! {
+        /// Whatever numbers a client sends, an accepted plan is within the server's limits
+        /// (security-notes.md S3).
+        #[test]
+        fn accepted_plans_stay_within_the_limits(
+            udp: bool,
+            time in -5i64..100_000,
+            omit in -5i64..700,
+            num in -5i64..1_000_000_000,
+            parallel in -5i64..300,
+            len in -5i64..2_000_000,
+            window in -5i64..1_000_000_000,
+            burst in -5i64..2000,
+        ) {
+            let p = Params {
+                tcp: !udp,
+                udp,
+                time: Some(time),
+                omit: Some(omit),
+                num: Some(num),
+                parallel: Some(parallel),
+                len: Some(len),
+                window: Some(window),
+                burst: Some(burst),
+                ..Params::default()
+            };
+            let limits = Limits { max_duration_ms: 60_000, max_parallel: 8, ..Limits::default() };
+            if let Ok(plan) = plan(&p, &limits) {
+                let s = &plan.spec;
+                proptest::prop_assert!(s.duration_ms <= 60_000 && s.parallel <= 8 && s.parallel >= 1);
+                proptest::prop_assert!(s.duration_ms > 0 || s.bytes_limit.is_some());
+                proptest::prop_assert!(s.send_len >= 1 && s.send_len <= 1024 * 1024);
+                proptest::prop_assert!(s.remote_rcvbuf.is_none_or(|w| w <= 512 * 1024 * 1024));
+                proptest::prop_assert!(crate::limits::validate(s, &limits).is_ok());
+            }
+        }
+    }
 }
