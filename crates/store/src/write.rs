@@ -17,6 +17,8 @@ pub enum RunKind {
     Sweep,
     /// A congestion-control comparison (`compare-cc`).
     CompareCc,
+    /// A test `tcplab server --iperf3` served to a stock iperf3 client.
+    Iperf3Client,
 }
 
 impl RunKind {
@@ -27,6 +29,7 @@ impl RunKind {
             RunKind::Suite => "suite",
             RunKind::Sweep => "sweep",
             RunKind::CompareCc => "compare-cc",
+            RunKind::Iperf3Client => "iperf3-client",
         }
     }
 }

@@ -54,6 +54,8 @@ pub enum KindArg {
     Suite,
     /// tcplab sweep.
     Sweep,
+    /// Tests `tcplab server --iperf3` served to iperf3 clients.
+    Iperf3Client,
 }
 
 /// Where a run stands.

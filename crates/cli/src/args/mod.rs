@@ -141,6 +141,17 @@ pub struct ServerArgs {
     pub allow_third_party: bool,
     #[command(flatten)]
     pub ops: serve::OpsArgs,
+    /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port), within the same
+    /// limits and --max-concurrent. iperf3 clients are anonymous: they cannot use tcplab's keys.
+    #[arg(long)]
+    pub iperf3: bool,
+    /// Port for iperf3 clients, TCP and UDP.
+    #[arg(long, value_name = "PORT", default_value_t = 5201)]
+    pub iperf3_port: u16,
+    /// Archive the tests served to iperf3 clients in this SQLite file (then `tcplab history
+    /// --db PATH` lists them, labelled as served to an iperf3 client).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
 }
 
 impl ClientArgs {
@@ -154,6 +165,11 @@ impl ServerArgs {
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.bind, self.port)
+    }
+
+    /// Where iperf3 clients are served, with `--iperf3`.
+    pub fn iperf3_addr(&self) -> Option<SocketAddr> {
+        self.iperf3.then(|| SocketAddr::new(self.bind, self.iperf3_port))
     }
 }
 

@@ -2,12 +2,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use engine::auth::{keys, KeyStore};
 use engine::limits::{Policy, ANONYMOUS};
+use engine::server::iperf3::{Served, ServedSink};
 use engine::{Server, ServerConfig, StopFlag};
+use store::{RunKind, RunStatus, Store};
 
 use super::daemon::{self, Pidfile};
 use crate::args::serve::OpsArgs;
@@ -21,6 +23,12 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     if let Some(p) = &a.ops.pidfile {
         Pidfile::check(p)?;
     }
+    let archive = match &a.db {
+        Some(path) => {
+            Some(Store::open(path).with_context(|| format!("opening the archive {}", path.display()))?)
+        }
+        None => None,
+    };
     let store = match &a.ops.keys {
         Some(path) => Some(Arc::new(KeyStore::new(load_keys(path)?))),
         None => None,
@@ -32,6 +40,8 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         allow_third_party: a.allow_third_party,
         keys: store.clone(),
         anonymous: anonymous(&a.ops),
+        iperf3: a.iperf3_addr(),
+        iperf3_served: archive.map(sink),
         ..ServerConfig::default()
     };
     let server = Server::bind(cfg).with_context(|| format!("listening on {}", a.addr()))?;
@@ -42,6 +52,9 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     let third = if a.allow_third_party { "; third-party tests allowed" } else { "" };
     let auth = if a.ops.keys.is_some() { "pre-shared keys required" } else { "anonymous clients" };
     eprintln!("tcplab server listening on {addr} ({families}{auth}{third}; Ctrl-C to stop)");
+    if let Some(iperf3) = server.iperf3_addr() {
+        eprintln!("tcplab server serving iperf3 clients on {iperf3} (TCP and UDP; anonymous, under the anonymous limits)");
+    }
     server.run(stop).context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
 }
@@ -100,4 +113,26 @@ fn reload(store: &KeyStore, path: &Path) {
         }
         Err(e) => tracing::error!("SIGHUP: keeping the old keys: {e}"),
     }
+}
+
+/// Archives each test served to an iperf3 client as a run of its own.
+fn sink(store: Store) -> ServedSink {
+    let store = Mutex::new(store);
+    ServedSink(Arc::new(move |served: Served| {
+        let Ok(mut st) = store.lock() else { return };
+        if let Err(e) = archive(&mut st, &served) {
+            tracing::warn!("iperf3 {}: not archived: {e:#}", served.client);
+        }
+    }))
+}
+
+fn archive(st: &mut Store, served: &Served) -> Result<()> {
+    let mut header = pipeline::output::record(Vec::new(), None, None, served.result.started_unix_ms);
+    // The run's client is the iperf3 host; this host served it.
+    header.remote_host = Some(std::mem::take(&mut header.local_host));
+    header.local_host.hostname = served.client.ip().to_string();
+    let run = st.begin_run(&header, RunKind::Iperf3Client, &served.result.server)?;
+    st.add_test(run, &served.result)?;
+    st.finish_run(run, RunStatus::Complete, None, pipeline::output::now_unix_ms())?;
+    Ok(())
 }

@@ -2,9 +2,11 @@
 //! firewall hole suffices). A single acceptor thread reads each new connection's fixed-size
 //! hello without blocking on any peer (`acceptor`); control connections get a session thread
 //! (`session`); data connections are handed to the session whose token they present, if they
-//! come from that session's peer address (`routes`).
+//! come from that session's peer address (`routes`). With [`ServerConfig::iperf3`] it also
+//! serves iperf3 clients on a port of their own ([`iperf3`]).
 
 mod acceptor;
+pub mod iperf3;
 pub mod quota;
 mod record;
 mod routes;
@@ -52,6 +54,10 @@ pub struct ServerConfig {
     pub keys: Option<Arc<KeyStore>>,
     /// What clients without a key may ask (class `anonymous`).
     pub anonymous: Policy,
+    /// Also serve iperf3 clients on this address (`--iperf3`).
+    pub iperf3: Option<SocketAddr>,
+    /// Where tests served to iperf3 clients go (the CLI's archive).
+    pub iperf3_served: Option<iperf3::ServedSink>,
 }
 
 impl Default for ServerConfig {
@@ -65,6 +71,8 @@ impl Default for ServerConfig {
             allow_third_party: false,
             keys: None,
             anonymous: Policy::open(ANONYMOUS),
+            iperf3: None,
+            iperf3_served: None,
         }
     }
 }
@@ -88,6 +96,7 @@ struct Shared {
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
+    iperf3: Option<iperf3::Listeners>,
     shared: Arc<Shared>,
 }
 
@@ -104,6 +113,7 @@ impl Server {
     /// Binds the listening socket.
     pub fn bind(cfg: ServerConfig) -> io::Result<Server> {
         let listener = netio::listen::tcp(cfg.bind)?;
+        let iperf3 = cfg.iperf3.map(iperf3::Listeners::bind).transpose()?;
         let shared = Shared {
             cfg,
             routes: routes::Routes::default(),
@@ -115,7 +125,7 @@ impl Server {
             per_minute: quota::PerMinute::default(),
             handshaking: AtomicUsize::new(0),
         };
-        Ok(Server { listener, shared: Arc::new(shared) })
+        Ok(Server { listener, iperf3, shared: Arc::new(shared) })
     }
 
     /// The bound address.
@@ -123,9 +133,24 @@ impl Server {
         self.listener.local_addr()
     }
 
+    /// Where it serves iperf3 clients, if it does.
+    pub fn iperf3_addr(&self) -> Option<SocketAddr> {
+        self.iperf3.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
     /// Accepts until `shutdown` is set (or, with `one_off`, after one test).
     pub fn run(self, shutdown: &StopFlag) -> io::Result<()> {
-        acceptor::run(self.listener, self.shared, shutdown)
+        let iperf3_stop = StopFlag::new();
+        let iperf3 = match self.iperf3 {
+            Some(l) => iperf3::spawn(l, self.shared.clone(), &iperf3_stop)?,
+            None => Vec::new(),
+        };
+        let native = acceptor::run(self.listener, self.shared, shutdown);
+        iperf3_stop.set();
+        for t in iperf3 {
+            let _ = t.join();
+        }
+        native
     }
 
     /// Runs on a background thread.

@@ -211,7 +211,7 @@ fn admit(policy: &Policy, ip: IpAddr, shared: &Shared) -> Result<quota::RunningS
 }
 
 /// `tcp-stream, 2 streams, 10 s`: what a log line says of an accepted test.
-fn describe(spec: &TestSpec) -> String {
+pub(super) fn describe(spec: &TestSpec) -> String {
     let length = match spec.bytes_limit {
         Some(n) => format!("{n} bytes"),
         None => format!("{} s", spec.duration_ms as f64 / 1000.0),
