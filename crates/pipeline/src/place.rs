@@ -14,6 +14,7 @@ use results::{ConfidenceTarget, Direction, EmuReport, HostInfo, Reference, TestR
 
 use crate::config::Target;
 use crate::emulated::{self, Session};
+use crate::segment_capture::Where;
 use crate::segment_trace::Tracing;
 use crate::HANDSHAKE_TIMEOUT;
 
@@ -177,7 +178,7 @@ impl Place {
         };
         let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
         let recording = match &self.trace {
-            Some(t) if tcp => Some(t.start(spec, self.opts.port)?),
+            Some(t) if tcp => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,
         };
         let before = session.map(Session::report);
@@ -188,9 +189,18 @@ impl Place {
             r.emu = Some(emulated::delta(&s.report(), before));
         }
         if let Some(rec) = recording {
-            r.segment_flow = Some(rec.finish()?);
+            r.segment_flow = Some(rec.finish(session)?);
         }
         Ok((r, host))
+    }
+
+    /// Where `--trace` takes its packets from.
+    fn capture_place(&self) -> Where<'_> {
+        match &self.kind {
+            Kind::Remote => Where::Remote,
+            Kind::Embedded(_) => Where::Loopback,
+            Kind::Emulated(s) => Where::Path(s),
+        }
     }
 
     /// Stops the embedded server or the emulator and its server; an emulator that failed

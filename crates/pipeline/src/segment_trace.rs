@@ -1,9 +1,11 @@
-//! `--trace DIR`: the segment flow of each TCP test, recorded while it runs. A private tracefs
-//! instance (netio) with `tcp:tcp_probe` and `tcp:tcp_retransmit_skb` filtered to the
-//! server's port; a thread reads its pipe, turns lines into rows (trace) and writes them to
-//! `DIR/NN-<test>.segments.csv` as they come; at the end the summary goes into the result
-//! and to `DIR/NN-<test>.flow.json`. Both ends are traced when they run on this host
-//! (loopback, `--path`: tracefs sees every namespace); against a remote server, the client's.
+//! `--trace DIR`: the segment flow of each TCP test, recorded while it runs, from two
+//! sources. Packets (segment_capture): pcap files per capture point, read back at the end
+//! into the wire segment table `DIR/NN-<test>.segments.{csv,ndjson}` (segment_table). Socket
+//! state: a private tracefs instance (netio) with `tcp:tcp_probe` and `tcp:tcp_retransmit_skb`
+//! filtered to the server's port; a thread reads its pipe, turns lines into rows (trace) and
+//! writes them to `DIR/NN-<test>.probes.csv` as they come, and the wire table is joined
+//! with them. At the end the summary goes into the result and to `DIR/NN-<test>.flow.json`.
+//! Each source works or says why not; a test fails only when neither works.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,7 +17,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use netio::tracefs::Instance;
+use results::segment_flow::TraceSource;
 use results::{SegmentFlow, TestSpec};
+
+use crate::emulated::Session;
+use crate::segment_capture::{self, Capturing, Where};
 
 /// Per-CPU ring buffer of an instance, KiB (loopback bulk makes ~60,000 events/s).
 const BUFFER_KB: u32 = 8192;
@@ -37,26 +43,69 @@ impl Tracing {
         Tracing { dir, count: AtomicU32::new(0) }
     }
 
-    /// Starts recording the next test, `spec`, against the server's `port`.
-    pub fn start(&self, spec: &TestSpec, port: u16) -> Result<Recording> {
+    /// Starts recording the next test, `spec`, against the server's `port` at `place`.
+    pub fn start(&self, spec: &TestSpec, port: u16, place: Where<'_>) -> Result<Recording> {
         let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("--trace: creating {}", self.dir.display()))?;
         write_columns(&self.dir)?;
         let base = self.dir.join(format!("{n:02}-{}", spec.test.id()));
-        let instance = open_instance(n, port).context("--trace: setting up tracefs")?;
-        let csv_path = base.with_extension("segments.csv");
-        let csv =
-            File::create(&csv_path).with_context(|| format!("--trace: creating {}", csv_path.display()))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let reader =
-            Reader { instance, trace: trace::Trace::new(port), csv: BufWriter::new(csv), stop: stop.clone() };
-        let thread = std::thread::Builder::new()
-            .name("trace".into())
-            .spawn(move || reader.run())
-            .context("--trace: starting the reader")?;
-        Ok(Recording { stop, thread: Some(thread), base, csv_path })
+        let started_unix_ns = unix_now_ns();
+        let mut failed = Vec::new();
+        let probes = match start_probes(n, port, &base) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                failed.push(unavailable(PROBE_SOURCE, &e));
+                None
+            }
+        };
+        let capture = match segment_capture::start(&base, port, place) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                failed.push(unavailable("packet capture", &e));
+                None
+            }
+        };
+        if probes.is_none() && capture.is_none() {
+            let why: Vec<String> = failed.iter().map(|s| format!("{}: {}", s.name, s.detail)).collect();
+            anyhow::bail!("--trace: no source works ({})", why.join("; "));
+        }
+        for f in &failed {
+            tracing::warn!("--trace: {} unavailable: {}", f.name, f.detail);
+        }
+        let mono_to_unix_ns = netio::tracefs::mono_to_unix_ns();
+        Ok(Recording { probes, capture, failed, base, port, started_unix_ns, mono_to_unix_ns })
     }
+}
+
+/// How the tracefs source is named in a summary.
+const PROBE_SOURCE: &str = "tracefs tcp:tcp_probe + tcp:tcp_retransmit_skb";
+
+fn unavailable(name: &str, e: &anyhow::Error) -> TraceSource {
+    TraceSource { name: name.into(), ok: false, events: 0, lost: 0, detail: format!("{e:#}") }
+}
+
+fn unix_now_ns() -> u64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The tracefs instance and its reader thread, writing `BASE.probes.csv`.
+fn start_probes(n: u32, port: u16, base: &Path) -> Result<ProbeReader> {
+    if !netio::netns::is_root() {
+        anyhow::bail!("not root (tracefs needs root)");
+    }
+    let instance = open_instance(n, port).context("setting up tracefs")?;
+    let csv_path = base.with_extension("probes.csv");
+    let csv = File::create(&csv_path).with_context(|| format!("creating {}", csv_path.display()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader =
+        Reader { instance, trace: trace::Trace::new(port), csv: BufWriter::new(csv), stop: stop.clone() };
+    let thread = std::thread::Builder::new()
+        .name("trace".into())
+        .spawn(move || reader.run())
+        .context("starting the reader")?;
+    Ok(ProbeReader { stop, thread: Some(thread), csv_path })
 }
 
 fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
@@ -71,9 +120,17 @@ fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
     Ok(i)
 }
 
-/// `DIR/columns.txt`: what each column of the segment tables holds.
+/// `DIR/columns.txt`: what each column of the tables holds.
 fn write_columns(dir: &Path) -> Result<()> {
-    let mut text = String::from("Columns of NN-<test>.segments.csv (one row per traced event):\n");
+    let mut text = String::from(
+        "Columns of NN-<test>.segments.csv and .segments.ndjson (one row per captured segment):\n",
+    );
+    for (name, what) in trace::wire_table::COLUMNS {
+        text.push_str(&format!("  {name:<12} {what}\n"));
+    }
+    text.push_str(
+        "\nColumns of NN-<test>.probes.csv (one row per tcp:tcp_probe or tcp:tcp_retransmit_skb event):\n",
+    );
     for (name, what) in trace::table::COLUMNS {
         text.push_str(&format!("  {name:<12} {what}\n"));
     }
@@ -84,27 +141,78 @@ fn write_columns(dir: &Path) -> Result<()> {
 /// A test being traced.
 #[derive(Debug)]
 pub struct Recording {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(trace::Trace, u64)>>>,
+    probes: Option<ProbeReader>,
+    capture: Option<Capturing>,
+    failed: Vec<TraceSource>,
     base: PathBuf,
-    csv_path: PathBuf,
+    port: u16,
+    started_unix_ns: u64,
+    mono_to_unix_ns: i64,
 }
 
 impl Recording {
-    /// Stops, drains the pipe, removes the instance and returns the summary (also written as
-    /// JSON beside the table).
-    pub fn finish(mut self) -> Result<SegmentFlow> {
-        let (trace, lost) = self.join()?;
-        let mut flow = trace.summary(lost);
+    /// Stops both sources, writes the wire table and returns the summary (also written as
+    /// JSON beside the tables). `session` is the emulated path the test crossed, if any.
+    pub fn finish(mut self, session: Option<&Session>) -> Result<SegmentFlow> {
+        let probed = self.probes.take().map(ProbeReader::finish).transpose()?;
+        let captured = self.capture.take().map(|c| c.finish(session)).transpose()?;
+        let (mut flow, probe_rows) = match &probed {
+            Some((t, lost, _)) => (t.summary(*lost), t.rows()),
+            None => (SegmentFlow::default(), &[][..]),
+        };
+        let origin = probed.as_ref().and_then(|(t, _, _)| t.origin_ns()).unwrap_or(0);
+        let origin_unix = (i128::from(origin) + i128::from(self.mono_to_unix_ns)).max(0) as u64;
+        let index = trace::wire::Probes::new(probe_rows, origin_unix);
+        flow.sources = std::mem::take(&mut self.failed);
+        if let Some((t, lost, csv)) = &probed {
+            let detail = csv.display().to_string();
+            flow.sources.push(TraceSource {
+                name: PROBE_SOURCE.into(),
+                ok: true,
+                events: t.events(),
+                lost: *lost,
+                detail,
+            });
+        }
+        if let Some((pcaps, mut source)) = captured {
+            let table =
+                crate::segment_table::write(&self.base, &pcaps, self.port, &index, self.started_unix_ns)
+                    .context("--trace: writing the segment table")?;
+            source.events = source.events.max(table.rows.iter().map(|(_, n)| n).sum());
+            flow.files.extend(table.files.iter().map(|p| p.display().to_string()));
+            flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
+            flow.sources.push(source);
+        }
+        if let Some((_, _, csv)) = &probed {
+            flow.files.push(csv.display().to_string());
+        }
         let json_path = self.base.with_extension("flow.json");
-        flow.files = vec![self.csv_path.display().to_string(), json_path.display().to_string()];
+        flow.files.push(json_path.display().to_string());
+        flow.source =
+            flow.sources.iter().filter(|s| s.ok).map(|s| s.name.as_str()).collect::<Vec<_>>().join(" + ");
         let json = serde_json::to_string(&flow).context("--trace: encoding the summary")?;
         std::fs::write(&json_path, json)
             .with_context(|| format!("--trace: writing {}", json_path.display()))?;
-        if flow.events == 0 {
-            tracing::warn!("--trace: no events on the test's port; {:?}", trace.first_error());
-        }
         Ok(flow)
+    }
+}
+
+/// The tracefs reader under way.
+#[derive(Debug)]
+struct ProbeReader {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<(trace::Trace, u64)>>>,
+    csv_path: PathBuf,
+}
+
+impl ProbeReader {
+    /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table.
+    fn finish(mut self) -> Result<(trace::Trace, u64, PathBuf)> {
+        let (trace, lost) = self.join()?;
+        if trace.events() == 0 {
+            tracing::warn!("--trace: no tracefs events on the test's port; {:?}", trace.first_error());
+        }
+        Ok((trace, lost, self.csv_path.clone()))
     }
 
     fn join(&mut self) -> Result<(trace::Trace, u64)> {
@@ -114,7 +222,7 @@ impl Recording {
     }
 }
 
-impl Drop for Recording {
+impl Drop for ProbeReader {
     /// A test that ended in an error still stops its reader and removes its instance.
     fn drop(&mut self) {
         if self.thread.is_some() {

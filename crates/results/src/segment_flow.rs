@@ -23,8 +23,26 @@ pub struct SegmentFlow {
     /// The per-segment table (CSV) and this summary (JSON), as written.
     #[serde(default)]
     pub files: Vec<String>,
+    /// Each source asked for: whether it worked, what it saw, what it lost, or why not.
+    #[serde(default)]
+    pub sources: Vec<TraceSource>,
     /// Each direction data flowed in.
     pub directions: Vec<FlowDirection>,
+}
+
+/// One source of a trace: tracefs, AF_PACKET capture, or the emulator's pump.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSource {
+    /// What it is, e.g. `AF_PACKET lo port 5201` or `emulator pump`.
+    pub name: String,
+    /// Whether it recorded.
+    pub ok: bool,
+    /// Events (packets or tracepoint events) it recorded.
+    pub events: u64,
+    /// Events it lost (ring full): counted, never silent.
+    pub lost: u64,
+    /// Why it did not work, or what it wrote.
+    pub detail: String,
 }
 
 /// The segment flow of one direction (`client→server` or `server→client`).

@@ -15,6 +15,7 @@ pub mod ctrl;
 pub mod frame;
 pub mod hello;
 pub mod pcap;
+pub mod tcpip;
 pub mod udp;
 
 pub use ctrl::{ErrorCode, Message, Rejection};
