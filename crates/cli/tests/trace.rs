@@ -139,7 +139,12 @@ fn check_wire_table(dir: &Path, base: &str, points: &[&str], port: u16) {
         if let Some(theirs) = tshark_segments(&pcap, port) {
             assert_eq!(ours.len(), theirs.len(), "segments at {at}: table vs tshark");
             let differ = ours.iter().zip(&theirs).position(|(a, b)| a != b);
-            assert_eq!(differ, None, "first differing segment at {at}: {:?}", differ.map(|i| (&ours[i], &theirs[i])));
+            assert_eq!(
+                differ,
+                None,
+                "first differing segment at {at}: {:?}",
+                differ.map(|i| (&ours[i], &theirs[i]))
+            );
         }
     }
     let (h, rows) = table(&csv);

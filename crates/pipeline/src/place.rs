@@ -110,8 +110,9 @@ impl Place {
     }
 
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
-    pub fn traced(self, dir: Option<std::path::PathBuf>) -> Place {
-        Place { trace: dir.map(Tracing::new), ..self }
+    /// Per-interval summaries show live in `format` (NDJSON events or text lines).
+    pub fn traced(self, dir: Option<std::path::PathBuf>, format: report::Format) -> Place {
+        Place { trace: dir.map(|d| Tracing::new(d, format)), ..self }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).

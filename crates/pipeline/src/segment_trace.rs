@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use netio::tracefs::Instance;
-use results::segment_flow::TraceSource;
+use results::segment_flow::{FlowInterval, TraceSource};
 use results::{SegmentFlow, TestSpec};
 
 use crate::emulated::Session;
@@ -30,17 +30,19 @@ const IDLE: Duration = Duration::from_millis(2);
 /// The instances' name prefix (`tcplab-<pid>-<n>`).
 const PREFIX: &str = "tcplab";
 
-/// Where traces go, and how many tests have been traced.
+/// Where traces go, how many tests have been traced, and how summaries show live.
 #[derive(Debug)]
 pub struct Tracing {
     dir: PathBuf,
     count: AtomicU32,
+    live: report::Format,
 }
 
 impl Tracing {
-    /// Traces into `dir` (made if missing).
-    pub fn new(dir: PathBuf) -> Tracing {
-        Tracing { dir, count: AtomicU32::new(0) }
+    /// Traces into `dir` (made if missing); per-interval summaries go out as NDJSON events
+    /// with `live` = `JsonStream`, as text lines with `Text`.
+    pub fn new(dir: PathBuf, live: report::Format) -> Tracing {
+        Tracing { dir, count: AtomicU32::new(0), live }
     }
 
     /// Starts recording the next test, `spec`, against the server's `port` at `place`.
@@ -52,7 +54,8 @@ impl Tracing {
         let base = self.dir.join(format!("{n:02}-{}", spec.test.id()));
         let started_unix_ns = unix_now_ns();
         let mut failed = Vec::new();
-        let probes = match start_probes(n, port, &base) {
+        let live = Live::of(self.live, spec);
+        let probes = match start_probes(n, port, &base, live) {
             Ok(p) => Some(p),
             Err(e) => {
                 failed.push(unavailable(PROBE_SOURCE, &e));
@@ -91,7 +94,7 @@ fn unix_now_ns() -> u64 {
 }
 
 /// The tracefs instance and its reader thread, writing `BASE.probes.csv`.
-fn start_probes(n: u32, port: u16, base: &Path) -> Result<ProbeReader> {
+fn start_probes(n: u32, port: u16, base: &Path, live: Live) -> Result<ProbeReader> {
     if !netio::netns::is_root() {
         anyhow::bail!("not root (tracefs needs root)");
     }
@@ -99,8 +102,15 @@ fn start_probes(n: u32, port: u16, base: &Path) -> Result<ProbeReader> {
     let csv_path = base.with_extension("probes.csv");
     let csv = File::create(&csv_path).with_context(|| format!("creating {}", csv_path.display()))?;
     let stop = Arc::new(AtomicBool::new(false));
-    let reader =
-        Reader { instance, trace: trace::Trace::new(port), csv: BufWriter::new(csv), stop: stop.clone() };
+    let reader = Reader {
+        instance,
+        trace: trace::Trace::new(port),
+        csv: BufWriter::new(csv),
+        stop: stop.clone(),
+        meter: trace::live::IntervalMeter::new(live.interval_ns),
+        live,
+        intervals: Vec::new(),
+    };
     let thread = std::thread::Builder::new()
         .name("trace".into())
         .spawn(move || reader.run())
@@ -157,14 +167,16 @@ impl Recording {
         let probed = self.probes.take().map(ProbeReader::finish).transpose()?;
         let captured = self.capture.take().map(|c| c.finish(session)).transpose()?;
         let (mut flow, probe_rows) = match &probed {
-            Some((t, lost, _)) => (t.summary(*lost), t.rows()),
+            Some((t, lost, _, intervals)) => {
+                (SegmentFlow { intervals: intervals.clone(), ..t.summary(*lost) }, t.rows())
+            }
             None => (SegmentFlow::default(), &[][..]),
         };
-        let origin = probed.as_ref().and_then(|(t, _, _)| t.origin_ns()).unwrap_or(0);
+        let origin = probed.as_ref().and_then(|(t, ..)| t.origin_ns()).unwrap_or(0);
         let origin_unix = (i128::from(origin) + i128::from(self.mono_to_unix_ns)).max(0) as u64;
         let index = trace::wire::Probes::new(probe_rows, origin_unix);
         flow.sources = std::mem::take(&mut self.failed);
-        if let Some((t, lost, csv)) = &probed {
+        if let Some((t, lost, csv, _)) = &probed {
             let detail = csv.display().to_string();
             flow.sources.push(TraceSource {
                 name: PROBE_SOURCE.into(),
@@ -183,7 +195,7 @@ impl Recording {
             flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
             flow.sources.push(source);
         }
-        if let Some((_, _, csv)) = &probed {
+        if let Some((_, _, csv, _)) = &probed {
             flow.files.push(csv.display().to_string());
         }
         let json_path = self.base.with_extension("flow.json");
@@ -201,21 +213,25 @@ impl Recording {
 #[derive(Debug)]
 struct ProbeReader {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(trace::Trace, u64)>>>,
+    thread: Option<JoinHandle<Result<Drained>>>,
     csv_path: PathBuf,
 }
 
+/// What the reader hands back: the trace, its lost events and the interval summaries.
+type Drained = (trace::Trace, u64, Vec<FlowInterval>);
+
 impl ProbeReader {
-    /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table.
-    fn finish(mut self) -> Result<(trace::Trace, u64, PathBuf)> {
-        let (trace, lost) = self.join()?;
+    /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table,
+    /// its interval summaries.
+    fn finish(mut self) -> Result<(trace::Trace, u64, PathBuf, Vec<FlowInterval>)> {
+        let (trace, lost, intervals) = self.join()?;
         if trace.events() == 0 {
             tracing::warn!("--trace: no tracefs events on the test's port; {:?}", trace.first_error());
         }
-        Ok((trace, lost, self.csv_path.clone()))
+        Ok((trace, lost, self.csv_path.clone(), intervals))
     }
 
-    fn join(&mut self) -> Result<(trace::Trace, u64)> {
+    fn join(&mut self) -> Result<Drained> {
         self.stop.store(true, Ordering::Relaxed);
         let thread = self.thread.take().context("--trace: the reader already ended")?;
         thread.join().map_err(|_| anyhow::anyhow!("--trace: the reader panicked"))?
@@ -236,11 +252,43 @@ struct Reader {
     trace: trace::Trace,
     csv: BufWriter<File>,
     stop: Arc<AtomicBool>,
+    meter: trace::live::IntervalMeter,
+    live: Live,
+    intervals: Vec<FlowInterval>,
+}
+
+/// How interval summaries show while the test runs.
+#[derive(Debug, Clone)]
+struct Live {
+    interval_ns: u64,
+    /// `Some(true)`: NDJSON events; `Some(false)`: text lines; `None`: kept for the result only.
+    json: Option<bool>,
+    label: String,
+}
+
+impl Live {
+    fn of(format: report::Format, spec: &TestSpec) -> Live {
+        let interval_ms = if spec.interval_ms > 0 { spec.interval_ms } else { 1000 };
+        let json = match format {
+            report::Format::JsonStream => Some(true),
+            report::Format::Text if spec.interval_ms > 0 => Some(false),
+            _ => None,
+        };
+        Live { interval_ns: interval_ms * 1_000_000, json, label: spec.test.id().to_string() }
+    }
+
+    fn show(&self, f: &FlowInterval) {
+        match self.json {
+            Some(true) => crate::output::emit(&report::ndjson::segment_flow(&self.label, f)),
+            Some(false) => crate::output::emit(&report::text::segment_flow_line(f)),
+            None => {}
+        }
+    }
 }
 
 impl Reader {
     /// Reads until stopped, then turns tracing off and drains what is left.
-    fn run(mut self) -> Result<(trace::Trace, u64)> {
+    fn run(mut self) -> Result<Drained> {
         writeln!(self.csv, "{}", trace::table::header())?;
         let mut buf = vec![0u8; 1 << 16];
         let mut partial = String::new();
@@ -264,7 +312,11 @@ impl Reader {
         self.lines(b"\n", &mut partial)?;
         self.csv.flush().context("--trace: writing the segment table")?;
         let lost = self.instance.lost();
-        Ok((self.trace, lost))
+        for f in self.meter.close() {
+            self.live.show(&f);
+            self.intervals.push(f);
+        }
+        Ok((self.trace, lost, self.intervals))
     }
 
     /// Feeds the complete lines of `bytes` (after what `partial` held) to the trace.
@@ -276,6 +328,10 @@ impl Reader {
             if let Some(row) = self.trace.line(line) {
                 writeln!(self.csv, "{}", trace::table::row(row))
                     .context("--trace: writing the segment table")?;
+                for f in self.meter.push(row) {
+                    self.live.show(&f);
+                    self.intervals.push(f);
+                }
             }
         }
         *partial = rest;

@@ -28,6 +28,35 @@ pub struct SegmentFlow {
     pub sources: Vec<TraceSource>,
     /// Each direction data flowed in.
     pub directions: Vec<FlowDirection>,
+    /// Per-interval summaries, as shown live (`--json-stream` events, text lines).
+    #[serde(default)]
+    pub intervals: Vec<FlowInterval>,
+}
+
+/// The segment flow of one direction over one interval, from the probe events: what the
+/// receiver got and what the sender's ACK arrivals said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowInterval {
+    /// End of the interval, s from the first traced event.
+    pub t_s: f64,
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// Data segments that arrived at the receiver.
+    pub segments: u64,
+    /// Their mean payload, bytes.
+    pub mean_segment_bytes: f64,
+    /// Their largest payload, bytes.
+    pub max_segment_bytes: u32,
+    /// ACKs that arrived at the sender.
+    pub acks: u64,
+    /// ACKs per data segment (0 when no segment arrived).
+    pub acks_per_segment: f64,
+    /// Most bytes outstanding at an ACK's arrival.
+    pub max_outstanding_bytes: u64,
+    /// The announced window at that moment.
+    pub window_bytes: u64,
+    /// Time the sender spent with less than one segment of window left, ms.
+    pub window_full_ms: f64,
 }
 
 /// One source of a trace: tracefs, AF_PACKET capture, or the emulator's pump.

@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod line;
+pub mod live;
 pub mod segment;
 pub mod table;
 pub mod wire;
@@ -102,6 +103,7 @@ impl Trace {
             malformed_lines: self.malformed,
             files: Vec::new(),
             sources: Vec::new(),
+            intervals: Vec::new(),
             directions: analysis::directions(&self.rows),
         }
     }
