@@ -194,6 +194,7 @@ impl Recording {
             flow.files.extend(table.files.iter().map(|p| p.display().to_string()));
             flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
             flow.sources.push(source);
+            add_wire_findings(&mut flow, &table.all);
         }
         if let Some((_, _, csv, _)) = &probed {
             flow.files.push(csv.display().to_string());
@@ -206,6 +207,28 @@ impl Recording {
         std::fs::write(&json_path, json)
             .with_context(|| format!("--trace: writing {}", json_path.display()))?;
         Ok(flow)
+    }
+}
+
+/// Adds what the wire table says to each direction (one made for it when the probes did
+/// not see that direction), its evidence lines first.
+fn add_wire_findings(flow: &mut SegmentFlow, rows: &[trace::wire::WireRow]) {
+    for dir in [trace::Dir::Up, trace::Dir::Down] {
+        let Some(w) = trace::wire_analysis::findings(rows, dir) else { continue };
+        let at = match flow.directions.iter().position(|d| d.direction == w.direction) {
+            Some(i) => i,
+            None => {
+                let d = results::segment_flow::FlowDirection {
+                    direction: w.direction.clone(),
+                    ..Default::default()
+                };
+                flow.directions.push(d);
+                flow.directions.len() - 1
+            }
+        };
+        let d = &mut flow.directions[at];
+        d.evidence.extend(trace::wire_analysis::evidence(&w));
+        d.wire = Some(w);
     }
 }
 

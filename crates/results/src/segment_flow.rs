@@ -106,6 +106,38 @@ pub struct FlowDirection {
     pub window_series: Vec<WindowBucket>,
     /// A short slice of the busiest connection at full resolution (the seed's zoomed graph).
     pub zoom: Vec<WindowSample>,
+    /// What the captured packets say (when a packet source worked).
+    #[serde(default)]
+    pub wire: Option<WireFindings>,
+}
+
+/// One direction's findings from the wire segment table (its busiest connection).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireFindings {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// The connection (client port) analysed.
+    pub connection: u16,
+    /// The sending time analysed (first data segment to last), ms.
+    pub traced_ms: f64,
+    /// Share of it with less than one segment of the announced window left.
+    pub window_limited_time: f64,
+    /// Share of it with less than one segment of cwnd left (window not full).
+    pub cwnd_limited_time: f64,
+    /// Share of it with room in both: the sender (application or host) did not fill them.
+    pub unlimited_time: f64,
+    /// Segment size used, bytes (the GSO size, else the largest segment seen).
+    pub segment_bytes: u32,
+    /// Data segments at the receiver (a super-packet counts as the segments it holds).
+    pub segments: u64,
+    /// ACKs that acknowledged new data.
+    pub acks: u64,
+    /// Segments per ACK.
+    pub segments_per_ack: Option<f64>,
+    /// ACKs of less than two segments sent ≥ 20 ms after the last data: the delayed-ACK timer's.
+    pub delayed_acks: u64,
+    /// ACKs that changed only the window.
+    pub window_updates: u64,
 }
 
 /// How many segments had one size.

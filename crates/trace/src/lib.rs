@@ -18,6 +18,7 @@ pub mod live;
 pub mod segment;
 pub mod table;
 pub mod wire;
+pub mod wire_analysis;
 pub mod wire_table;
 
 use results::SegmentFlow;
