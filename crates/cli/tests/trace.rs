@@ -305,3 +305,32 @@ fn an_emulated_path_is_traced_with_its_segment_size() {
     check_report(&dir.path().join("report.html"));
     no_instances_left();
 }
+
+#[test]
+fn live_summaries_stream_as_events() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let port = srv.port();
+    let args = ["stream", "127.0.0.1", "-p", &port, "-t", "2", "-i", "1", "--json-stream", "--no-store"];
+    let out = tcplab(&[&args[..], &["--trace", trace.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let flows: Vec<&Value> = events.iter().filter(|e| e["event"] == "segment-flow").collect();
+    assert!(!flows.is_empty(), "no segment-flow event in {text}");
+    let f = &flows[0]["flow"];
+    assert_eq!(f["direction"], "client→server");
+    assert!(f["segments"].as_u64().unwrap() > 0 && f["max_segment_bytes"].as_u64().unwrap() > 0, "{f}");
+    for k in
+        ["mean_segment_bytes", "acks_per_segment", "max_outstanding_bytes", "window_bytes", "window_full_ms"]
+    {
+        assert!(f[k].is_number(), "{k} in {f}");
+    }
+    let end = events.iter().find(|e| e["event"] == "end").unwrap();
+    let kept = end["result"]["segment_flow"]["intervals"].as_array().unwrap().len();
+    assert_eq!(kept, flows.len(), "the result keeps what was shown");
+}
