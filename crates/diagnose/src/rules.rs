@@ -14,7 +14,7 @@ use model::human::{micros, rate, size};
 pub type Rule = fn(&Facts) -> Option<Finding>;
 
 /// Every rule, in the order ties are broken.
-pub const ALL: [Rule; 9] = [
+pub const ALL: [Rule; 10] = [
     link,
     application,
     receiver_cpu,
@@ -24,6 +24,7 @@ pub const ALL: [Rule; 9] = [
     send_buffer,
     stop_and_go,
     congestion,
+    traced_sender,
 ];
 
 /// Receive-window-limited share of busy time from which the window counts as a limit.
@@ -275,7 +276,7 @@ fn traced_window(f: &Facts) -> Option<(f64, String)> {
         .evidence
         .iter()
         .map(String::as_str)
-        .filter(|e| e.starts_with("window-limited") || e.starts_with("stop-and-go"))
+        .filter(|e| ["window-limited", "stop-and-go", "wire:"].iter().any(|p| e.starts_with(p)))
         .collect();
     Some((share, lines.join("; ")))
 }
@@ -299,6 +300,40 @@ pub fn send_buffer(f: &Facts) -> Option<Finding> {
                 .unwrap_or_else(|| " (autotuned; its size at the start)".into())
         ),
         advice: buffer_advice(f, flag, f.sndbuf_requested.unwrap_or(f.sndbuf_bytes)),
+    })
+}
+
+/// Share of the traced sending time with room in both the announced window and cwnd from
+/// which the trace names the sender (it did not fill what TCP allowed).
+pub const TRACE_UNLIMITED_SHARE: f64 = 0.6;
+/// Least sending time the wire trace must cover for [`traced_sender`], ms.
+pub const TRACE_MIN_MS: f64 = 100.0;
+
+/// `--trace`: the wire shows the window and cwnd with room most of the time, so neither TCP
+/// limit held the sender: it did not produce segments faster (its CPU in the kernel's send
+/// path, or the application). Weighed below the CPU and load rules, which measure the cause.
+pub fn traced_sender(f: &Facts) -> Option<Finding> {
+    let flow = f.segment_flow.as_ref()?;
+    let w = flow.wire.as_ref().filter(|w| w.traced_ms >= TRACE_MIN_MS)?;
+    if w.unlimited_time < TRACE_UNLIMITED_SHARE {
+        return None;
+    }
+    let busiest = f
+        .sender_cpu
+        .as_ref()
+        .map(|c| format!("; sender's busiest cpu{} {:.0}%", c.busiest_cpu, c.busiest_pct));
+    Some(Finding {
+        cause: Cause::SenderCpu,
+        weight: 0.45 + 0.2 * w.unlimited_time,
+        evidence: format!(
+            "trace: window and cwnd had room {} of {:.0} ms of sending (window-limited {}, cwnd-limited {}): the sender did not fill what TCP allowed{}",
+            pct(w.unlimited_time),
+            w.traced_ms,
+            pct(w.window_limited_time),
+            pct(w.cwnd_limited_time),
+            busiest.unwrap_or_default()
+        ),
+        advice: "the sending end produced segments no faster: its CPU (kernel send path included) or the application's writes; try larger writes (-l), -P 2, or pin the ends apart (-A 0,1)".into(),
     })
 }
 
@@ -747,6 +782,32 @@ mod tests {
         assert!(send_buffer(&f).is_some_and(|x| x.advice.contains("--remote-sndbuf")));
         f.sndbuf_limited_frac = 0.1;
         assert!(send_buffer(&f).is_none());
+    }
+
+    #[test]
+    fn a_trace_with_room_in_window_and_cwnd_names_the_sender() {
+        let mut f = base();
+        assert!(traced_sender(&f).is_none(), "no trace, no finding");
+        let wire = results::segment_flow::WireFindings {
+            traced_ms: 2000.0,
+            unlimited_time: 0.8,
+            window_limited_time: 0.05,
+            cwnd_limited_time: 0.15,
+            ..Default::default()
+        };
+        f.segment_flow =
+            Some(results::segment_flow::FlowDirection { wire: Some(wire.clone()), ..Default::default() });
+        let x = traced_sender(&f);
+        assert!(
+            x.as_ref()
+                .is_some_and(|x| x.cause == Cause::SenderCpu && x.evidence.contains("room 80% of 2000 ms")),
+            "{x:?}"
+        );
+        let held =
+            results::segment_flow::WireFindings { unlimited_time: 0.3, window_limited_time: 0.7, ..wire };
+        f.segment_flow =
+            Some(results::segment_flow::FlowDirection { wire: Some(held), ..Default::default() });
+        assert!(traced_sender(&f).is_none());
     }
 
     #[test]

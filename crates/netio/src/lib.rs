@@ -10,6 +10,7 @@ pub mod file;
 pub mod host;
 pub mod listen;
 pub mod netns;
+pub mod packet_capture;
 pub mod path_counters;
 pub mod process;
 pub mod sched;

@@ -162,6 +162,20 @@ impl Drop for Instance {
     }
 }
 
+/// ns to add to a `mono` trace-clock time to get ns since 1970 (CLOCK_REALTIME −
+/// CLOCK_MONOTONIC, read back to back), so that events line up with capture timestamps.
+pub fn mono_to_unix_ns() -> i64 {
+    let read = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime(2) into a timespec that outlives the call.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    };
+    let mono = read(libc::CLOCK_MONOTONIC);
+    let real = read(libc::CLOCK_REALTIME);
+    real - mono
+}
+
 /// `overrun` + `dropped events` of one CPU's `stats` file.
 fn lost_in_stats(stats: &str) -> u64 {
     stats

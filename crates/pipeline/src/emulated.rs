@@ -146,6 +146,12 @@ impl Session {
         (&self.spec, &self.path)
     }
 
+    /// Captures each side's device into `BASE.client.pcap` / `BASE.server.pcap` from now on,
+    /// or stops with `None` (`--trace`).
+    pub fn capture_to(&self, base: Option<&std::path::Path>) -> Result<()> {
+        Ok(self.emu.capture_to(base)?)
+    }
+
     /// Counters so far.
     pub fn report(&self) -> EmuReport {
         self.emu.report()

@@ -27,6 +27,8 @@ pub mod recorder;
 pub mod repeat;
 pub mod rtt_probe;
 pub mod run;
+pub mod segment_capture;
+pub mod segment_table;
 pub mod segment_trace;
 pub mod server_child;
 pub mod signals;

@@ -14,6 +14,7 @@ use results::{ConfidenceTarget, Direction, EmuReport, HostInfo, Reference, TestR
 
 use crate::config::Target;
 use crate::emulated::{self, Session};
+use crate::segment_capture::Where;
 use crate::segment_trace::Tracing;
 use crate::HANDSHAKE_TIMEOUT;
 
@@ -128,8 +129,9 @@ impl Place {
     }
 
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
-    pub fn traced(self, dir: Option<std::path::PathBuf>) -> Place {
-        Place { trace: dir.map(Tracing::new), ..self }
+    /// Per-interval summaries show live in `format` (NDJSON events or text lines).
+    pub fn traced(self, dir: Option<std::path::PathBuf>, format: report::Format) -> Place {
+        Place { trace: dir.map(|d| Tracing::new(d, format)), ..self }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).
@@ -202,7 +204,7 @@ impl Place {
         };
         let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
         let recording = match &self.trace {
-            Some(t) if tcp => Some(t.start(spec, self.opts.port)?),
+            Some(t) if tcp => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,
         };
         let before = session.map(Session::report);
@@ -213,9 +215,19 @@ impl Place {
             r.emu = Some(emulated::delta(&s.report(), before));
         }
         if let Some(rec) = recording {
-            r.segment_flow = Some(rec.finish()?);
+            r.segment_flow = Some(rec.finish(session)?);
         }
         Ok((r, host))
+    }
+
+    /// Where `--trace` takes its packets from.
+    fn capture_place(&self) -> Where<'_> {
+        match &self.kind {
+            // A third-party test or a mesh returns before tracing starts.
+            Kind::Remote | Kind::Iperf3 | Kind::ThirdParty(_) | Kind::Mesh => Where::Remote,
+            Kind::Embedded(_) => Where::Loopback,
+            Kind::Emulated(s) => Where::Path(s),
+        }
     }
 
     /// Stops the embedded server or the emulator and its server; an emulator that failed

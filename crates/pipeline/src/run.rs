@@ -75,7 +75,7 @@ impl Run {
     }
 
     fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
-        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone());
+        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone(), cfg.format);
         Ok(Run {
             rec,
             live: Live::new(cfg.format),

@@ -1,9 +1,11 @@
-//! `--trace DIR`: the segment flow of each TCP test, recorded while it runs. A private tracefs
-//! instance (netio) with `tcp:tcp_probe` and `tcp:tcp_retransmit_skb` filtered to the
-//! server's port; a thread reads its pipe, turns lines into rows (trace) and writes them to
-//! `DIR/NN-<test>.segments.csv` as they come; at the end the summary goes into the result
-//! and to `DIR/NN-<test>.flow.json`. Both ends are traced when they run on this host
-//! (loopback, `--path`: tracefs sees every namespace); against a remote server, the client's.
+//! `--trace DIR`: the segment flow of each TCP test, recorded while it runs, from two
+//! sources. Packets (segment_capture): pcap files per capture point, read back at the end
+//! into the wire segment table `DIR/NN-<test>.segments.{csv,ndjson}` (segment_table). Socket
+//! state: a private tracefs instance (netio) with `tcp:tcp_probe` and `tcp:tcp_retransmit_skb`
+//! filtered to the server's port; a thread reads its pipe, turns lines into rows (trace) and
+//! writes them to `DIR/NN-<test>.probes.csv` as they come, and the wire table is joined
+//! with them. At the end the summary goes into the result and to `DIR/NN-<test>.flow.json`.
+//! Each source works or says why not; a test fails only when neither works.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,7 +17,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use netio::tracefs::Instance;
+use results::segment_flow::{FlowInterval, TraceSource};
 use results::{SegmentFlow, TestSpec};
+
+use crate::emulated::Session;
+use crate::segment_capture::{self, Capturing, Where};
 
 /// Per-CPU ring buffer of an instance, KiB (loopback bulk makes ~60,000 events/s).
 const BUFFER_KB: u32 = 8192;
@@ -24,39 +30,92 @@ const IDLE: Duration = Duration::from_millis(2);
 /// The instances' name prefix (`tcplab-<pid>-<n>`).
 const PREFIX: &str = "tcplab";
 
-/// Where traces go, and how many tests have been traced.
+/// Where traces go, how many tests have been traced, and how summaries show live.
 #[derive(Debug)]
 pub struct Tracing {
     dir: PathBuf,
     count: AtomicU32,
+    live: report::Format,
 }
 
 impl Tracing {
-    /// Traces into `dir` (made if missing).
-    pub fn new(dir: PathBuf) -> Tracing {
-        Tracing { dir, count: AtomicU32::new(0) }
+    /// Traces into `dir` (made if missing); per-interval summaries go out as NDJSON events
+    /// with `live` = `JsonStream`, as text lines with `Text`.
+    pub fn new(dir: PathBuf, live: report::Format) -> Tracing {
+        Tracing { dir, count: AtomicU32::new(0), live }
     }
 
-    /// Starts recording the next test, `spec`, against the server's `port`.
-    pub fn start(&self, spec: &TestSpec, port: u16) -> Result<Recording> {
+    /// Starts recording the next test, `spec`, against the server's `port` at `place`.
+    pub fn start(&self, spec: &TestSpec, port: u16, place: Where<'_>) -> Result<Recording> {
         let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("--trace: creating {}", self.dir.display()))?;
         write_columns(&self.dir)?;
         let base = self.dir.join(format!("{n:02}-{}", spec.test.id()));
-        let instance = open_instance(n, port).context("--trace: setting up tracefs")?;
-        let csv_path = base.with_extension("segments.csv");
-        let csv =
-            File::create(&csv_path).with_context(|| format!("--trace: creating {}", csv_path.display()))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let reader =
-            Reader { instance, trace: trace::Trace::new(port), csv: BufWriter::new(csv), stop: stop.clone() };
-        let thread = std::thread::Builder::new()
-            .name("trace".into())
-            .spawn(move || reader.run())
-            .context("--trace: starting the reader")?;
-        Ok(Recording { stop, thread: Some(thread), base, csv_path })
+        let started_unix_ns = unix_now_ns();
+        let mut failed = Vec::new();
+        let live = Live::of(self.live, spec);
+        let probes = match start_probes(n, port, &base, live) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                failed.push(unavailable(PROBE_SOURCE, &e));
+                None
+            }
+        };
+        let capture = match segment_capture::start(&base, port, place) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                failed.push(unavailable("packet capture", &e));
+                None
+            }
+        };
+        if probes.is_none() && capture.is_none() {
+            let why: Vec<String> = failed.iter().map(|s| format!("{}: {}", s.name, s.detail)).collect();
+            anyhow::bail!("--trace: no source works ({})", why.join("; "));
+        }
+        for f in &failed {
+            tracing::warn!("--trace: {} unavailable: {}", f.name, f.detail);
+        }
+        let mono_to_unix_ns = netio::tracefs::mono_to_unix_ns();
+        Ok(Recording { probes, capture, failed, base, port, started_unix_ns, mono_to_unix_ns })
     }
+}
+
+/// How the tracefs source is named in a summary.
+const PROBE_SOURCE: &str = "tracefs tcp:tcp_probe + tcp:tcp_retransmit_skb";
+
+fn unavailable(name: &str, e: &anyhow::Error) -> TraceSource {
+    TraceSource { name: name.into(), ok: false, events: 0, lost: 0, detail: format!("{e:#}") }
+}
+
+fn unix_now_ns() -> u64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The tracefs instance and its reader thread, writing `BASE.probes.csv`.
+fn start_probes(n: u32, port: u16, base: &Path, live: Live) -> Result<ProbeReader> {
+    if !netio::netns::is_root() {
+        anyhow::bail!("not root (tracefs needs root)");
+    }
+    let instance = open_instance(n, port).context("setting up tracefs")?;
+    let csv_path = base.with_extension("probes.csv");
+    let csv = File::create(&csv_path).with_context(|| format!("creating {}", csv_path.display()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = Reader {
+        instance,
+        trace: trace::Trace::new(port),
+        csv: BufWriter::new(csv),
+        stop: stop.clone(),
+        meter: trace::live::IntervalMeter::new(live.interval_ns),
+        live,
+        intervals: Vec::new(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("trace".into())
+        .spawn(move || reader.run())
+        .context("starting the reader")?;
+    Ok(ProbeReader { stop, thread: Some(thread), csv_path })
 }
 
 fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
@@ -71,9 +130,17 @@ fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
     Ok(i)
 }
 
-/// `DIR/columns.txt`: what each column of the segment tables holds.
+/// `DIR/columns.txt`: what each column of the tables holds.
 fn write_columns(dir: &Path) -> Result<()> {
-    let mut text = String::from("Columns of NN-<test>.segments.csv (one row per traced event):\n");
+    let mut text = String::from(
+        "Columns of NN-<test>.segments.csv and .segments.ndjson (one row per captured segment):\n",
+    );
+    for (name, what) in trace::wire_table::COLUMNS {
+        text.push_str(&format!("  {name:<12} {what}\n"));
+    }
+    text.push_str(
+        "\nColumns of NN-<test>.probes.csv (one row per tcp:tcp_probe or tcp:tcp_retransmit_skb event):\n",
+    );
     for (name, what) in trace::table::COLUMNS {
         text.push_str(&format!("  {name:<12} {what}\n"));
     }
@@ -84,37 +151,117 @@ fn write_columns(dir: &Path) -> Result<()> {
 /// A test being traced.
 #[derive(Debug)]
 pub struct Recording {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(trace::Trace, u64)>>>,
+    probes: Option<ProbeReader>,
+    capture: Option<Capturing>,
+    failed: Vec<TraceSource>,
     base: PathBuf,
-    csv_path: PathBuf,
+    port: u16,
+    started_unix_ns: u64,
+    mono_to_unix_ns: i64,
 }
 
 impl Recording {
-    /// Stops, drains the pipe, removes the instance and returns the summary (also written as
-    /// JSON beside the table).
-    pub fn finish(mut self) -> Result<SegmentFlow> {
-        let (trace, lost) = self.join()?;
-        let mut flow = trace.summary(lost);
+    /// Stops both sources, writes the wire table and returns the summary (also written as
+    /// JSON beside the tables). `session` is the emulated path the test crossed, if any.
+    pub fn finish(mut self, session: Option<&Session>) -> Result<SegmentFlow> {
+        let probed = self.probes.take().map(ProbeReader::finish).transpose()?;
+        let captured = self.capture.take().map(|c| c.finish(session)).transpose()?;
+        let (mut flow, probe_rows) = match &probed {
+            Some((t, lost, _, intervals)) => {
+                (SegmentFlow { intervals: intervals.clone(), ..t.summary(*lost) }, t.rows())
+            }
+            None => (SegmentFlow::default(), &[][..]),
+        };
+        let origin = probed.as_ref().and_then(|(t, ..)| t.origin_ns()).unwrap_or(0);
+        let origin_unix = (i128::from(origin) + i128::from(self.mono_to_unix_ns)).max(0) as u64;
+        let index = trace::wire::Probes::new(probe_rows, origin_unix);
+        flow.sources = std::mem::take(&mut self.failed);
+        if let Some((t, lost, csv, _)) = &probed {
+            let detail = csv.display().to_string();
+            flow.sources.push(TraceSource {
+                name: PROBE_SOURCE.into(),
+                ok: true,
+                events: t.events(),
+                lost: *lost,
+                detail,
+            });
+        }
+        if let Some((pcaps, mut source)) = captured {
+            let table =
+                crate::segment_table::write(&self.base, &pcaps, self.port, &index, self.started_unix_ns)
+                    .context("--trace: writing the segment table")?;
+            source.events = source.events.max(table.rows.iter().map(|(_, n)| n).sum());
+            flow.files.extend(table.files.iter().map(|p| p.display().to_string()));
+            flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
+            flow.sources.push(source);
+            add_wire_findings(&mut flow, &table.all);
+        }
+        if let Some((_, _, csv, _)) = &probed {
+            flow.files.push(csv.display().to_string());
+        }
         let json_path = self.base.with_extension("flow.json");
-        flow.files = vec![self.csv_path.display().to_string(), json_path.display().to_string()];
+        flow.files.push(json_path.display().to_string());
+        flow.source =
+            flow.sources.iter().filter(|s| s.ok).map(|s| s.name.as_str()).collect::<Vec<_>>().join(" + ");
         let json = serde_json::to_string(&flow).context("--trace: encoding the summary")?;
         std::fs::write(&json_path, json)
             .with_context(|| format!("--trace: writing {}", json_path.display()))?;
-        if flow.events == 0 {
-            tracing::warn!("--trace: no events on the test's port; {:?}", trace.first_error());
-        }
         Ok(flow)
     }
+}
 
-    fn join(&mut self) -> Result<(trace::Trace, u64)> {
+/// Adds what the wire table says to each direction (one made for it when the probes did
+/// not see that direction), its evidence lines first.
+fn add_wire_findings(flow: &mut SegmentFlow, rows: &[trace::wire::WireRow]) {
+    for dir in [trace::Dir::Up, trace::Dir::Down] {
+        let Some(w) = trace::wire_analysis::findings(rows, dir) else { continue };
+        let at = match flow.directions.iter().position(|d| d.direction == w.direction) {
+            Some(i) => i,
+            None => {
+                let d = results::segment_flow::FlowDirection {
+                    direction: w.direction.clone(),
+                    ..Default::default()
+                };
+                flow.directions.push(d);
+                flow.directions.len() - 1
+            }
+        };
+        let d = &mut flow.directions[at];
+        d.evidence.extend(trace::wire_analysis::evidence(&w));
+        d.wire = Some(w);
+    }
+}
+
+/// The tracefs reader under way.
+#[derive(Debug)]
+struct ProbeReader {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Drained>>>,
+    csv_path: PathBuf,
+}
+
+/// What the reader hands back: the trace, its lost events and the interval summaries.
+type Drained = (trace::Trace, u64, Vec<FlowInterval>);
+
+impl ProbeReader {
+    /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table,
+    /// its interval summaries.
+    fn finish(mut self) -> Result<(trace::Trace, u64, PathBuf, Vec<FlowInterval>)> {
+        let (trace, lost, intervals) = self.join()?;
+        if trace.events() == 0 {
+            tracing::warn!("--trace: no tracefs events on the test's port; {:?}", trace.first_error());
+        }
+        Ok((trace, lost, self.csv_path.clone(), intervals))
+    }
+
+    fn join(&mut self) -> Result<Drained> {
         self.stop.store(true, Ordering::Relaxed);
         let thread = self.thread.take().context("--trace: the reader already ended")?;
         thread.join().map_err(|_| anyhow::anyhow!("--trace: the reader panicked"))?
     }
 }
 
-impl Drop for Recording {
+impl Drop for ProbeReader {
     /// A test that ended in an error still stops its reader and removes its instance.
     fn drop(&mut self) {
         if self.thread.is_some() {
@@ -128,11 +275,43 @@ struct Reader {
     trace: trace::Trace,
     csv: BufWriter<File>,
     stop: Arc<AtomicBool>,
+    meter: trace::live::IntervalMeter,
+    live: Live,
+    intervals: Vec<FlowInterval>,
+}
+
+/// How interval summaries show while the test runs.
+#[derive(Debug, Clone)]
+struct Live {
+    interval_ns: u64,
+    /// `Some(true)`: NDJSON events; `Some(false)`: text lines; `None`: kept for the result only.
+    json: Option<bool>,
+    label: String,
+}
+
+impl Live {
+    fn of(format: report::Format, spec: &TestSpec) -> Live {
+        let interval_ms = if spec.interval_ms > 0 { spec.interval_ms } else { 1000 };
+        let json = match format {
+            report::Format::JsonStream => Some(true),
+            report::Format::Text if spec.interval_ms > 0 => Some(false),
+            _ => None,
+        };
+        Live { interval_ns: interval_ms * 1_000_000, json, label: spec.test.id().to_string() }
+    }
+
+    fn show(&self, f: &FlowInterval) {
+        match self.json {
+            Some(true) => crate::output::emit(&report::ndjson::segment_flow(&self.label, f)),
+            Some(false) => crate::output::emit(&report::text::segment_flow_line(f)),
+            None => {}
+        }
+    }
 }
 
 impl Reader {
     /// Reads until stopped, then turns tracing off and drains what is left.
-    fn run(mut self) -> Result<(trace::Trace, u64)> {
+    fn run(mut self) -> Result<Drained> {
         writeln!(self.csv, "{}", trace::table::header())?;
         let mut buf = vec![0u8; 1 << 16];
         let mut partial = String::new();
@@ -156,7 +335,11 @@ impl Reader {
         self.lines(b"\n", &mut partial)?;
         self.csv.flush().context("--trace: writing the segment table")?;
         let lost = self.instance.lost();
-        Ok((self.trace, lost))
+        for f in self.meter.close() {
+            self.live.show(&f);
+            self.intervals.push(f);
+        }
+        Ok((self.trace, lost, self.intervals))
     }
 
     /// Feeds the complete lines of `bytes` (after what `partial` held) to the trace.
@@ -168,6 +351,10 @@ impl Reader {
             if let Some(row) = self.trace.line(line) {
                 writeln!(self.csv, "{}", trace::table::row(row))
                     .context("--trace: writing the segment table")?;
+                for f in self.meter.push(row) {
+                    self.live.show(&f);
+                    self.intervals.push(f);
+                }
             }
         }
         *partial = rest;

@@ -1,9 +1,10 @@
 //! NDJSON events, one per line, as they happen (the order is part of the contract):
 //! `host` (the client's, then the server's, before the first `start` that reached it),
-//! `start`, `interval`…, `end` per test — in a sweep `start` and `end` carry the `point`
+//! `start`, `interval`… (and `segment-flow`… with `--trace`), `end` per test — in a sweep `start` and `end` carry the `point`
 //! (index and parameter values) — and `error` once when the command fails, with the same
 //! code and message as the JSON document's top-level `error`.
 
+use results::segment_flow::FlowInterval;
 use results::{HostInfo, Interval, ParamSetting, TestError, TestResult, TestSpec};
 use serde::Serialize;
 
@@ -32,6 +33,10 @@ enum Event<'a> {
         label: &'a str,
         interval: &'a Interval,
     },
+    SegmentFlow {
+        label: &'a str,
+        flow: &'a FlowInterval,
+    },
     End {
         result: &'a TestResult,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,6 +63,11 @@ pub fn start(label: &str, server: &str, spec: &TestSpec, point: Option<&Point>) 
 /// An interval report.
 pub fn interval(label: &str, interval: &Interval) -> String {
     line(&Event::Interval { label, interval })
+}
+
+/// A `--trace` segment-flow summary of one direction over one interval.
+pub fn segment_flow(label: &str, flow: &FlowInterval) -> String {
+    line(&Event::SegmentFlow { label, flow })
 }
 
 /// A test (of sweep point `point`) ended, also when it failed: `status` and `error` say so.

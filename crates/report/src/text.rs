@@ -475,6 +475,24 @@ fn headline(r: &TestResult) -> SuiteCells {
     }
 }
 
+/// One `--trace` segment-flow line of an interval, e.g. `  trace client→server 1.0 s: 12030
+/// segs, mean 31.2 KiB, max 64.0 KiB · 0.52 ACK/seg · outstanding ≤ 256 KiB of 512 KiB window ·
+/// window full 120 ms`.
+pub fn segment_flow_line(f: &results::segment_flow::FlowInterval) -> String {
+    format!(
+        "  trace {} {:.1} s: {} segs, mean {}, max {} · {:.2} ACK/seg · outstanding ≤ {} of {} window · window full {:.0} ms",
+        f.direction,
+        f.t_s,
+        f.segments,
+        bytes(f.mean_segment_bytes.round() as u64),
+        bytes(u64::from(f.max_segment_bytes)),
+        f.acks_per_segment,
+        bytes(f.max_outstanding_bytes),
+        bytes(f.window_bytes),
+        f.window_full_ms
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

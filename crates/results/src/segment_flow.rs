@@ -23,8 +23,55 @@ pub struct SegmentFlow {
     /// The per-segment table (CSV) and this summary (JSON), as written.
     #[serde(default)]
     pub files: Vec<String>,
+    /// Each source asked for: whether it worked, what it saw, what it lost, or why not.
+    #[serde(default)]
+    pub sources: Vec<TraceSource>,
     /// Each direction data flowed in.
     pub directions: Vec<FlowDirection>,
+    /// Per-interval summaries, as shown live (`--json-stream` events, text lines).
+    #[serde(default)]
+    pub intervals: Vec<FlowInterval>,
+}
+
+/// The segment flow of one direction over one interval, from the probe events: what the
+/// receiver got and what the sender's ACK arrivals said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowInterval {
+    /// End of the interval, s from the first traced event.
+    pub t_s: f64,
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// Data segments that arrived at the receiver.
+    pub segments: u64,
+    /// Their mean payload, bytes.
+    pub mean_segment_bytes: f64,
+    /// Their largest payload, bytes.
+    pub max_segment_bytes: u32,
+    /// ACKs that arrived at the sender.
+    pub acks: u64,
+    /// ACKs per data segment (0 when no segment arrived).
+    pub acks_per_segment: f64,
+    /// Most bytes outstanding at an ACK's arrival.
+    pub max_outstanding_bytes: u64,
+    /// The announced window at that moment.
+    pub window_bytes: u64,
+    /// Time the sender spent with less than one segment of window left, ms.
+    pub window_full_ms: f64,
+}
+
+/// One source of a trace: tracefs, AF_PACKET capture, or the emulator's pump.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSource {
+    /// What it is, e.g. `AF_PACKET lo port 5201` or `emulator pump`.
+    pub name: String,
+    /// Whether it recorded.
+    pub ok: bool,
+    /// Events (packets or tracepoint events) it recorded.
+    pub events: u64,
+    /// Events it lost (ring full): counted, never silent.
+    pub lost: u64,
+    /// Why it did not work, or what it wrote.
+    pub detail: String,
 }
 
 /// The segment flow of one direction (`client→server` or `server→client`).
@@ -59,6 +106,38 @@ pub struct FlowDirection {
     pub window_series: Vec<WindowBucket>,
     /// A short slice of the busiest connection at full resolution (the seed's zoomed graph).
     pub zoom: Vec<WindowSample>,
+    /// What the captured packets say (when a packet source worked).
+    #[serde(default)]
+    pub wire: Option<WireFindings>,
+}
+
+/// One direction's findings from the wire segment table (its busiest connection).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireFindings {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// The connection (client port) analysed.
+    pub connection: u16,
+    /// The sending time analysed (first data segment to last), ms.
+    pub traced_ms: f64,
+    /// Share of it with less than one segment of the announced window left.
+    pub window_limited_time: f64,
+    /// Share of it with less than one segment of cwnd left (window not full).
+    pub cwnd_limited_time: f64,
+    /// Share of it with room in both: the sender (application or host) did not fill them.
+    pub unlimited_time: f64,
+    /// Segment size used, bytes (the GSO size, else the largest segment seen).
+    pub segment_bytes: u32,
+    /// Data segments at the receiver (a super-packet counts as the segments it holds).
+    pub segments: u64,
+    /// ACKs that acknowledged new data.
+    pub acks: u64,
+    /// Segments per ACK.
+    pub segments_per_ack: Option<f64>,
+    /// ACKs of less than two segments sent ≥ 20 ms after the last data: the delayed-ACK timer's.
+    pub delayed_acks: u64,
+    /// ACKs that changed only the window.
+    pub window_updates: u64,
 }
 
 /// How many segments had one size.

@@ -109,6 +109,7 @@ fn direction(rows: &[Segment], dir: Dir, budget: usize) -> FlowDirection {
         size_series: size_series(&data, span, buckets),
         window_series: window_series(&sent, span, buckets),
         zoom: zoom(&sent, zoom_n),
+        wire: None,
     };
     flow.evidence = evidence(&flow, seen.is_some());
     flow

@@ -7,13 +7,19 @@
 //! * [`segment`]: events → rows: which end, which way, which connection, relative sequence.
 //! * [`table`]: rows → the CSV table and its documented columns.
 //! * [`analysis`]: rows → per-direction sizes, outstanding vs window, stop-and-go, evidence.
+//! * [`mod@wire`], [`wire_table`]: captured packets → the wire segment table, joined with the
+//!   probe rows (cwnd, srtt, snd_wnd of the sending socket).
 //! * [`Trace`]: the three together for one test.
 #![forbid(unsafe_code)]
 
 pub mod analysis;
 pub mod line;
+pub mod live;
 pub mod segment;
 pub mod table;
+pub mod wire;
+pub mod wire_analysis;
+pub mod wire_table;
 
 use results::SegmentFlow;
 
@@ -64,9 +70,19 @@ impl Trace {
         self.rows.last()
     }
 
+    /// Events read (lost-event lines not counted).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     /// The first line that did not parse, and why.
     pub fn first_error(&self) -> Option<&ParseError> {
         self.first_error.as_ref()
+    }
+
+    /// The trace-clock time the rows' `t_ns` count from.
+    pub fn origin_ns(&self) -> Option<u64> {
+        self.segmenter.origin_ns()
     }
 
     /// The rows so far.
@@ -87,6 +103,8 @@ impl Trace {
             lost_events: self.segmenter.lost.max(lost_in_kernel),
             malformed_lines: self.malformed,
             files: Vec::new(),
+            sources: Vec::new(),
+            intervals: Vec::new(),
             directions: analysis::directions(&self.rows),
         }
     }

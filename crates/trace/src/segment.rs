@@ -153,6 +153,11 @@ impl Segmenter {
         }
     }
 
+    /// The trace-clock time rows are relative to (the first event's), once one was seen.
+    pub fn origin_ns(&self) -> Option<u64> {
+        self.t0
+    }
+
     /// The row of `event`, if it is a data connection's.
     pub fn push(&mut self, event: Event) -> Option<Segment> {
         match event {

@@ -18,6 +18,7 @@ pub mod frame;
 pub mod hello;
 pub mod iperf3;
 pub mod pcap;
+pub mod tcpip;
 pub mod udp;
 
 pub use ctrl::{ErrorCode, Message, Rejection};

@@ -229,8 +229,9 @@ pub struct OutputArgs {
     /// Also write a self-contained HTML report of the results to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<std::path::PathBuf>,
-    /// Record each TCP test's segment flow into DIR (root: tracefs): a CSV table per test,
-    /// a JSON summary, and segment-flow plots in --report.
+    /// Record each TCP test's segment flow into DIR (root: AF_PACKET or the emulator's pump,
+    /// and tracefs): pcap files, a segment table (CSV, NDJSON) per test, a JSON summary,
+    /// live per-interval summaries, and segment-flow plots in --report.
     #[arg(long, value_name = "DIR")]
     pub trace: Option<std::path::PathBuf>,
 }

@@ -189,7 +189,7 @@ pub struct Emulator {
     server: NetNs,
     opts: Options,
     shared: Arc<Shared>,
-    captures: Option<Arc<Captures>>,
+    captures: Arc<Captures>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -205,10 +205,13 @@ impl Emulator {
         let offload = opts.offload.resolve(path);
         let client = setup::side(&client_name, opts.client_addr, opts.server_addr, path, offload)?;
         let server = setup::side(&server_name, opts.server_addr, opts.client_addr, path, offload)?;
-        let captures = opts.capture.as_deref().map(Captures::create).transpose()?.map(Arc::new);
+        let captures = Arc::new(match opts.capture.as_deref() {
+            Some(base) => Captures::create(base)?,
+            None => Captures::default(),
+        });
         let shared = Arc::new(Shared::default());
         let tuns = (Arc::new(client.tun), Arc::new(server.tun));
-        let threads = spawn_forwarders(path, opts, &tuns, &shared, captures.as_ref())?;
+        let threads = spawn_forwarders(path, opts, &tuns, &shared, Some(&captures))?;
         Ok(Emulator {
             spec: spec.to_string(),
             offload,
@@ -235,6 +238,16 @@ impl Emulator {
             Role::Client => self.opts.client_addr,
             Role::Server => self.opts.server_addr,
         }
+    }
+
+    /// Captures from now on into `BASE.client.pcap` and `BASE.server.pcap` (closing the files
+    /// written so far), or stops capturing with `None`. Refused when `--pcap` owns the capture.
+    pub fn capture_to(&self, base: Option<&std::path::Path>) -> Result<(), Error> {
+        if let Some(owner) = &self.opts.capture {
+            let source = std::io::Error::other("the capture is already written there (--pcap)");
+            return Err(Error::Capture { path: owner.clone(), source });
+        }
+        self.captures.switch(base)
     }
 
     /// The counters so far.
@@ -267,8 +280,8 @@ impl Emulator {
     pub fn stop(mut self) -> Result<results::EmuReport, Error> {
         self.halt();
         let report = self.report();
-        if let (Some(c), Some(base)) = (&self.captures, &self.opts.capture) {
-            c.flush().map_err(|source| Error::Capture { path: base.clone(), source })?;
+        if let Some(base) = &self.opts.capture {
+            self.captures.flush().map_err(|source| Error::Capture { path: base.clone(), source })?;
         }
         Ok(report)
     }
@@ -317,8 +330,6 @@ fn spawn_forwarders(
 impl Drop for Emulator {
     fn drop(&mut self) {
         self.halt();
-        if let Some(c) = &self.captures {
-            let _ = c.flush();
-        }
+        let _ = self.captures.flush();
     }
 }
