@@ -79,5 +79,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
+        Command::Study(a) => cmd::study::run(a, stop),
     }
 }

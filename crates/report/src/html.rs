@@ -8,7 +8,7 @@ mod cc;
 mod charts;
 mod grids;
 mod modes;
-mod page;
+pub mod page;
 mod segment_flow;
 
 use results::{RunRecord, TestResult};

@@ -8,5 +8,6 @@ pub mod model;
 pub mod report;
 pub mod run;
 pub mod server;
+pub mod study;
 pub mod sweep;
 pub mod test;
