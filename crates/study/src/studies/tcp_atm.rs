@@ -130,6 +130,11 @@ const PENDING: &[Pending] = &[Pending {
     needs: "`tcplab mesh` (branch mesh): wire it in tcp_atm::PENDING and stages() once merged",
 }];
 
+/// Why a CPU quota does not slow a sender down to a P-100.
+const QUOTA_WHY: &str = "A CPU quota cannot make this host a P-100: it throttles the sending process, but most of \
+                         TCP's per-byte work (the copy, segmentation, the ACK processing in softirq) is kernel work \
+                         not charged to the quota's cgroup, so even 2 % of a core sends at nearly the link rate.";
+
 /// The request/response sizes of Table 4.
 const RR_SIZES: [(u32, u32); 4] = [(1, 1), (64, 64), (100, 200), (128, 8192)];
 /// The path: OC-3c at the SONET payload rate, CLIP MTU 9180.
@@ -184,9 +189,9 @@ impl Study for TcpAtm {
             },
             Stage::path("OC-3c CLIP, fast hosts (Figure 6)", CLIP, fast),
             Stage::slow(
-                "OC-3c CLIP, slow sender: client at 10 % of a CPU (Figure 5)",
+                "OC-3c CLIP, slow sender: client at 2 % of a CPU (Figure 5)",
                 CLIP,
-                "client=10%",
+                "client=2%",
                 slow,
             ),
         ]
@@ -214,11 +219,13 @@ impl Study for TcpAtm {
         for d in out.with_prefix("clip-b") {
             rows.push(Row::new("Figure 6", &d.case.key["clip-".len()..], "Mbit/s").goodput(Some(&d.result)));
         }
-        rows.push(
-            Row::new("Table 2", "slow sender 8K (P100 → Sun)", "Mbit/s")
-                .paper(t("t2", "P100 → Sun"))
-                .goodput(out.get("slow-l8K")),
-        );
+        let mut slow = Row::new("Table 2", "slow sender 8K (P100 → Sun)", "Mbit/s")
+            .paper(t("t2", "P100 → Sun"))
+            .goodput(out.get("slow-l8K"));
+        if slow.vs_paper().is_some_and(|x| x > 1.1) {
+            slow.why = format!("{} {QUOTA_WHY}", slow.why);
+        }
+        rows.push(slow);
         for (q, r) in RR_SIZES {
             let res = out.get(&format!("rr-{q}-{r}"));
             let ms = res.and_then(trans_per_s).filter(|x| *x > 0.0).map(|x| 1000.0 / x);
