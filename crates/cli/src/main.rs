@@ -98,5 +98,6 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Archive(a) => cmd::fleet::run(a),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
+        Command::Study(a) => cmd::study::run(a, stop),
     }
 }

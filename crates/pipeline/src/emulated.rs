@@ -106,8 +106,9 @@ impl Session {
         let (server, port) = match &server_quota {
             None => {
                 let cfg = ServerConfig { bind, max_concurrent: 4, ..ServerConfig::default() };
-                let server = emu.netns(Role::Server).run(|| Server::bind(cfg))??;
-                let handle = server.spawn().context("starting the server")?;
+                // Spawned inside the namespace, so that the server's threads (and the UDP
+                // sockets they bind to the path's address) live there too.
+                let handle = emu.netns(Role::Server).run(|| Server::bind(cfg).and_then(|s| s.spawn()))??;
                 let port = handle.addr.port();
                 (ServerKind::InProcess(handle), port)
             }

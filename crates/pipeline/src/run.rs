@@ -183,6 +183,17 @@ impl Run {
         self.settle(spec, Ok(measured), |_| None, false)
     }
 
+    /// Moves the run to another place (a study's next path): the current place is stopped
+    /// (its emulator counters are kept as the run's total only for the last place) and
+    /// `target` started, traced into `trace` when given. Tests already measured are kept.
+    pub fn move_to(&mut self, target: &crate::config::Target, trace: Option<PathBuf>) -> Result<()> {
+        if let Some(old) = self.place.take() {
+            old.finish().context("stopping the previous place")?;
+        }
+        self.place = Some(Place::start(target, Duration::from_secs(3))?.traced(trace, self.format()));
+        Ok(())
+    }
+
     /// The place the tests run in, while the run is under way.
     pub fn place(&self) -> Option<&Place> {
         self.place.as_ref()

@@ -9,7 +9,7 @@ mod charts;
 mod grids;
 mod mesh;
 mod modes;
-mod page;
+pub mod page;
 mod segment_flow;
 
 use results::{RunRecord, TestResult};

@@ -14,6 +14,7 @@ pub mod link;
 pub mod measure;
 pub mod mesh;
 pub mod model;
+pub mod study;
 pub mod sweep;
 
 pub use archive::{CompareArgs, ConfidenceArgs, ExportArgs, HistoryArgs, ShowArgs, StoreArgs};
@@ -82,6 +83,8 @@ pub enum Command {
     CompareCc(cc::CompareCcArgs),
     /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
     Emu(EmuArgs),
+    /// One command per seed study: `list`, or NAME [HOST] [--quick] [-o report.html].
+    Study(study::StudyArgs),
     /// Recent runs in the archive.
     History(HistoryArgs),
     /// One stored run in full (table, JSON, CSV or markdown).
@@ -109,6 +112,7 @@ impl Command {
             | Command::Keygen(_)
             | Command::Model(_)
             | Command::Emu(_)
+            | Command::Study(_)
             | Command::History(_)
             | Command::Show(_)
             | Command::Export(_)

@@ -13,5 +13,6 @@ pub mod model;
 pub mod report;
 pub mod run;
 pub mod server;
+pub mod study;
 pub mod sweep;
 pub mod test;

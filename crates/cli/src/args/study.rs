@@ -1,0 +1,29 @@
+//! `tcplab study`: one command per seed study.
+
+use clap::Args;
+
+use super::StoreArgs;
+
+/// `tcplab study list` · `tcplab study NAME [HOST] [--quick] [-o report.html]`.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// `list`, or a study: tcp-atm-2000, nic-eval, atm-loss, slac-stacks, segment-flow.
+    pub name: String,
+    /// A real server instead of the emulated paths (stages that emulate an impairment or a
+    /// slow host are then skipped and named).
+    pub host: Option<String>,
+    /// Server control port (with HOST only).
+    #[arg(short, long, default_value_t = 9180)]
+    pub port: u16,
+    /// The same shape in at most about 2 minutes instead of the paper's full design.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seconds per test, overriding the study's (a trimmed run, e.g. in CI).
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub seconds: Option<u64>,
+    /// Write the study's HTML report (paper, measured, model, overlays) to FILE.
+    #[arg(short = 'o', long = "report", value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

@@ -1,0 +1,82 @@
+//! `tcplab study`: lists the seed studies, or runs one through the pipeline (crates/study).
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use engine::StopFlag;
+use study::{Mode, Options};
+
+use crate::args::study::StudyArgs;
+use crate::settings::{remote, storage};
+
+/// Runs `tcplab study`.
+pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
+    if a.name == "list" {
+        print!("{}", list());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(s) = study::find(&a.name) else {
+        let names: Vec<&str> = study::all().iter().map(|s| s.info().name).collect();
+        bail!("no study `{}` (studies: {}; tcplab study list)", a.name, names.join(", "));
+    };
+    if a.host.is_none() && s.needs_root() && !netio::netns::is_root() {
+        bail!(
+            "study {} runs on emulated paths, which need root (namespaces, TUN); run as root or give a HOST",
+            a.name
+        );
+    }
+    let opts = Options {
+        mode: if a.quick { Mode::Quick } else { Mode::Full },
+        host: a.host.as_ref().map(|h| remote(h, a.port)).transpose()?,
+        seconds: a.seconds,
+        report: a.report.clone(),
+        storage: storage(&a.store),
+    };
+    study::runner::run(s, &opts, stop)
+}
+
+/// The table of `tcplab study list`.
+fn list() -> String {
+    let mut rows = vec![[
+        "study".to_string(),
+        "seed".into(),
+        "--quick".into(),
+        "full".into(),
+        "root".into(),
+        "reruns".into(),
+    ]];
+    for s in study::all() {
+        let i = s.info();
+        let est = |m: Mode| study::plan::estimate_s(&s.stages(m), 100e6);
+        let root = if s.needs_root() { "yes (emulated paths)" } else { "no" };
+        rows.push([
+            i.name.into(),
+            i.seed.into(),
+            duration(est(Mode::Quick)),
+            duration(est(Mode::Full)),
+            root.into(),
+            i.reruns.into(),
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        for (c, w) in widths.iter().enumerate() {
+            out.push_str(&format!("{:<w$}  ", r[c]));
+        }
+        out.push_str(&r[5]);
+        out.push('\n');
+    }
+    out.push_str("times are estimates from the designs (this 2-core machine); full runs follow the papers' sizes, windows, repetitions and durations\n");
+    out
+}
+
+/// `~1 min 30 s`, `~2 h 5 min`.
+fn duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("~{s} s"),
+        s if s < 3600 => format!("~{} min {} s", s / 60, s % 60),
+        s => format!("~{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}

@@ -1,0 +1,121 @@
+//! `tcplab study`: the list, a bad name, and every study end to end on emulated paths in a
+//! trimmed form (`--quick -t 1`: the quick design, one second per test, byte-limited tests
+//! cut to 1 MiB) through the same code path as `--quick`, with its report rendered in
+//! headless Chromium: the comparison table, the overlays of the paper's numbers and the
+//! archived run. The emulated paths need root; without it the tests say why they skipped.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+use std::process::Command;
+
+use support::{chromium, stderr, stdout, tcplab};
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("id runs");
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!(
+            "skipped: tcplab study runs on emulated paths, which need root (network namespaces, TUN devices)"
+        );
+    }
+    is_root
+}
+
+#[test]
+fn list_names_the_five_studies_with_runtimes() {
+    let out = tcplab(&["study", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for (name, seed) in [
+        ("tcp-atm-2000", "000"),
+        ("nic-eval", "001"),
+        ("atm-loss", "002"),
+        ("slac-stacks", "003"),
+        ("segment-flow", "004"),
+    ] {
+        let line =
+            text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} missing:\n{text}"));
+        assert!(line.contains(seed) && line.contains(" s ") && line.contains("yes"), "{line}");
+    }
+}
+
+#[test]
+fn an_unknown_study_is_one_error_line() {
+    let out = tcplab(&["study", "tcp-atm-1999"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no study `tcp-atm-1999`") && err.contains("segment-flow"), "{err}");
+}
+
+/// Runs `study NAME --quick -t 1`, checks the archive, the text table and the report.
+fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (html, db) = (dir.path().join("study.html"), dir.path().join("study.db"));
+    let out = tcplab(&[
+        "study",
+        name,
+        "--quick",
+        "-t",
+        "1",
+        "-o",
+        html.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "exit {:?}\nstdout: {text}\nstderr: {err}", out.status);
+    assert!(err.contains(&format!("study {name} (quick mode)")) && err.contains("stored as run 1"), "{err}");
+    for row in expect_rows {
+        assert!(text.contains(row), "no `{row}` row in:\n{text}");
+    }
+    assert!(text.contains("measured/paper") && text.contains("measured/model"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&format!("data-plots=\"{plots}\"")), "plots in {}", html.display());
+    assert!(page.contains(">paper<") || page.contains("paper:"), "no paper overlay in the plots");
+    assert!(page.contains("tcplab measured") || page.contains("tcplab,"), "no measured series");
+    let show = tcplab(&["show", "1", "--db", db.to_str().unwrap()]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    chromium::assert_renders(&html, dir.path(), plots);
+}
+
+#[test]
+fn tcp_atm_2000_runs_end_to_end() {
+    trimmed(
+        "tcp-atm-2000",
+        &["Table 1", "ceiling MTU 9180 vs peak", "TCP_RR 128/8192", "not run yet: sender × receiver"],
+        3,
+    );
+}
+
+#[test]
+fn nic_eval_runs_end_to_end() {
+    trimmed("nic-eval", &["Interphase ATM 5515 FTP Transmit", "3COM595 100 Base-T TTCP Receive"], 2);
+}
+
+#[test]
+fn atm_loss_runs_end_to_end() {
+    trimmed("atm-loss", &["TCP bulk, OC-3c CLIP", "UDP loss to a slow receiver", "UDP 8K, OC-3c CLIP"], 3);
+}
+
+#[test]
+fn slac_stacks_runs_end_to_end() {
+    trimmed(
+        "slac-stacks",
+        &["Stock TCP (reno), whole run", "ranking (who wins)", "Fast TCP (no Linux module)"],
+        2,
+    );
+}
+
+#[test]
+fn segment_flow_runs_end_to_end() {
+    trimmed(
+        "segment-flow",
+        &["window 52428, 8192-byte user data", "w4k-u2048 above w4k-u4096", "not run yet: per-segment"],
+        2,
+    );
+}

@@ -1,0 +1,76 @@
+//! Why a measured number differs from the paper's or the model's, in one or two sentences,
+//! taken from what the diagnosis found limited the test (results::Diagnosis) and from the
+//! ratios. Small differences get no explanation.
+
+use results::{Cause, TestResult};
+
+use crate::compare::Row;
+
+/// Ratios closer to 1 than this are "the same" and need no explanation.
+const NEAR: f64 = 0.1;
+
+/// The explanation of `row` (measured from `r`), or an empty string.
+pub fn why(row: &Row, r: Option<&TestResult>) -> String {
+    let Some(r) = r else { return String::new() };
+    if r.status == results::Status::Failed {
+        let e = r.error.as_ref().map_or("failed", |e| e.message.as_str());
+        return format!("The test failed: {e}.");
+    }
+    let vs_paper = row.vs_paper();
+    let vs_model = row.vs_model();
+    let far = |x: Option<f64>| x.is_some_and(|x| (x - 1.0).abs() > NEAR);
+    if !far(vs_paper) && !far(vs_model) {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    if let Some(x) = vs_paper.filter(|x| *x > 2.0) {
+        out.push(format!(
+            "tcplab measured {x:.1}× the paper's number: today's CPUs, memory and stacks do that much more \
+             than the paper's end systems."
+        ));
+    }
+    if let Some(d) = r.diagnosis.first() {
+        out.push(cause_sentence(d.primary.cause, vs_paper, r));
+        out.push(format!("Diagnosis: {}.", d.primary.evidence.trim_end_matches('.')));
+    }
+    if far(vs_model) && vs_model.is_some_and(|x| x < 1.0) && out.is_empty() {
+        out.push("Below the model's ceiling; the diagnosis found no single limit.".into());
+    }
+    out.retain(|s| !s.is_empty());
+    out.join(" ")
+}
+
+/// What a limiting cause means next to the paper's number.
+fn cause_sentence(cause: Cause, vs_paper: Option<f64>, r: &TestResult) -> String {
+    let above = vs_paper.is_some_and(|x| x > 1.0 + NEAR);
+    let retrans: u64 = r.summary.directions.iter().map(|d| d.retransmits).sum();
+    match cause {
+        Cause::Link if above => "A modern host is CPU-rich: the emulated link is the limit, where the paper's \
+                                 end systems (CPU, adapter, driver) were."
+            .into(),
+        Cause::Link => "The link is the limit.".into(),
+        Cause::Congestion => format!(
+            "Loss limits a loss-based control: the path's drop-tail queue overflows ({retrans} retransmissions), \
+             and the window is cut on every loss."
+        ),
+        Cause::SenderCpu | Cause::ReceiverCpu if above => {
+            "An end system's CPU limits, as in the paper, but today's CPU does more per second.".into()
+        }
+        Cause::SenderCpu | Cause::ReceiverCpu => {
+            "An end system's CPU limits (a CPU quota emulates the paper's slow host).".into()
+        }
+        Cause::ReceiveWindow | Cause::SendBuffer => {
+            "The socket buffers (the window) limit: window ÷ RTT is below the link's rate.".into()
+        }
+        Cause::StopAndGo => {
+            "Nagle and delayed ACKs wait on each other: buffers of a few segments make TCP stop-and-go, \
+             as the paper's small windows did."
+                .into()
+        }
+        Cause::Application => "The application's writes or reads are too small for the rate.".into(),
+        Cause::OtherLoad => "Other work on this machine kept its CPUs busy during the test (the machine \
+                             was shared); the number is a lower bound."
+            .into(),
+        Cause::Unknown => String::new(),
+    }
+}

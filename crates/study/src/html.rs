@@ -1,0 +1,111 @@
+//! The study report: one self-contained HTML page (the report crate's page and plot modules)
+//! with the comparison table, the overlaid plots, the explanations, what was skipped or
+//! cannot run yet, and every published figure of the paper with its source.
+
+use report::html::page::Page;
+use report::plot::{AxisSpec, LineChart, Point, RefLine, Series};
+use report::tables::Table;
+
+use crate::compare::Row;
+use crate::paper::Figure;
+use crate::{Outcome, Study};
+
+/// The report of one study run.
+pub fn document(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
+    let info = study.info();
+    let mut p = Page::new();
+    p.section("comparison", "Paper, tcplab and model");
+    p.para("", &setting(out));
+    let head = crate::text::HEAD.iter().map(|s| s.to_string()).collect();
+    p.table(&Table { head, rows: rows.iter().map(crate::text::cells).collect() }, true);
+    p.end_section();
+    p.section("plots", "Overlays");
+    p.open_row();
+    for svg in study.charts(out) {
+        p.plot(&svg);
+    }
+    p.close_row();
+    p.end_section();
+    notes(&mut p, study, out, rows);
+    p.section("paper", "The paper's figures as data");
+    for f in study.paper() {
+        figure_table(&mut p, f);
+    }
+    p.end_section();
+    let subtitle = format!("seed {} · {} · {} mode", info.seed, info.paper, out.mode.id());
+    p.finish(&format!("tcplab study {}", info.name), &subtitle)
+}
+
+fn setting(out: &Outcome) -> String {
+    let place =
+        out.host.as_ref().map_or("emulated paths on this host".to_string(), |h| format!("real host {h}"));
+    let run = out.run_id.map_or(String::new(), |id| format!(" Archived as run {id} (tcplab show {id})."));
+    format!(
+        "{} tests on {place}. The model ceiling is the goodput the link's framing allows for the test's \
+         stack (the diagnosis's reference); ratios far from 1 are explained below.{run}",
+        out.done.len()
+    )
+}
+
+fn notes(p: &mut Page, study: &dyn Study, out: &Outcome, rows: &[Row]) {
+    p.section("why", "Why the numbers differ");
+    for r in rows.iter().filter(|r| !r.why.is_empty()) {
+        p.para("", &format!("{} — {}: {}", r.group, r.case, r.why));
+    }
+    for s in &out.skipped {
+        p.para("", &format!("Skipped: {s}"));
+    }
+    for pending in study.pending() {
+        p.para("", &format!("Not run yet: {} — needs {}.", pending.experiment, pending.needs));
+    }
+    p.end_section();
+}
+
+fn figure_table(p: &mut Page, f: &Figure) {
+    p.h3(&format!("{} — {} ({})", f.source, f.caption, f.printed_unit));
+    let rows = f
+        .values
+        .iter()
+        .map(|v| {
+            let x = v.x.map_or(String::new(), |x| format!("{x}"));
+            let spread = v.spread.map_or(String::new(), |s| format!("± {s}"));
+            vec![v.label.to_string(), x, format!("{}", v.value), spread]
+        })
+        .collect();
+    let head = ["what", "x", "value", "±"].iter().map(|s| s.to_string()).collect();
+    p.table(&Table { head, rows }, false);
+}
+
+/// A line chart of throughput against a byte size (log-2 x), with the paper's curve, the
+/// measured curve and the model's ceiling as a reference line.
+pub fn size_chart(title: &str, x_label: &str, series: Vec<Series>, ceiling: Option<(f64, String)>) -> String {
+    let mut c = LineChart::new(title, AxisSpec::sizes(x_label), AxisSpec::linear("Mbit/s"));
+    c.series = series.into_iter().filter(|s| !s.points.is_empty()).collect();
+    c.refs = ceiling.into_iter().map(|(y, label)| RefLine { y, label }).collect();
+    c.render()
+}
+
+/// A series from (x, y) pairs.
+pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Series {
+    Series { name: name.into(), points: points.into_iter().map(|(x, y)| Point::new(x, y)).collect() }
+}
+
+/// A bar chart of the rows' paper, measured and model values, one group per row.
+pub fn rows_chart(title: &str, unit: &str, rows: &[&Row]) -> String {
+    let bar = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| report::plot::BarSeries {
+        name: name.into(),
+        values: rows.iter().map(|r| f(r)).collect(),
+    };
+    report::plot::BarChart {
+        title: title.into(),
+        y_label: unit.into(),
+        y_format: report::plot::TickFormat::Number,
+        categories: rows.iter().map(|r| r.case.clone()).collect(),
+        series: vec![
+            bar("paper", &|r| r.paper.as_ref().map(|p| p.0)),
+            bar("tcplab measured", &|r| r.measured),
+            bar("model ceiling", &|r| r.model),
+        ],
+    }
+    .render()
+}

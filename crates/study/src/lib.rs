@@ -1,0 +1,155 @@
+//! `tcplab study`: one command per seed study (../shared/seeds/). Each study is the paper's
+//! experiment design as stages of test specs ([`plan`]), run through the ordinary pipeline as
+//! one archived run ([`runner`]), and a report ([`html`], [`text`]) that sets the paper's
+//! published numbers ([`paper`], stored per study in [`studies`]) beside tcplab's measured
+//! numbers and the model's ceilings ([`compare`]), with an explanation of each large
+//! difference from the diagnosis ([`explain`]).
+//!
+//! Parts a study needs that tcplab does not have yet are declared by the study's
+//! [`Study::pending`] — the one place to wire them up once they exist.
+#![forbid(unsafe_code)]
+
+pub mod compare;
+pub mod explain;
+pub mod html;
+pub mod paper;
+pub mod plan;
+pub mod runner;
+pub mod studies;
+pub mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use results::TestResult;
+
+pub use plan::{Case, Mode, Stage};
+
+/// What `tcplab study list` shows of a study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Info {
+    /// Command name (`tcp-atm-2000`).
+    pub name: &'static str,
+    /// Seed number (`000`).
+    pub seed: &'static str,
+    /// The paper, short.
+    pub paper: &'static str,
+    /// What the study reruns.
+    pub reruns: &'static str,
+}
+
+/// A part of a study that tcplab cannot run yet, and what will run it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    /// The paper's experiment (`sender×receiver matrix, Tables 2 and 3`).
+    pub experiment: &'static str,
+    /// What it needs (`tcplab mesh`, branch mesh).
+    pub needs: &'static str,
+}
+
+/// A seed study.
+pub trait Study: Sync + std::fmt::Debug {
+    /// Name and description.
+    fn info(&self) -> &'static Info;
+    /// The paper's published figures.
+    fn paper(&self) -> &'static [paper::Figure];
+    /// The stages to run.
+    fn stages(&self, mode: Mode) -> Vec<Stage>;
+    /// Paper vs measured vs model, row by row.
+    fn compare(&self, out: &Outcome) -> Vec<compare::Row>;
+    /// Plots overlaying the paper's numbers, the measured ones and the model (SVG).
+    fn charts(&self, out: &Outcome) -> Vec<String>;
+    /// What it cannot run yet (wire up here once the part exists).
+    fn pending(&self) -> &'static [Pending];
+    /// Whether the emulated stages need root (namespaces, TUN): every study's do.
+    fn needs_root(&self) -> bool {
+        true
+    }
+}
+
+/// Every study, in seed order.
+pub fn all() -> [&'static dyn Study; 5] {
+    studies::ALL
+}
+
+/// The study called `name`.
+pub fn find(name: &str) -> Option<&'static dyn Study> {
+    all().into_iter().find(|s| s.info().name.eq_ignore_ascii_case(name))
+}
+
+/// One finished case.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// The stage's label.
+    pub stage: String,
+    /// The case.
+    pub case: Case,
+    /// Its result.
+    pub result: TestResult,
+}
+
+/// What a study run gave.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// `quick` or `full`.
+    pub mode: Mode,
+    /// The real host, when not on emulated paths.
+    pub host: Option<String>,
+    /// The finished cases.
+    pub done: Vec<Done>,
+    /// Stages left out, and why.
+    pub skipped: Vec<String>,
+    /// The archived run's id.
+    pub run_id: Option<i64>,
+}
+
+impl Outcome {
+    /// The result of case `key`.
+    pub fn get(&self, key: &str) -> Option<&TestResult> {
+        self.done.iter().find(|d| d.case.key == key).map(|d| &d.result)
+    }
+
+    /// Results whose key starts with `prefix`, in run order.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a Done> + 'a {
+        self.done.iter().filter(move |d| d.case.key.starts_with(prefix))
+    }
+}
+
+/// How to run a study.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Quick or full.
+    pub mode: Mode,
+    /// A real server instead of emulated paths.
+    pub host: Option<engine::client::ClientOptions>,
+    /// `-t`: every case's duration in seconds (a trimmed run, e.g. in CI).
+    pub seconds: Option<u64>,
+    /// `-o`: the HTML report.
+    pub report: Option<PathBuf>,
+    /// The archive.
+    pub storage: pipeline::Storage,
+}
+
+/// The stages of `study` as `opts` asks, and the stages left out on a real host.
+pub fn stages_for(study: &dyn Study, opts: &Options) -> (Vec<Stage>, Vec<String>) {
+    let mut stages = study.stages(opts.mode);
+    if let Some(secs) = opts.seconds {
+        plan::override_seconds(&mut stages, secs);
+    }
+    let mut skipped = Vec::new();
+    if opts.host.is_some() {
+        stages.retain(|s| {
+            let keep = !s.emulated_only;
+            if !keep {
+                skipped.push(format!(
+                    "{}: an emulated impairment or slow host, not run against a real HOST",
+                    s.label
+                ));
+            }
+            keep
+        });
+    }
+    (stages, skipped)
+}

@@ -1,0 +1,190 @@
+//! What a study runs: stages (one place each — an emulated path, the loopback, or the real
+//! HOST) of cases (one test spec each), in the paper's design (`Full`) or the same shape
+//! shortened (`Quick`).
+
+use results::{ConfidenceTarget, Direction, TestKind, TestSpec};
+
+/// How much of the paper's design to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The same shape, ≤ 2 minutes.
+    Quick,
+    /// The paper's sizes, windows, repetitions and durations.
+    Full,
+}
+
+impl Mode {
+    /// `quick` or `full`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Quick => "quick",
+            Mode::Full => "full",
+        }
+    }
+
+    /// `quick` when quick, `full` otherwise, as a choice between two values.
+    pub fn pick<T>(self, quick: T, full: T) -> T {
+        match self {
+            Mode::Quick => quick,
+            Mode::Full => full,
+        }
+    }
+}
+
+/// Where a stage runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// The embedded loopback server on this host (seed 000's loop-back baseline).
+    Loopback,
+    /// An emulated path: the spec, and CPU quotas of the slow end systems (`client=20%`).
+    Path {
+        /// Path spec or preset (`atm-oc3-clip`, `atm-oc3-clip,cellloss=0.01%`).
+        spec: String,
+        /// `--host-cpu` quotas, if any.
+        host_cpu: Option<String>,
+    },
+}
+
+/// One place and the tests run there.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    /// What the stage stands for in the paper (`ATM OC-3c CLIP, fast hosts`).
+    pub label: String,
+    /// Where it runs on emulated paths.
+    pub place: Where,
+    /// Whether the stage only means something on an emulated path (an impairment or a CPU
+    /// quota): against a real HOST it is skipped, and the report says so.
+    pub emulated_only: bool,
+    /// Record each TCP test's segment flow (tracefs, root).
+    pub trace: bool,
+    /// The tests.
+    pub cases: Vec<Case>,
+}
+
+impl Stage {
+    /// A stage on the emulated path `spec`.
+    pub fn path(label: &str, spec: &str, cases: Vec<Case>) -> Stage {
+        let place = Where::Path { spec: spec.into(), host_cpu: None };
+        Stage { label: label.into(), place, emulated_only: false, trace: false, cases }
+    }
+
+    /// A stage on `spec` with hosts slowed by CPU quotas (`client=10%`).
+    pub fn slow(label: &str, spec: &str, host_cpu: &str, cases: Vec<Case>) -> Stage {
+        let place = Where::Path { spec: spec.into(), host_cpu: Some(host_cpu.into()) };
+        Stage { label: label.into(), place, emulated_only: true, trace: false, cases }
+    }
+
+    /// The path spec, if the stage runs on one.
+    pub fn spec(&self) -> Option<&str> {
+        match &self.place {
+            Where::Path { spec, .. } => Some(spec),
+            Where::Loopback => None,
+        }
+    }
+}
+
+/// One test of a study.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Unique key the study's comparisons look it up by (`clip-len-8192`).
+    pub key: String,
+    /// The test.
+    pub spec: TestSpec,
+    /// Repetitions (the paper's repeat-until-confident or fixed count), if any.
+    pub confidence: Option<ConfidenceTarget>,
+}
+
+impl Case {
+    /// A case with `key` and `spec`, run once.
+    pub fn new(key: impl Into<String>, spec: TestSpec) -> Case {
+        Case { key: key.into(), spec, confidence: None }
+    }
+
+    /// Repeated as `confidence` says (`None`: once).
+    pub fn repeated(mut self, confidence: Option<ConfidenceTarget>) -> Case {
+        self.confidence = confidence;
+        self
+    }
+}
+
+/// Exactly `n` repetitions (the paper ran each point `n` times and averaged).
+pub fn times(n: u32) -> ConfidenceTarget {
+    ConfidenceTarget {
+        level_pct: 99.0,
+        width_pct: 100.0,
+        min_iterations: n,
+        max_iterations: n,
+        result_only: true,
+    }
+}
+
+/// netperf's `-i max,min -I level,width`: repeat until `level` % sure of the mean within
+/// ± width/2 %.
+pub fn confident(level_pct: f64, width_pct: f64, min: u32, max: u32) -> ConfidenceTarget {
+    ConfidenceTarget { level_pct, width_pct, min_iterations: min, max_iterations: max, result_only: false }
+}
+
+/// A TCP stream of `len`-byte writes and reads for `secs` seconds, with socket buffers of
+/// `buf` bytes on both ends when given.
+pub fn stream(len: u32, buf: Option<u32>, secs: u64) -> TestSpec {
+    let mut s = base(TestKind::TcpStream, secs);
+    (s.send_len, s.recv_len) = (len, len);
+    (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf) = (buf, buf, buf, buf);
+    s
+}
+
+/// The same stream with the server sending (the client receives).
+pub fn reverse(mut s: TestSpec) -> TestSpec {
+    s.direction = Direction::Reverse;
+    s
+}
+
+/// TCP request/response with `req`- and `resp`-byte messages.
+pub fn rr(req: u32, resp: u32, secs: u64) -> TestSpec {
+    let mut s = base(TestKind::TcpRr, secs);
+    (s.request_len, s.response_len) = (req, resp);
+    s
+}
+
+/// A UDP stream of `len`-byte datagrams at `rate` bit/s (0: as fast as possible).
+pub fn udp(len: u32, rate: u64, secs: u64) -> TestSpec {
+    let mut s = base(TestKind::UdpStream, secs);
+    (s.send_len, s.recv_len, s.rate_bps) = (len, len, rate);
+    s
+}
+
+/// A test type's defaults with the duration set.
+pub fn base(kind: TestKind, secs: u64) -> TestSpec {
+    let mut s = engine::registry::defaults(kind);
+    s.duration_ms = secs * 1000;
+    s
+}
+
+/// Overrides every case's duration (`-t`), for a trimmed run; byte-limited cases (ttcp's
+/// n × l, a file) are cut to at most 1 MiB per second asked, and repetitions to one.
+pub fn override_seconds(stages: &mut [Stage], secs: u64) {
+    for c in stages.iter_mut().flat_map(|s| s.cases.iter_mut()) {
+        match c.spec.bytes_limit {
+            None => {
+                c.spec.duration_ms = secs * 1000;
+                c.spec.omit_ms = c.spec.omit_ms.min(secs * 500);
+            }
+            Some(b) => c.spec.bytes_limit = Some(b.min(secs << 20)),
+        }
+        c.confidence = None;
+    }
+}
+
+/// Seconds a list of stages takes, roughly: each case's duration (a byte-limited case
+/// counted as its size at `assumed_bps`) plus a few seconds per stage to set up its place.
+pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
+    let per_case = |c: &Case| {
+        let once = match c.spec.bytes_limit {
+            Some(b) => (b as f64 * 8.0 / assumed_bps).ceil() as u64 + 1,
+            None => c.spec.duration_ms.div_ceil(1000) + 1,
+        };
+        once * u64::from(c.confidence.as_ref().map_or(1, |t| t.min_iterations.max(1)))
+    };
+    let cases: u64 = stages.iter().flat_map(|s| &s.cases).map(per_case).sum();
+    cases + 2 * stages.len() as u64
+}

@@ -1,0 +1,239 @@
+//! Seed 001, Tolendino (Sandia SAND97-0642): Windows NT 4.0 ATM NIC performance. ttcp
+//! (n=2000 × 8192-byte buffers, 32 KB socket buffer) and an FTP transfer of an 11 MB file,
+//! transmit and receive, with CPU utilisation and the figure of merit M = Mbit/s ÷ CPU
+//! fraction; ATM LANE against 100BASE-T and 10 Mbit/s Ethernet.
+
+use results::TestResult;
+
+use crate::compare::{mbps, Row};
+use crate::html::rows_chart;
+use crate::paper::{find, v, Figure, Unit};
+use crate::plan::{base, reverse, stream, times, Case, Mode, Stage};
+use crate::{Info, Outcome, Pending, Study};
+
+/// The study.
+#[derive(Debug)]
+pub struct NicEval;
+
+const INFO: Info = Info {
+    name: "nic-eval",
+    seed: "001",
+    paper: "Tolendino, Sandia SAND97-0642: Windows NT 4.0 ATM NIC performance",
+    reruns: "ttcp -n2000 -l8192 -b32768 and an 11 MB file transfer, transmit and receive, CPU and M, \
+             over ATM LANE 1500, 100BASE-T and 10 Mbit/s Ethernet",
+};
+
+const FIGURES: &[Figure] = &[
+    Figure {
+        id: "f1",
+        source: "Figure 1 (table, G6-150)",
+        caption: "NIC performance, data throughput (perspective of the NT system)",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[
+            v("Interphase ATM 5515 TTCP Receive", 20.65),
+            v("Interphase ATM 5515 TTCP Transmit", 45.91),
+            v("Interphase ATM 5515 FTP Receive", 15.5),
+            v("Interphase ATM 5515 FTP Transmit", 30.1),
+            v("Adaptec ATM ANA5240 TTCP Receive", 27.7),
+            v("Adaptec ATM ANA5240 TTCP Transmit", 35.8),
+            v("Adaptec ATM ANA5240 FTP Receive", 21.8),
+            v("Adaptec ATM ANA5240 FTP Transmit", 28.4),
+            v("3Com509 ISA Ethernet TTCP Receive", 7.9),
+            v("3Com509 ISA Ethernet TTCP Transmit", 6.5),
+            v("3Com509 ISA Ethernet FTP Receive", 7.8),
+            v("3Com509 ISA Ethernet FTP Transmit", 8.0),
+        ],
+    },
+    Figure {
+        id: "f1cpu",
+        source: "Figure 1 (table, G6-150)",
+        caption: "NIC performance, CPU utilization",
+        printed_unit: "%",
+        unit: Unit::Percent,
+        values: &[
+            v("Interphase ATM 5515 TTCP Receive", 100.0),
+            v("Interphase ATM 5515 TTCP Transmit", 79.0),
+            v("Interphase ATM 5515 FTP Receive", 100.0),
+            v("Interphase ATM 5515 FTP Transmit", 92.0),
+            v("Adaptec ATM ANA5240 TTCP Receive", 89.0),
+            v("Adaptec ATM ANA5240 TTCP Transmit", 66.0),
+            v("Adaptec ATM ANA5240 FTP Receive", 98.0),
+            v("Adaptec ATM ANA5240 FTP Transmit", 75.0),
+            v("3Com509 ISA Ethernet TTCP Receive", 74.0),
+            v("3Com509 ISA Ethernet TTCP Transmit", 47.0),
+            v("3Com509 ISA Ethernet FTP Receive", 82.0),
+            v("3Com509 ISA Ethernet FTP Transmit", 57.0),
+        ],
+    },
+    Figure {
+        id: "f3",
+        source: "Figure 3 (table, G6-200)",
+        caption: "ATM and 100 Base-T NIC performance, data throughput",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[
+            v("Interphase ATM 5515 TTCP Receive", 47.9),
+            v("Interphase ATM 5515 TTCP Transmit", 53.7),
+            v("Interphase ATM 5515 FTP Receive", 30.6),
+            v("Interphase ATM 5515 FTP Transmit", 41.3),
+            v("3COM595 100 Base-T TTCP Receive", 44.4),
+            v("3COM595 100 Base-T TTCP Transmit", 46.2),
+            v("3COM595 100 Base-T FTP Receive", 26.2),
+            v("3COM595 100 Base-T FTP Transmit", 38.4),
+        ],
+    },
+    Figure {
+        id: "f3cpu",
+        source: "Figure 3 (table, G6-200)",
+        caption: "ATM and 100 Base-T NIC performance, CPU utilization",
+        printed_unit: "%",
+        unit: Unit::Percent,
+        values: &[
+            v("Interphase ATM 5515 TTCP Receive", 92.0),
+            v("Interphase ATM 5515 TTCP Transmit", 57.0),
+            v("Interphase ATM 5515 FTP Receive", 100.0),
+            v("Interphase ATM 5515 FTP Transmit", 61.0),
+            v("3COM595 100 Base-T TTCP Receive", 75.0),
+            v("3COM595 100 Base-T TTCP Transmit", 58.0),
+            v("3COM595 100 Base-T FTP Receive", 100.0),
+            v("3COM595 100 Base-T FTP Transmit", 56.0),
+        ],
+    },
+    Figure {
+        id: "m",
+        source: "§Network Interface Card Figure of Merit",
+        caption: "Worked examples of M = Mbps / CPU utilization as a fraction",
+        printed_unit: "dimensionless",
+        unit: Unit::Number,
+        values: &[v("10 Mbps at 100 % CPU", 10.0), v("7.5 Mbps at 50 % CPU", 15.0)],
+    },
+    Figure {
+        id: "concl",
+        source: "Conclusions",
+        caption: "ATM held by the 1,500-byte LANE packets; larger packets on the HPSS",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[v("ATM LANE, approximately", 40.0), v("packet size ~10,000 bytes, over", 100.0)],
+    },
+    Figure {
+        id: "ttcp",
+        source: "Appendix A",
+        caption: "ttcp parameters (n = 2000 buffers)",
+        printed_unit: "bytes",
+        unit: Unit::Bytes,
+        values: &[v("b: TCP socket buffer size", 32768.0), v("l: length of buffers read or written", 8192.0)],
+    },
+];
+
+/// Why a measured M differs from the paper's.
+const M_WHY: &str = "tcplab's M is Mbit/s ÷ CPU-cores busy on the whole client host, measured system-wide; on an \
+                     emulated path the client, the server and the emulator's packet pumps share this machine, so \
+                     the cores counted include the far end's and the link's work, where the paper's NT system \
+                     counted its own side only. Compare M between paths here, not with the paper's absolute M.";
+
+/// Each path: case-key prefix, preset, the NIC it stands for in the paper, and the figure.
+const PATHS: [(&str, &str, &str, &str); 3] = [
+    ("lane", "atm-oc3-lane", "Interphase ATM 5515", "f3"),
+    ("fe", "ethernet-100", "3COM595 100 Base-T", "f3"),
+    ("e10", "ethernet-10", "3Com509 ISA Ethernet", "f1"),
+];
+/// The four tests: key, the paper's column.
+const TESTS: [(&str, &str); 4] = [
+    ("ttcp-rx", "TTCP Receive"),
+    ("ttcp-tx", "TTCP Transmit"),
+    ("ftp-rx", "FTP Receive"),
+    ("ftp-tx", "FTP Transmit"),
+];
+
+impl Study for NicEval {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn paper(&self) -> &'static [Figure] {
+        FIGURES
+    }
+
+    fn stages(&self, mode: Mode) -> Vec<Stage> {
+        let reps = (mode == Mode::Full).then(|| times(4));
+        PATHS
+            .iter()
+            .map(|&(key, preset, nic, _)| {
+                // 10 Mbit/s takes 13 s per ttcp run: --quick moves an eighth of the data there.
+                let scale = if key == "e10" && mode == Mode::Quick { 8 } else { 1 };
+                let cases = cases(key, scale).into_iter().map(|c| c.repeated(reps.clone())).collect();
+                Stage::path(&format!("{preset} ({nic})"), preset, cases)
+            })
+            .collect()
+    }
+
+    fn compare(&self, out: &Outcome) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for (key, _, nic, fig) in PATHS {
+            for (test, column) in TESTS {
+                let label = format!("{nic} {column}");
+                let r = out.get(&format!("{key}-{test}"));
+                let cite = find(FIGURES, fig).and_then(|f| f.cite(&label));
+                rows.push(
+                    Row::new(&format!("{} Mbit/s", source(fig)), &label, "Mbit/s").paper(cite).goodput(r),
+                );
+                let m = paper_m(fig, &label);
+                let mut row = Row::new(&format!("{} M", source(fig)), &label, "M")
+                    .paper(m)
+                    .measured(r.and_then(merit), r);
+                if row.vs_paper().is_some_and(|x| (x - 1.0).abs() > 0.1) {
+                    row.why = M_WHY.into();
+                }
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    fn charts(&self, out: &Outcome) -> Vec<String> {
+        let rows = self.compare(out);
+        let of = |unit: &str| rows.iter().filter(|r| r.unit == unit).collect::<Vec<&Row>>();
+        vec![
+            rows_chart("Throughput: paper (Figures 1, 3) vs tcplab vs model", "Mbit/s", &of("Mbit/s")),
+            rows_chart("Figure of merit M: paper (computed from Figures 1, 3) vs tcplab", "M", &of("M")),
+        ]
+    }
+
+    fn pending(&self) -> &'static [Pending] {
+        &[]
+    }
+}
+
+/// The four tests on one path; `scale` divides the amounts (10 Mbit/s in --quick).
+fn cases(key: &str, scale: u64) -> Vec<Case> {
+    let mut ttcp = stream(8192, Some(32768), 120);
+    ttcp.bytes_limit = Some(2000 * 8192 / scale);
+    let mut ftp = base(results::TestKind::File, 120);
+    ftp.bytes_limit = Some(11 * 1024 * 1024 / scale);
+    vec![
+        Case::new(format!("{key}-ttcp-rx"), reverse(ttcp.clone())),
+        Case::new(format!("{key}-ttcp-tx"), ttcp),
+        Case::new(format!("{key}-ftp-rx"), reverse(ftp.clone())),
+        Case::new(format!("{key}-ftp-tx"), ftp),
+    ]
+}
+
+fn source(fig: &str) -> &'static str {
+    find(FIGURES, fig).map_or("", |f| f.source)
+}
+
+/// The paper's M for `label`: its throughput ÷ its CPU fraction (both printed in `fig`).
+fn paper_m(fig: &str, label: &str) -> Option<(f64, String)> {
+    let mbps = find(FIGURES, fig)?.get(label)?.value;
+    let cpu = find(FIGURES, &format!("{fig}cpu"))?.get(label)?.value;
+    (cpu > 0.0).then(|| {
+        (mbps / (cpu / 100.0), format!("{} (M computed from the printed Mbps and CPU %)", source(fig)))
+    })
+}
+
+/// M measured on the client (the paper's NT system): Mbit/s ÷ CPU-cores busy there.
+fn merit(r: &TestResult) -> Option<f64> {
+    mbps(r)?;
+    r.summary.local_cost.as_ref().and_then(|c| c.figure_of_merit)
+}

@@ -1,0 +1,270 @@
+//! Seed 004, Moldeklev, Klovning, Kure: end-system effects on TCP/IP throughput over a
+//! local ATM network. Memory-to-memory throughput against window (4K … 52428) × user data
+//! size, 25 runs of 16 MB per point; the segment flow of w4k-u2048 against w4k-u4096 from
+//! probes in the driver (here: tracefs); stop-and-go with window = user data size.
+
+use results::TestResult;
+
+use crate::compare::{mbps, Row};
+use crate::html::{rows_chart, series, size_chart};
+use crate::paper::{find, v, xy, Figure, Unit, Value};
+use crate::plan::{stream, times, Case, Mode, Stage};
+use crate::studies::size_key;
+use crate::{Info, Outcome, Pending, Study};
+
+/// The study.
+#[derive(Debug)]
+pub struct SegmentFlow;
+
+const INFO: Info = Info {
+    name: "segment-flow",
+    seed: "004",
+    paper: "Moldeklev, Klovning, Kure: end-system effects on TCP/IP throughput over local ATM",
+    reruns: "throughput vs window (4K…52428) × user data size over TAXI 140, segment flow of \
+             w4k-u2048 vs w4k-u4096 (tracefs), stop-and-go with window = user data",
+};
+
+/// The windows of every figure (b).
+const WINDOWS: [u32; 7] = [4096, 8192, 16384, 24576, 32768, 40960, 52428];
+
+/// A window curve at 8192-byte user data.
+const fn curve(a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64) -> [Value; 7] {
+    [
+        xy("window 4096", 4096.0, a),
+        xy("window 8192", 8192.0, b),
+        xy("window 16384", 16384.0, c),
+        xy("window 24576", 24576.0, d),
+        xy("window 32768", 32768.0, e),
+        xy("window 40960", 40960.0, f),
+        xy("window 52428", 52428.0, g),
+    ]
+}
+
+const F6: [Value; 7] = curve(12.0, 15.0, 19.0, 19.0, 21.0, 21.0, 6.0);
+const F7: [Value; 7] = curve(14.0, 18.0, 22.0, 23.0, 26.0, 25.0, 25.0);
+const F11: [Value; 7] = curve(16.0, 22.0, 25.0, 27.0, 28.0, 32.0, 33.0);
+const F15: [Value; 7] = curve(21.0, 30.0, 37.0, 41.0, 44.0, 55.0, 60.0);
+
+const FIGURES: &[Figure] = &[
+    Figure {
+        id: "f6b",
+        source: "Figure 6 (b), values in §4",
+        caption: "Sparc2 SBA-100, driver 2.0: throughput vs window, 8192-byte user data",
+        printed_unit: "Mbit/s",
+        unit: Unit::Mbps,
+        values: &F6,
+    },
+    Figure {
+        id: "f7b",
+        source: "Figure 7 (b), values in §5",
+        caption: "Sparc2 SBA-100, driver 2.2.6: throughput vs window, 8192-byte user data (approximately)",
+        printed_unit: "Mbit/s",
+        unit: Unit::Mbps,
+        values: &F7,
+    },
+    Figure {
+        id: "f11b",
+        source: "Figure 11 (b), values in §6",
+        caption: "Sparc10 SBA-100, driver 2.2.6: throughput vs window, 8192-byte user data (approximately)",
+        printed_unit: "Mbit/s",
+        unit: Unit::Mbps,
+        values: &F11,
+    },
+    Figure {
+        id: "f15b",
+        source: "Figure 15 (b), values in §7",
+        caption: "Sparc10 SBA-200 (DMA): throughput vs window, 8192-byte user data (approximately)",
+        printed_unit: "Mbit/s",
+        unit: Unit::Mbps,
+        values: &F15,
+    },
+    Figure {
+        id: "peak",
+        source: "§4–§8 text",
+        caption: "Maximum throughput per configuration (approximately)",
+        printed_unit: "Mbit/s",
+        unit: Unit::Mbps,
+        values: &[
+            v("Sparc2 SBA-100 driver 2.0", 21.0),
+            v("Sparc2 SBA-100 driver 2.2.6", 26.0),
+            v("Sparc10 SBA-100 driver 2.2.6", 34.0),
+            v("Sparc10 SBA-200", 62.0),
+        ],
+    },
+    Figure {
+        id: "cpu",
+        source: "§5.2 (vmstat)",
+        caption: "CPU utilisation at two points, Sparc2 SBA-100/2.2.6",
+        printed_unit: "%",
+        unit: Unit::Percent,
+        values: &[
+            v("w4k-u2048 transmit, approximately", 80.0),
+            v("w4k-u2048 receive", 100.0),
+            v("w4k-u4096 transmit", 55.0),
+            v("w4k-u4096 receive", 70.0),
+            v("parameter settings that increase performance, approximately (w4k-u2048)", 20.0),
+        ],
+    },
+    Figure {
+        id: "setup",
+        source: "§2.3, §3.1, §3.2",
+        caption: "Set-up",
+        printed_unit: "bytes",
+        unit: Unit::Bytes,
+        values: &[
+            v("MTU", 9188.0),
+            v("MSS", 9148.0),
+            v("largest socket buffer (SunOS 4.1.x)", 52428.0),
+            v("socket layer copies at most, per TCP call", 4096.0),
+            v("transferred per run (16 Mbyte)", 16.0 * 1024.0 * 1024.0),
+        ],
+    },
+];
+
+const PENDING: &[Pending] = &[Pending {
+    experiment: "per-segment send and receive processing time vs segment size (Figure 4)",
+    needs: "`tcplab segment-cost` (branch trace14): add its cases to segment_flow::stages() once merged",
+}];
+
+const TAXI: &str = "taxi-140";
+
+impl Study for SegmentFlow {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn paper(&self) -> &'static [Figure] {
+        FIGURES
+    }
+
+    fn stages(&self, mode: Mode) -> Vec<Stage> {
+        let users: Vec<u32> = mode.pick(vec![8192], (1..=64).map(|k| k * 512).collect());
+        let reps = (mode == Mode::Full).then(|| times(25));
+        let point = |w: u32, u: u32| {
+            let mut s = stream(u, Some(w), 2);
+            if mode == Mode::Full {
+                s.bytes_limit = Some(16 << 20);
+                s.duration_ms = 120_000;
+            }
+            Case::new(format!("w{}-u{u}", size_key(w)), s).repeated(reps.clone())
+        };
+        let mut grid: Vec<Case> = WINDOWS
+            .iter()
+            .flat_map(|&w| users.iter().map(move |&u| (w, u)))
+            .map(|(w, u)| point(w, u))
+            .collect();
+        if mode == Mode::Quick {
+            grid.extend([(4096, 2048), (4096, 4096), (8192, 4096), (8192, 7168)].map(|(w, u)| point(w, u)));
+        }
+        let traced =
+            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), stream(u, Some(4096), 2))).to_vec();
+        let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
+        let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), stream(u, Some(u), 2))).collect();
+        vec![
+            Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
+            Stage {
+                trace: true,
+                ..Stage::path("TAXI 140, segment flow traced (Figures 9, 10)", TAXI, traced)
+            },
+            Stage::path("TAXI 140, stop-and-go: window = user data (Figure 5)", TAXI, sng),
+        ]
+    }
+
+    fn compare(&self, out: &Outcome) -> Vec<Row> {
+        let fig = find(FIGURES, "f15b");
+        let mut rows: Vec<Row> = WINDOWS
+            .iter()
+            .map(|&w| {
+                let label = format!("window {w}");
+                Row::new("Figure 15 (b)", &format!("{label}, 8192-byte user data"), "Mbit/s")
+                    .paper(fig.and_then(|f| f.cite(&label)))
+                    .goodput(out.get(&format!("w{}-u8192", size_key(w))))
+            })
+            .collect();
+        let peak = out
+            .with_prefix("w")
+            .filter_map(|d| Some((mbps(&d.result)?, &d.result)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        rows.push(
+            Row::new("§7", "peak over the grid (Sparc10 SBA-200)", "Mbit/s")
+                .paper(find(FIGURES, "peak").and_then(|f| f.cite("Sparc10 SBA-200")))
+                .goodput(peak.map(|p| p.1)),
+        );
+        let (a, b) = (out.get("trace-w4K-u2048"), out.get("trace-w4K-u4096"));
+        let gain = match (a.and_then(mbps), b.and_then(mbps)) {
+            (Some(x), Some(y)) if y > 0.0 => Some((x / y - 1.0) * 100.0),
+            _ => None,
+        };
+        let cite = find(FIGURES, "cpu")
+            .and_then(|f| f.cite("parameter settings that increase performance, approximately (w4k-u2048)"));
+        let mut row = Row::new("§5.2", "w4k-u2048 above w4k-u4096", "%").paper(cite).measured(gain, a);
+        row.why = [flow(a, "u2048"), flow(b, "u4096"), row.why]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        rows.push(row);
+        for d in out.with_prefix("sng-") {
+            rows.push(
+                Row::new(
+                    "Figure 5",
+                    &format!("stop-and-go, window = user data = {}", d.case.spec.send_len),
+                    "Mbit/s",
+                )
+                .goodput(Some(&d.result)),
+            );
+        }
+        rows
+    }
+
+    fn charts(&self, out: &Outcome) -> Vec<String> {
+        let paper = |id: &str, name: &str| {
+            series(
+                name,
+                find(FIGURES, id).map_or(&[][..], |f| f.values).iter().filter_map(|v| Some((v.x?, v.value))),
+            )
+        };
+        let measured = series(
+            "tcplab, TAXI 140",
+            WINDOWS
+                .iter()
+                .filter_map(|&w| Some((f64::from(w), mbps(out.get(&format!("w{}-u8192", size_key(w)))?)?))),
+        );
+        let model = out
+            .get("w32K-u8192")
+            .and_then(|r| r.reference.as_ref())
+            .map(|r| (r.limit_bps / 1e6, "model: TAXI 140".to_string()));
+        let window = size_chart(
+            "Figures 6, 7, 11, 15 (b) again: throughput vs window, 8192-byte user data",
+            "window (bytes)",
+            vec![
+                measured,
+                paper("f15b", "paper: Sparc10 SBA-200"),
+                paper("f11b", "paper: Sparc10 SBA-100"),
+                paper("f7b", "paper: Sparc2 SBA-100 2.2.6"),
+                paper("f6b", "paper: Sparc2 SBA-100 2.0"),
+            ],
+            model,
+        );
+        let rows = self.compare(out);
+        let fig15: Vec<&Row> = rows.iter().filter(|r| r.group == "Figure 15 (b)").collect();
+        vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)]
+    }
+
+    fn pending(&self) -> &'static [Pending] {
+        PENDING
+    }
+}
+
+/// The traced segment flow in words: segments, their usual size and how often the window
+/// was full.
+fn flow(r: Option<&TestResult>, name: &str) -> String {
+    let Some(d) = r.and_then(|r| r.segment_flow.as_ref()).and_then(|f| f.directions.first()) else {
+        return String::new();
+    };
+    let common = d.sizes.iter().max_by_key(|s| s.count).map_or(0, |s| s.bytes);
+    let limited = d
+        .window_limited_share
+        .map_or(String::new(), |s| format!(", window-limited {:.0} % of the time", s * 100.0));
+    format!("{name}: {} data segments, most often {common} bytes, {} ACKs{limited}.", d.data_segments, d.acks)
+}

@@ -1,0 +1,276 @@
+//! Seed 000, Borriss, Dannowski, Härtig: TCP over 155 Mbit/s ATM on Linux and Windows NT.
+//! netperf TCP_STREAM over message sizes and 32/64 KB socket buffers, the loop-back
+//! baseline (Table 1), peak rates (Tables 2, 3), TCP_RR (Table 4, Figure 11) and the
+//! theoretical 134.5 Mbit/s ceiling (Figure 2).
+
+use crate::compare::{mbps, trans_per_s, Row};
+use crate::html::{rows_chart, series};
+use crate::paper::{find, v, Figure, Unit};
+use crate::plan::{confident, rr, stream, Case, Mode, Stage, Where};
+use crate::studies::size_key;
+use crate::{Info, Outcome, Pending, Study};
+
+/// The study.
+#[derive(Debug)]
+pub struct TcpAtm;
+
+const INFO: Info = Info {
+    name: "tcp-atm-2000",
+    seed: "000",
+    paper: "Borriss, Dannowski, Härtig: TCP performance over ATM on Linux and Windows NT",
+    reruns: "loop-back baseline, TCP_STREAM vs message size × 32K/64K buffers over OC-3c CLIP, \
+             slow sender by CPU quota, TCP_RR at 1/1 64/64 100/200 128/8192",
+};
+
+const FIGURES: &[Figure] = &[
+    Figure {
+        id: "t1",
+        source: "Table 1",
+        caption: "Loop-back device throughput",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[
+            v("Sun (Kastor) SunOS", 408.88),
+            v("PPro-200 (Christian) Linux", 347.25),
+            v("P-100 (Carola) Linux", 84.42),
+            v("PPro-200 (Maria) WinNT", 338.85),
+            v("P-100 (Johann) WinNT", 14.23),
+        ],
+    },
+    Figure {
+        id: "t2",
+        source: "Table 2",
+        caption: "Linux TCP peak transfer rates for 64KB-sized socket buffers (sender → receiver)",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[
+            v("P100 → PPro200", 98.84),
+            v("P100 → Sun", 112.12),
+            v("PPro200 → P100", 33.80),
+            v("PPro200 → PPro200", 111.65),
+            v("PPro200 → Sun", 119.12),
+            v("Sun → P100", 64.57),
+            v("Sun → PPro200", 102.95),
+        ],
+    },
+    Figure {
+        id: "t3",
+        source: "Table 3",
+        caption: "Windows NT TCP peak transfer rates for 64KB-sized socket buffers (sender → receiver)",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[
+            v("P100 → PPro200", 59.20),
+            v("P100 → Sun", 60.99),
+            v("PPro200 → P100", 38.40),
+            v("PPro200 → PPro200", 104.29),
+            v("PPro200 → Sun", 113.17),
+            v("Sun → P100", 43.31),
+            v("Sun → PPro200", 102.38),
+        ],
+    },
+    Figure {
+        id: "max",
+        source: "§2.2 and Figure 2",
+        caption: "Achievable TCP bandwidth over ATM, MTU 9180 (after Cavanaugh)",
+        printed_unit: "Mbps",
+        unit: Unit::Mbps,
+        values: &[v("TCP, MTU 9180", 134.5)],
+    },
+    Figure {
+        id: "share",
+        source: "Abstract and §4 (Figure 6)",
+        caption: "Share of the bandwidth reached",
+        printed_unit: "%",
+        unit: Unit::Percent,
+        values: &[v("abstract: data rates up to", 83.0), v("fast senders: up to (Figure 6)", 88.5)],
+    },
+    Figure {
+        id: "rr",
+        source: "§5 and Figure 11",
+        caption: "TCP_RR peak on PPro-200 machines, request/response 1/1",
+        printed_unit: "requests and responses per second",
+        unit: Unit::TransPerS,
+        values: &[v("Linux", 3387.43), v("Windows NT", 2250.87)],
+    },
+    Figure {
+        id: "rtt",
+        source: "§5",
+        caption: "Application-to-application round trip time (1 s ÷ transactions per second)",
+        printed_unit: "ms",
+        unit: Unit::Ms,
+        values: &[
+            v("Linux 1/1", 0.295),
+            v("Windows NT 1/1", 0.444),
+            v("Linux 128/8192", 0.964),
+            v("Windows NT 128/8192", 1.372),
+        ],
+    },
+    Figure {
+        id: "t4",
+        source: "Table 4",
+        caption: "Request and response message sizes",
+        printed_unit: "bytes",
+        unit: Unit::Bytes,
+        values: &[
+            v("request 1", 1.0),
+            v("response 1", 1.0),
+            v("request 64", 64.0),
+            v("response 64", 64.0),
+            v("request 100", 100.0),
+            v("response 200", 200.0),
+            v("request 128", 128.0),
+            v("response 8192", 8192.0),
+        ],
+    },
+];
+
+const PENDING: &[Pending] = &[Pending {
+    experiment: "sender × receiver peak-rate matrices between distinct hosts (Tables 2 and 3)",
+    needs: "`tcplab mesh` (branch mesh): wire it in tcp_atm::PENDING and stages() once merged",
+}];
+
+/// Why a CPU quota does not slow a sender down to a P-100.
+const QUOTA_WHY: &str = "A CPU quota cannot make this host a P-100: it throttles the sending process, but most of \
+                         TCP's per-byte work (the copy, segmentation, the ACK processing in softirq) is kernel work \
+                         not charged to the quota's cgroup, so even 2 % of a core sends at nearly the link rate.";
+
+/// The request/response sizes of Table 4.
+const RR_SIZES: [(u32, u32); 4] = [(1, 1), (64, 64), (100, 200), (128, 8192)];
+/// The path: OC-3c at the SONET payload rate, CLIP MTU 9180.
+const CLIP: &str = "atm-oc3-clip";
+
+impl Study for TcpAtm {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn paper(&self) -> &'static [Figure] {
+        FIGURES
+    }
+
+    fn stages(&self, mode: Mode) -> Vec<Stage> {
+        let secs = mode.pick(3, 60);
+        // netperf -i 10,2 -I 99,3 (full only).
+        let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
+        let lens: Vec<u32> = mode.pick(vec![1024, 8192, 65536], (0..17).map(|k| 1u32 << k).collect());
+        let bufs: Vec<u32> = mode.pick(vec![65536], vec![32768, 65536]);
+        let mut fast = Vec::new();
+        for &b in &bufs {
+            for &l in &lens {
+                fast.push(
+                    Case::new(format!("clip-b{}-l{}", size_key(b), size_key(l)), stream(l, Some(b), secs))
+                        .repeated(conf.clone()),
+                );
+            }
+        }
+        if mode == Mode::Quick {
+            fast.push(Case::new("clip-b32K-l8K", stream(8192, Some(32768), secs)));
+        }
+        for (q, r) in RR_SIZES {
+            fast.push(Case::new(format!("rr-{q}-{r}"), rr(q, r, mode.pick(2, 60))).repeated(conf.clone()));
+        }
+        let slow_lens: Vec<u32> = mode.pick(vec![8192], lens.clone());
+        let slow = slow_lens
+            .iter()
+            .map(|&l| {
+                Case::new(format!("slow-l{}", size_key(l)), stream(l, Some(65536), secs))
+                    .repeated(conf.clone())
+            })
+            .collect();
+        let loopback = Case::new("loopback", stream(65536, Some(65536), secs)).repeated(conf.clone());
+        vec![
+            Stage {
+                label: "loop-back (Table 1)".into(),
+                place: Where::Loopback,
+                emulated_only: false,
+                trace: false,
+                cases: vec![loopback],
+            },
+            Stage::path("OC-3c CLIP, fast hosts (Figure 6)", CLIP, fast),
+            Stage::slow(
+                "OC-3c CLIP, slow sender: client at 2 % of a CPU (Figure 5)",
+                CLIP,
+                "client=2%",
+                slow,
+            ),
+        ]
+    }
+
+    fn compare(&self, out: &Outcome) -> Vec<Row> {
+        let t = |id: &str, label: &str| find(FIGURES, id).and_then(|f| f.cite(label));
+        let mut rows = vec![Row::new("Table 1", "loop-back, this host", "Mbit/s")
+            .paper(t("t1", "PPro-200 (Christian) Linux"))
+            .goodput(out.get("loopback"))];
+        let peak = out
+            .with_prefix("clip-b64K-")
+            .filter_map(|d| mbps(&d.result).map(|m| (m, &d.result)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        rows.push(
+            Row::new("Table 2", "peak, 64K buffers (PPro200 → Sun)", "Mbit/s")
+                .paper(t("t2", "PPro200 → Sun"))
+                .goodput(peak.map(|p| p.1)),
+        );
+        rows.push(
+            Row::new("§2.2", "ceiling MTU 9180 vs peak", "Mbit/s")
+                .paper(t("max", "TCP, MTU 9180"))
+                .goodput(peak.map(|p| p.1)),
+        );
+        for d in out.with_prefix("clip-b") {
+            rows.push(Row::new("Figure 6", &d.case.key["clip-".len()..], "Mbit/s").goodput(Some(&d.result)));
+        }
+        let mut slow = Row::new("Table 2", "slow sender 8K (P100 → Sun)", "Mbit/s")
+            .paper(t("t2", "P100 → Sun"))
+            .goodput(out.get("slow-l8K"));
+        if slow.vs_paper().is_some_and(|x| x > 1.1) {
+            slow.why = format!("{} {QUOTA_WHY}", slow.why);
+        }
+        rows.push(slow);
+        for (q, r) in RR_SIZES {
+            let res = out.get(&format!("rr-{q}-{r}"));
+            let ms = res.and_then(trans_per_s).filter(|x| *x > 0.0).map(|x| 1000.0 / x);
+            rows.push(
+                Row::new("§5 RTT", &format!("TCP_RR {q}/{r}"), "ms")
+                    .paper(t("rtt", &format!("Linux {q}/{r}")))
+                    .measured(ms, res),
+            );
+        }
+        rows
+    }
+
+    fn charts(&self, out: &Outcome) -> Vec<String> {
+        let curve = |b: &str| {
+            series(
+                &format!("tcplab, {b} buffers"),
+                out.with_prefix(&format!("clip-b{b}-l"))
+                    .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?))),
+            )
+        };
+        let model = out
+            .get("clip-b64K-l8K")
+            .and_then(|r| r.reference.as_ref())
+            .map(|r| (r.limit_bps / 1e6, "model ceiling".to_string()));
+        let mut refs = model.into_iter().collect::<Vec<_>>();
+        refs.push((134.5, "paper: 134.5 Mbit/s (Figure 2)".into()));
+        refs.push((119.12, "paper peak 119.12 (Table 2)".into()));
+        let mut chart = report::plot::LineChart::new(
+            "Figure 6 again: TCP throughput vs message size, OC-3c CLIP",
+            report::plot::AxisSpec::sizes("message size (bytes)"),
+            report::plot::AxisSpec::linear("Mbit/s"),
+        );
+        chart.series = [curve("64K"), curve("32K")].into_iter().filter(|s| !s.points.is_empty()).collect();
+        chart.refs = refs.into_iter().map(|(y, label)| report::plot::RefLine { y, label }).collect();
+        let rows = self.compare(out);
+        let mbit: Vec<&Row> = rows.iter().filter(|r| r.unit == "Mbit/s" && r.paper.is_some()).collect();
+        let ms: Vec<&Row> = rows.iter().filter(|r| r.unit == "ms").collect();
+        vec![
+            chart.render(),
+            rows_chart("Tables 1 and 2: paper vs tcplab vs model", "Mbit/s", &mbit),
+            rows_chart("§5: request/response round trip", "ms", &ms),
+        ]
+    }
+
+    fn pending(&self) -> &'static [Pending] {
+        PENDING
+    }
+}

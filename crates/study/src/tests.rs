@@ -1,0 +1,117 @@
+//! Unit tests: the papers' figures are well formed and cited, the designs are consistent,
+//! comparisons and explanations behave.
+
+use std::collections::HashSet;
+
+use crate::compare::Row;
+use crate::paper::{self, Unit};
+use crate::plan::{self, Mode};
+
+#[test]
+fn every_paper_figure_has_a_source_and_sane_units() {
+    for s in crate::all() {
+        assert!(!s.paper().is_empty(), "{} has no figures", s.info().name);
+        let mut ids = HashSet::new();
+        for f in s.paper() {
+            assert!(ids.insert(f.id), "{}: figure id {} twice", s.info().name, f.id);
+            assert_eq!(paper::problems(f), Vec::<String>::new(), "{}", s.info().name);
+        }
+    }
+}
+
+const BAD: [paper::Value; 2] = [paper::v("negative", -1.0), paper::v("over 100 %", 1.0)];
+const OVER: [paper::Value; 1] = [paper::v("a", 101.0)];
+
+#[test]
+fn problems_are_found() {
+    let bad = paper::Figure {
+        id: "x",
+        source: "",
+        caption: "c",
+        printed_unit: "Gbps",
+        unit: Unit::Mbps,
+        values: &BAD,
+    };
+    assert_eq!(paper::problems(&bad).len(), 3, "{:?}", paper::problems(&bad));
+    let pct = paper::Figure { unit: Unit::Percent, printed_unit: "%", source: "s", values: &OVER, ..bad };
+    assert_eq!(paper::problems(&pct).len(), 1);
+}
+
+#[test]
+fn key_numbers_are_the_seed_texts() {
+    let get = |study: &str, fig: &str, label: &str| {
+        let s = crate::find(study).unwrap();
+        paper::find(s.paper(), fig).and_then(|f| f.get(label)).map(|v| v.value)
+    };
+    assert_eq!(get("tcp-atm-2000", "max", "TCP, MTU 9180"), Some(134.5));
+    assert_eq!(get("tcp-atm-2000", "t2", "PPro200 → Sun"), Some(119.12));
+    assert_eq!(get("tcp-atm-2000", "rr", "Linux"), Some(3387.43));
+    assert_eq!(get("nic-eval", "f1", "Adaptec ATM ANA5240 TTCP Transmit"), Some(35.8));
+    assert_eq!(get("nic-eval", "f3cpu", "Interphase ATM 5515 FTP Receive"), Some(100.0));
+    assert_eq!(
+        get("atm-loss", "loss", "ATM cell header: loss of the physical bandwidth, at least (§2)"),
+        Some(9.43)
+    );
+    assert_eq!(get("slac-stacks", "SNV→GVA", "HS TCP 1000s"), Some(929.0));
+    assert_eq!(get("slac-stacks", "SNV→AMS", "Fast TCP 80s"), Some(162.0));
+    assert_eq!(get("segment-flow", "f15b", "window 52428"), Some(60.0));
+    assert_eq!(get("segment-flow", "f6b", "window 52428"), Some(6.0));
+    let spread = paper::find(crate::find("slac-stacks").unwrap().paper(), "SNV→GVA")
+        .and_then(|f| f.get("Scalable TCP 80s"));
+    assert_eq!(spread.and_then(|v| v.spread), Some(261.0));
+}
+
+#[test]
+fn designs_have_unique_keys_and_quick_fits_two_minutes() {
+    for s in crate::all() {
+        for mode in [Mode::Quick, Mode::Full] {
+            let stages = s.stages(mode);
+            assert!(!stages.is_empty());
+            let mut keys = HashSet::new();
+            for c in stages.iter().flat_map(|st| &st.cases) {
+                assert!(keys.insert(c.key.clone()), "{}: key {} twice", s.info().name, c.key);
+            }
+        }
+        let quick = plan::estimate_s(&s.stages(Mode::Quick), 100e6);
+        let full = plan::estimate_s(&s.stages(Mode::Full), 100e6);
+        assert!(quick <= 120, "{} --quick is estimated at {quick} s", s.info().name);
+        assert!(full > quick, "{}", s.info().name);
+    }
+}
+
+#[test]
+fn trimming_shortens_every_case() {
+    let s = crate::find("nic-eval").unwrap();
+    let mut stages = s.stages(Mode::Full);
+    plan::override_seconds(&mut stages, 1);
+    for c in stages.iter().flat_map(|st| &st.cases) {
+        assert!(c.spec.bytes_limit.is_none_or(|b| b <= 1 << 20));
+        assert!(c.confidence.is_none());
+    }
+}
+
+#[test]
+fn ratios_and_explanations() {
+    let mut r = Row::new("g", "c", "Mbit/s").paper(Some((100.0, "Table 9".into())));
+    r.measured = Some(50.0);
+    r.model = Some(200.0);
+    assert_eq!(r.vs_paper(), Some(0.5));
+    assert_eq!(r.vs_model(), Some(0.25));
+    assert_eq!(Row::new("g", "c", "").vs_paper(), None);
+    assert_eq!(crate::explain::why(&r, None), "");
+    let same = Row { measured: Some(101.0), model: None, ..r.clone() };
+    let t =
+        results::TestResult::new("stream", results::TestSpec::new(results::TestKind::TcpStream), "h:1", 0);
+    assert_eq!(crate::explain::why(&same, Some(&t)), "", "a 1 % difference needs no explanation");
+    let far = Row { measured: Some(300.0), ..r };
+    assert!(crate::explain::why(&far, Some(&t)).contains("3.0×"));
+}
+
+#[test]
+fn find_is_case_insensitive_and_lists_five() {
+    assert_eq!(crate::all().len(), 5);
+    assert!(crate::find("SLAC-stacks").is_some());
+    assert!(crate::find("nope").is_none());
+    let seeds: Vec<&str> = crate::all().iter().map(|s| s.info().seed).collect();
+    assert_eq!(seeds, ["000", "001", "002", "003", "004"]);
+}

@@ -1,0 +1,63 @@
+//! The study's comparison as text for the terminal: paper, measured, model and the ratios
+//! per row, then why large differences arise, what was skipped and what cannot run yet.
+
+use std::fmt::Write;
+
+use crate::compare::{cell, ratio_cell, Row};
+use crate::{Outcome, Study};
+
+/// Column titles of the comparison table (text and HTML).
+pub const HEAD: [&str; 8] = [
+    "figure",
+    "case",
+    "unit",
+    "paper",
+    "tcplab measured",
+    "model ceiling",
+    "measured/paper",
+    "measured/model",
+];
+
+/// One row's cells, in [`HEAD`]'s order.
+pub fn cells(r: &Row) -> Vec<String> {
+    vec![
+        r.group.clone(),
+        r.case.clone(),
+        r.unit.to_string(),
+        cell(r.paper.as_ref().map(|p| p.0)),
+        cell(r.measured),
+        cell(r.model),
+        ratio_cell(r.vs_paper()),
+        ratio_cell(r.vs_model()),
+    ]
+}
+
+/// The table and notes.
+pub fn table(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
+    let all: Vec<Vec<String>> =
+        std::iter::once(HEAD.iter().map(|s| s.to_string()).collect()).chain(rows.iter().map(cells)).collect();
+    let widths: Vec<usize> =
+        (0..HEAD.len()).map(|i| all.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut o = String::new();
+    let info = study.info();
+    let _ = writeln!(o, "\nstudy {} (seed {}): {}", info.name, info.seed, info.paper);
+    for r in &all {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| if i < 3 { format!("{c:<w$}") } else { format!("{c:>w$}") })
+            .collect();
+        let _ = writeln!(o, "{}", line.join("  ").trim_end());
+    }
+    for r in rows.iter().filter(|r| !r.why.is_empty()) {
+        let _ = writeln!(o, "- {} / {}: {}", r.group, r.case, r.why);
+    }
+    for s in &out.skipped {
+        let _ = writeln!(o, "skipped: {s}");
+    }
+    for p in study.pending() {
+        let _ = writeln!(o, "not run yet: {} — needs {}", p.experiment, p.needs);
+    }
+    o
+}
