@@ -19,7 +19,13 @@ fn every_test_type_runs_stores_and_renders_one_headline_everywhere() {
     let port = srv.port();
     for t in engine::registry::all() {
         let id = t.kind().id();
-        let out = tcplab(&[t.command(), "127.0.0.1", "-p", &port, "-t", "0.5", "--json", "--db", &db]);
+        // A file test ends when its file has arrived; -t is only its cap, which a loaded
+        // machine must not reach before a small file is across.
+        let brief: &[&str] =
+            if t.kind() == results::TestKind::File { &["-t", "60", "--size", "1M"] } else { &["-t", "0.5"] };
+        let mut args = vec![t.command(), "127.0.0.1", "-p", &port, "--json", "--db", &db];
+        args.extend_from_slice(brief);
+        let out = tcplab(&args);
         assert!(out.status.success(), "{id}: {}", stderr(&out));
         let doc = json_of(&out);
         let run = doc["id"].as_i64().unwrap_or_else(|| panic!("{id}: no archive id"));
