@@ -83,7 +83,7 @@ pub enum Command {
     CompareCc(cc::CompareCcArgs),
     /// Run commands across an emulated link (rate, delay, loss, queue, ATM cells); --list for presets.
     Emu(EmuArgs),
-    /// One command per seed study: `list`, or NAME [HOST] [--quick] [-o report.html].
+    /// One command per seed study: `list`, or `NAME [HOST] [--quick] [-o report.html]`.
     Study(study::StudyArgs),
     /// Recent runs in the archive.
     History(HistoryArgs),
@@ -186,7 +186,7 @@ pub struct ClientArgs {
     /// The server, as iperf3's `-c HOST` (the same as the HOST argument).
     #[arg(short = 'c', long = "client", value_name = "HOST", conflicts_with = "host")]
     pub client: Option<String>,
-    /// Drive a stock iperf3 server at HOST[:PORT] (port 5201 by default) with iperf3's
+    /// Drive a stock iperf3 server at `HOST[:PORT]` (port 5201 by default) with iperf3's
     /// protocol instead of a tcplab server (stream tests).
     #[arg(long, value_name = "HOST[:PORT]", conflicts_with_all = ["host", "client"])]
     pub iperf3: Option<String>,
