@@ -4,11 +4,16 @@
 //! namespace. A 4 × 4 mesh of 1 s tests lands in the archive and history, show, report and
 //! the mesh CSV read it back; a mesh killed after its first cell resumes with the cell kept;
 //! a host that is down gives failed cells with their reasons; a server without the flag
-//! refuses with the flag's name. Needs root; without it the test says so and returns. The
+//! refuses with the flag's name; with PostgreSQL installed, a mesh written straight into a
+//! real PostgreSQL archive (over its Unix socket, which the namespaces share) reads back from
+//! there, and the SQLite archive's meshes pushed to it match. Needs root; without it the test says so and returns. The
 //! namespaces are removed on drop, also when an assertion fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
+
+#[path = "../../store/tests/support/pg_cluster.rs"]
+mod pg_cluster;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -125,6 +130,7 @@ fn meshes_between_namespaces() {
     let names = ["a", "b", "c", "d"];
     let all: Vec<(&str, usize, u16)> = (0..HOSTS).map(|i| (names[i], i, servers[i].port)).collect();
     full_mesh(&lab, &db, &inventory(dir.path(), "all.toml", &all));
+    mesh_into_postgres(&lab, &db, &inventory(dir.path(), "pg.toml", &all[..2]));
     killed_mesh_resumes(&lab, &db, &inventory(dir.path(), "two.toml", &all[..2]));
     refusal_names_the_flag(&lab, &servers);
     servers[3].kill();
@@ -168,6 +174,44 @@ fn full_mesh(lab: &Lab, db: &str, inv: &str) {
     assert!(report.status.success(), "{}", stderr(&report));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Meshes: sender × receiver") && page.contains("receiver b, sender a:"));
+}
+
+/// The URL of database `name` of the test cluster over its Unix socket (reachable from every
+/// namespace, unlike its loopback port).
+fn socket_url(c: &pg_cluster::Cluster, name: &str) -> String {
+    c.new_db(name);
+    let socket = format!(".s.PGSQL.{}", c.port);
+    let dir = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tcplab-pg."))
+                && p.join(&socket).exists()
+        })
+        .expect("the cluster's socket directory");
+    format!("postgres://postgres@/{name}?host={}&port={}", dir.display(), c.port)
+}
+
+/// A mesh stored straight into PostgreSQL reads back from there (history, show, mesh CSV,
+/// report); the SQLite archive's meshes pushed to it come back cell for cell.
+fn mesh_into_postgres(lab: &Lab, sqlite: &str, inv: &str) {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _up = pg_cluster::up();
+    let url = socket_url(c, "mesh");
+    let out = run(lab, &["mesh", inv, "-t", "1", "-i", "0", "--db", &url, "-J"]);
+    assert!(out.status.success(), "mesh into postgres: {}", stderr(&out));
+    let id = json(&out)["id"].as_i64().unwrap().to_string();
+    assert!(stdout(&run(lab, &["history", "--db", &url])).contains(&format!("mesh {inv}")));
+    let csv = stdout(&run(lab, &["show", &id, "--db", &url, "--format", "mesh-csv"]));
+    assert_eq!(csv.lines().filter(|l| l.contains(",measured,")).count(), 4, "{csv}");
+    let html = Path::new(sqlite).with_file_name("mesh-pg.html");
+    let report = run(lab, &["report", &id, "--db", &url, "-o", html.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let pushed = run(lab, &["archive", "push", "--db", sqlite, "--to", &url]);
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    let uids = c.query("mesh", "SELECT COUNT(DISTINCT uid) || ' ' || COUNT(*) FROM tests");
+    assert_eq!(uids, "20 20", "4 cells written directly + the 16-cell mesh pushed, each once");
 }
 
 /// Killed after its first cell is stored, the mesh resumes with that cell kept.
