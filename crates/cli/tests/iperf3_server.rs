@@ -192,6 +192,22 @@ fn two_iperf3_clients_at_once_both_succeed() {
     }
 }
 
+#[test]
+fn iperf3_clients_get_the_anonymous_limits() {
+    if !have_iperf3() {
+        return;
+    }
+    let (srv, port) = server(&["--anon-max-duration", "1", "--anon-max-streams", "2"]);
+    for (args, what) in [(&["-t", "3"][..], "duration"), (&["-t", "1", "-P", "3"][..], "streams")] {
+        let out = iperf3(port, args).output().unwrap();
+        let doc = json(&out);
+        assert!(doc.get("error").is_some(), "{what} over the limit ran: {doc}");
+    }
+    let out = iperf3(port, &["-t", "1", "-P", "2"]).output().unwrap();
+    assert!(out.status.success(), "within the limits: {}", json(&out));
+    assert!(srv.log().contains("max-duration"), "{}", srv.log());
+}
+
 /// Reads until the server closes the connection; false if it is still open at `deadline`.
 fn closed_by(mut s: &TcpStream, deadline: Instant) -> bool {
     let mut buf = [0u8; 64];
