@@ -93,27 +93,44 @@ pub fn run_test(
     observer: &mut dyn Observer,
     stop: &StopFlag,
 ) -> (TestResult, Option<HostInfo>) {
+    let mut out = fresh_result(opts, spec);
+    let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
+    let outcome = while_busy(opts, stop, Duration::from_millis(100), || session.run(&mut out));
+    conclude(&mut out, outcome, stop, session.same_host);
+    let host = session.host.take();
+    (out, host)
+}
+
+/// A new result of `spec` against the server of `opts`, started now.
+pub(crate) fn fresh_result(opts: &ClientOptions, spec: &TestSpec) -> TestResult {
     let started_unix_ms =
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let mut out = TestResult::new(
+    TestResult::new(
         registry::label(spec),
         spec.clone(),
         format!("{}:{}", opts.host, opts.port),
         started_unix_ms,
-    );
-    let mut session = Session { opts, spec, observer, stop, host: None, same_host: false };
+    )
+}
+
+/// Runs `attempt` again, `pause` apart, while the server says it is busy, until
+/// `opts.busy_wait` has passed or `stop` is set; the last outcome.
+pub(crate) fn while_busy(
+    opts: &ClientOptions,
+    stop: &StopFlag,
+    pause: Duration,
+    mut attempt: impl FnMut() -> Result<(), Error>,
+) -> Result<(), Error> {
     let give_up = Instant::now() + opts.busy_wait;
-    let mut outcome = session.run(&mut out);
+    let mut outcome = attempt();
     while matches!(&outcome, Err(Error::Rejected(r)) if r.code == wire::ErrorCode::Busy)
         && Instant::now() < give_up
         && !stop.is_set()
     {
-        std::thread::sleep(Duration::from_millis(100));
-        outcome = session.run(&mut out);
+        std::thread::sleep(pause);
+        outcome = attempt();
     }
-    conclude(&mut out, outcome, stop, session.same_host);
-    let host = session.host.take();
-    (out, host)
+    outcome
 }
 
 /// Completes `out` after a test's session ended with `outcome`: status and error, the

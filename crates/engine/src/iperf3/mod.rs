@@ -15,13 +15,12 @@ pub mod convert;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{HostInfo, Interval, Role, TestResult, TestSpec};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use wire::iperf3::{frame, Cookie, Results, State};
-use wire::ErrorCode;
 
 use crate::client::{conclude, resolve, ClientOptions, Observer};
 use crate::meter::Timeline;
@@ -46,20 +45,9 @@ pub fn run_test(
     observer: &mut dyn Observer,
     stop: &StopFlag,
 ) -> (TestResult, Option<HostInfo>) {
-    let started_unix_ms =
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let server = format!("{}:{}", opts.host, opts.port);
-    let mut out = TestResult::new(registry::label(spec), spec.clone(), server, started_unix_ms);
-    let give_up = Instant::now() + opts.busy_wait;
+    let mut out = crate::client::fresh_result(opts, spec);
     let mut session = Session { opts, spec, observer, stop, same_host: false };
-    let mut outcome = session.run(&mut out);
-    while matches!(&outcome, Err(Error::Rejected(r)) if r.code == ErrorCode::Busy)
-        && Instant::now() < give_up
-        && !stop.is_set()
-    {
-        std::thread::sleep(Duration::from_millis(200));
-        outcome = session.run(&mut out);
-    }
+    let outcome = crate::client::while_busy(opts, stop, Duration::from_millis(200), || session.run(&mut out));
     let same_host = session.same_host;
     conclude(&mut out, outcome, stop, same_host);
     (out, None)
