@@ -186,11 +186,25 @@ fn a_silent_client_is_dropped_and_the_server_stays_usable() {
 #[test]
 fn a_second_client_is_told_busy() {
     let srv = server(ServerConfig::default());
-    let _first = hello(srv.addr, wire::PROTOCOL_VERSION);
-    std::thread::sleep(Duration::from_millis(200));
+    let setup = Message::Setup { spec: request(&quick_spec(TestKind::TcpStream)) }.encode().unwrap();
+    let mut first = authed(srv.addr);
+    first.write_all(&setup).unwrap();
+    assert!(matches!(read_message(&mut first), Message::Accepted(_)));
+    // A test is running: the next client is told at its hello.
     let mut second = hello(srv.addr, wire::PROTOCOL_VERSION);
     let r = expect_error(&mut second, ErrorCode::Busy);
     assert!(r.retry_after_ms.is_some());
+}
+
+/// Peers that send a hello (or authenticate) and stall hold no test slot: the one slot of a
+/// default server stays free for a client that asks for a test.
+#[test]
+fn peers_stalled_in_the_handshake_hold_no_slot() {
+    let srv = server(ServerConfig::default());
+    let _stalled: Vec<TcpStream> = (0..4).map(|_| hello(srv.addr, wire::PROTOCOL_VERSION)).collect();
+    let _authed: Vec<TcpStream> = (0..4).map(|_| authed(srv.addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    run_ok(srv.addr);
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::stop::StopFlag;
 
 /// Connections allowed to be waiting for their hello at once.
 pub const MAX_PENDING: usize = 256;
-/// Control connections allowed to be authenticating at once (servers with keys).
+/// Control connections allowed to be in the handshake (hello to setup) at once.
 pub const MAX_HANDSHAKES: usize = 64;
 const LISTENER: PollToken = PollToken(0);
 const TICK: Duration = Duration::from_millis(100);
@@ -173,25 +173,19 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     }
 }
 
-/// Starts a session for a control connection, or answers busy. A server with keys takes the
-/// test slot only once the client has authenticated (an unauthenticated peer never holds it)
-/// and lets at most [`MAX_HANDSHAKES`] clients authenticate at once.
+/// Starts a session for a control connection, or answers busy. The test slot is taken only
+/// once the client has authenticated (anonymously on a server without keys) and asked for a
+/// test, so a peer that stalls in the handshake never holds it; at most [`MAX_HANDSHAKES`]
+/// clients are in the handshake at once.
 fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shared: &Arc<Shared>) {
-    let keyed = shared.cfg.keys.is_some();
-    let admission = if keyed { None } else { shared.try_admit() };
-    let full = match keyed {
-        true => {
-            shared.handshaking.load(Relaxed) >= MAX_HANDSHAKES
-                || shared.active.load(Relaxed) >= shared.cfg.max_concurrent
-        }
-        false => admission.is_none(),
-    };
+    let full = shared.handshaking.load(Relaxed) >= MAX_HANDSHAKES
+        || shared.active.load(Relaxed) >= shared.cfg.max_concurrent;
     if full {
         tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
         refuse(&mut stream, super::busy());
         return;
     }
-    let handshake = keyed.then(|| super::Handshaking::start(shared));
+    let (admission, handshake) = (None, Some(super::Handshaking::start(shared)));
     let shared = shared.clone();
     let spawned = std::thread::Builder::new().name(format!("session {peer}")).spawn(move || {
         session::serve(stream, peer, hello, &shared, (admission, handshake));

@@ -99,11 +99,12 @@ fn run(
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
     let (client, policy) = authenticate(ctrl, hello, shared, rec)?;
+    let asked = ctrl.recv_by(Instant::now() + timeout)?;
     drop(handshake);
     if slot.is_none() {
         *slot = Some(shared.try_admit().ok_or_else(|| Failure::Refused(super::busy()))?);
     }
-    let spec = match ctrl.recv_by(Instant::now() + timeout)? {
+    let spec = match asked {
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         Message::ThirdParty(req) => {
             rec.test = Some("third-party");
