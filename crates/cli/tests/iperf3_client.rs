@@ -1,6 +1,7 @@
 //! `tcplab stream --iperf3` against a real iperf3 server (Debian's 3.12 in CI) on loopback:
 //! forward, -R and --bidir with 1 and 4 streams, each byte count checked against what the
-//! iperf3 server itself printed in its `-J` document; then a busy server, a refused
+//! iperf3 server itself printed in its `-J` document; the same matrix for `tcplab udp
+//! --iperf3` with datagram counts; then a busy server, a refused
 //! connection and servers that die mid-test. Without an `iperf3` binary the tests say so and
 //! return.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
@@ -139,6 +140,75 @@ fn reverse_one_and_four_streams() {
 fn bidir_one_and_four_streams() {
     matrix_case(&["--bidir"]);
     matrix_case(&["--bidir", "-P", "4"]);
+}
+
+/// One UDP direction of tcplab's summary against the iperf3 server's `-J` sum for it: the
+/// server's own count is exact (it came in the results exchange); this end's may differ by
+/// what was in flight when the test ended, under one interval's worth; loss is small.
+fn check_udp_direction(d: &Value, server: &Value, client_sends: bool, secs: f64) {
+    let count = |v: &Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
+    let (sent, received) = (count(d, "sent"), count(d, "received"));
+    assert!(sent > 0 && received > 0, "{d}");
+    let packets = count(server, "packets");
+    let (theirs, mine, server_count) = if client_sends {
+        (received, sent, packets - count(server, "lost_packets"))
+    } else {
+        (sent, received, packets)
+    };
+    assert_eq!(theirs, server_count, "tcplab {d}\niperf3 {server}");
+    let interval_worth = (packets as f64 / secs) as u64;
+    assert!(mine.abs_diff(packets) <= interval_worth, "this end {mine}, iperf3 {packets}: {d}");
+    let loss = d["loss_pct"].as_f64().unwrap();
+    assert!(loss < 5.0, "{loss}% lost on loopback: {d}");
+    if !client_sends {
+        assert!(d["jitter_ms"].as_f64().is_some_and(|j| j >= 0.0), "{d}");
+    }
+}
+
+fn udp_case(extra: &[&str]) {
+    let Some(server) = Iperf3::start(&["-1", "-J"]) else { return };
+    // 50 Mbit/s per stream, 20 with four: modest on a loaded two-core machine.
+    let rate = if extra.contains(&"-P") { "20M" } else { "50M" };
+    let addr = server.addr();
+    let mut args = vec!["udp", "--iperf3", &addr, "--no-store", "--json", "-t", "1", "-b", rate];
+    args.extend_from_slice(extra);
+    let out = tcplab(&args);
+    assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+    let doc = json_of(&out);
+    let ours = &doc["tests"][0];
+    assert_eq!(ours["status"], "completed", "{}", ours["error"]);
+    let end = server.json()["end"].clone();
+    let rows = ours["summary"]["udp"].as_array().unwrap();
+    let bidir = extra.contains(&"--bidir");
+    assert_eq!(rows.len(), if bidir { 2 } else { 1 }, "{}", ours["summary"]);
+    assert_eq!(rows[0]["direction"] == "server→client", extra.contains(&"-R"));
+    for d in rows {
+        let up = d["direction"] == "client→server";
+        let key = match (up, bidir) {
+            (true, _) => "sum_received",
+            (false, true) => "sum_sent_bidir_reverse",
+            (false, false) => "sum_sent",
+        };
+        check_udp_direction(d, &end[key], up, 1.0);
+    }
+}
+
+#[test]
+fn udp_forward_one_and_four_streams() {
+    udp_case(&[]);
+    udp_case(&["-P", "4"]);
+}
+
+#[test]
+fn udp_reverse_one_and_four_streams() {
+    udp_case(&["-R"]);
+    udp_case(&["-R", "-P", "4"]);
+}
+
+#[test]
+fn udp_bidir_one_and_four_streams() {
+    udp_case(&["--bidir"]);
+    udp_case(&["--bidir", "-P", "4"]);
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! results, and the server's results as the remote measurement (what iperf3 does not report,
 //! such as system-wide CPU and TCP_INFO, stays absent).
 
-use results::{Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TestSpec};
+use results::{
+    Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TestKind, TestSpec, UdpCounts,
+};
 use wire::iperf3::{stream_id, Params, Results, StreamResults};
 
 /// iperf3's version this client announces (the oldest we test against, Debian's).
@@ -20,8 +22,11 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
     }
     let secs = |ms: u64| i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
     let int = |v: u32| Some(i64::from(v));
+    let tcp = spec.test != TestKind::UdpStream;
+    let bandwidth = i64::try_from(spec.rate_bps).unwrap_or(i64::MAX);
     Ok(Params {
-        tcp: true,
+        tcp,
+        udp: !tcp,
         omit: Some(secs(spec.omit_ms)),
         time: Some(if spec.bytes_limit.is_some() {
             0
@@ -30,16 +35,17 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
         }),
         num: Some(spec.bytes_limit.map_or(0, |b| i64::try_from(b).unwrap_or(i64::MAX))),
         blockcount: Some(0),
-        MSS: spec.mss.and_then(int),
-        nodelay: spec.nodelay,
+        MSS: spec.mss.filter(|_| tcp).and_then(int),
+        nodelay: tcp && spec.nodelay,
         parallel: int(spec.parallel.max(1)),
         reverse: spec.direction == Direction::Reverse,
         bidirectional: spec.direction == Direction::Bidir,
         window: spec.remote_sndbuf.or(spec.remote_rcvbuf).or(spec.sndbuf).or(spec.rcvbuf).and_then(int),
-        len: int(spec.send_len.max(spec.recv_len).max(1)),
-        bandwidth: (spec.rate_bps > 0).then(|| i64::try_from(spec.rate_bps).unwrap_or(i64::MAX)),
+        len: int(if tcp { spec.send_len.max(spec.recv_len) } else { spec.send_len }.max(1)),
+        // For UDP, iperf3 reads no rate as 1 Mbit/s; 0 is unlimited, as tcplab's.
+        bandwidth: (bandwidth > 0 || !tcp).then_some(bandwidth),
         pacing_timer: Some(1000),
-        congestion: spec.congestion.clone(),
+        congestion: spec.congestion.clone().filter(|_| tcp),
         client_version: Some(CLIENT_VERSION.into()),
         ..Params::default()
     })
@@ -47,7 +53,7 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
 
 /// This end's results for the exchange: per stream the bytes of the measured window, and
 /// TCP retransmits of sending streams; CPU is the tcplab process's, as iperf3 reports its own.
-pub fn local_results(local: &SideMeasurement, congestion: Option<String>) -> Results {
+pub fn local_results(local: &SideMeasurement, congestion: Option<String>, tcp: bool) -> Results {
     let sends = local.streams.iter().any(|s| s.role == Role::Send);
     let (user, system) = local.cpu.as_ref().filter(|c| c.window_s > 0.0).map_or((0.0, 0.0), |c| {
         (100.0 * c.process.user_s / c.window_s, 100.0 * c.process.system_s / c.window_s)
@@ -56,39 +62,62 @@ pub fn local_results(local: &SideMeasurement, congestion: Option<String>) -> Res
         cpu_util_total: user + system,
         cpu_util_user: user,
         cpu_util_system: system,
-        sender_has_retransmits: if sends { 1 } else { -1 },
-        congestion_used: congestion,
-        streams: local.streams.iter().map(|s| stream_results(s, local.measured_s)).collect(),
+        sender_has_retransmits: match (sends, tcp) {
+            (false, _) => -1,
+            (true, tcp) => i64::from(tcp),
+        },
+        congestion_used: congestion.filter(|_| tcp),
+        streams: local.streams.iter().map(|s| stream_results(s, tcp, local.measured_s)).collect(),
         ..Results::default()
     }
 }
 
-fn stream_results(s: &StreamStats, measured_s: f64) -> StreamResults {
-    let retransmits = match (s.role, &s.tcp) {
-        (Role::Send, Some(t)) => i64::try_from(t.retransmits).unwrap_or(i64::MAX),
+/// One stream's entry in a results document (either end's): bytes, TCP retransmits of a
+/// sending stream, and for UDP iperf3's datagram counts — a sender's `packets` is what it
+/// sent; a receiver's is the datagrams accounted (duplicates aside) plus the lost ones, with
+/// the lost as `errors` and jitter in seconds.
+pub fn stream_results(s: &StreamStats, tcp: bool, seconds: f64) -> StreamResults {
+    let udp = s.udp.clone().unwrap_or_default();
+    let (packets, errors) = match s.role {
+        Role::Send => (udp.sent, 0),
+        _ => (udp.received.saturating_sub(udp.duplicates) + udp.lost, udp.lost),
+    };
+    let retransmits = match (tcp, s.role, &s.tcp) {
+        (true, Role::Send, Some(t)) => i64::try_from(t.retransmits).unwrap_or(i64::MAX),
         _ => -1,
     };
     StreamResults {
         id: stream_id(s.index),
         bytes: s.bytes,
         retransmits,
+        jitter: if tcp { 0.0 } else { udp.jitter_us / 1e6 },
+        errors: if tcp { 0 } else { i64::try_from(errors).unwrap_or(i64::MAX) },
+        omitted_errors: None,
+        packets: if tcp { 0 } else { i64::try_from(packets).unwrap_or(i64::MAX) },
+        omitted_packets: None,
         start_time: Some(0.0),
-        end_time: Some(measured_s),
-        ..StreamResults::default()
+        end_time: Some(seconds),
     }
 }
 
 /// The server's side as a measurement: one stream per local stream (matched by id, role
-/// reversed), bytes as the server counted them; no CPU window and no TCP_INFO (iperf3 sends
-/// neither). What iperf3 said about its own process CPU is kept in the [`SECTION`] section.
-pub fn remote_measurement(local: &SideMeasurement, server: &Results) -> Result<SideMeasurement, String> {
+/// reversed), bytes as the server counted them, and for UDP its datagram counts; no CPU
+/// window and no TCP_INFO (iperf3 sends neither). What iperf3 said about its own process CPU
+/// is kept in the [`SECTION`] section.
+pub fn remote_measurement(
+    local: &SideMeasurement,
+    server: &Results,
+    udp: bool,
+) -> Result<SideMeasurement, String> {
     let mut streams = Vec::with_capacity(local.streams.len());
     for mine in &local.streams {
         let id = stream_id(mine.index);
         let theirs =
             server.stream(id).ok_or_else(|| format!("the iperf3 server sent no results for stream {id}"))?;
         let role = if mine.role == Role::Send { Role::Recv } else { Role::Send };
-        streams.push(counted(mine.index, role, theirs.bytes));
+        let mut stream = counted(mine.index, role, theirs.bytes);
+        stream.udp = udp.then(|| datagrams(role, theirs));
+        streams.push(stream);
     }
     let measured_s = server.streams.iter().filter_map(|s| s.end_time).fold(0.0, f64::max);
     let mut m = SideMeasurement {
@@ -113,6 +142,22 @@ fn counted(index: u32, role: Role, bytes: u64) -> StreamStats {
         tcp: None,
         placement: Placement::default(),
         udp: None,
+    }
+}
+
+/// iperf3's datagram counts in tcplab's terms: a sender's `packets` is what it sent; a
+/// receiver's is its highest sequence number, `errors` the gaps left, so it received
+/// `packets − errors` (duplicates and reordering are not told apart).
+fn datagrams(role: Role, s: &StreamResults) -> UdpCounts {
+    let count = |v: i64| u64::try_from(v).unwrap_or(0);
+    match role {
+        Role::Send => UdpCounts { sent: count(s.packets), ..UdpCounts::default() },
+        _ => UdpCounts {
+            received: count(s.packets).saturating_sub(count(s.errors)),
+            lost: count(s.errors),
+            jitter_us: s.jitter * 1e6,
+            ..UdpCounts::default()
+        },
     }
 }
 
@@ -152,6 +197,25 @@ mod tests {
     }
 
     #[test]
+    fn a_udp_spec_asks_for_udp_at_its_rate_and_reads_datagram_counts_back() {
+        let spec = TestSpec { rate_bps: 0, send_len: 1200, ..TestSpec::new(TestKind::UdpStream) };
+        let p = params(&spec).unwrap();
+        assert!(p.udp && !p.tcp && !p.nodelay && p.MSS.is_none());
+        assert_eq!((p.bandwidth, p.len), (Some(0), Some(1200)), "0 is unlimited, not iperf3's 1 Mbit/s");
+        let local = SideMeasurement {
+            streams: vec![counted(0, Role::Send, 12_000), counted(1, Role::Recv, 9_600)],
+            ..SideMeasurement::default()
+        };
+        let server = Results::decode(br#"{"cpu_util_total":0,"cpu_util_user":0,"cpu_util_system":0,"sender_has_retransmits":-1,"streams":[{"id":1,"bytes":9600,"retransmits":-1,"jitter":0.002,"errors":2,"packets":10},{"id":3,"bytes":12000,"retransmits":-1,"jitter":0,"errors":0,"packets":10}]}"#).unwrap();
+        let remote = remote_measurement(&local, &server, true).unwrap();
+        let (rx, tx) = (remote.streams[0].udp.clone().unwrap(), remote.streams[1].udp.clone().unwrap());
+        assert_eq!((rx.received, rx.lost, tx.sent), (8, 2, 10));
+        assert!((rx.jitter_us - 2000.0).abs() < 1e-6);
+        let mine = local_results(&local, Some("cubic".into()), false);
+        assert_eq!((mine.sender_has_retransmits, mine.congestion_used), (0, None));
+    }
+
+    #[test]
     fn server_results_become_the_remote_side_by_stream_id() {
         let stream = |index, role| counted(index, role, 100);
         let local = SideMeasurement {
@@ -160,7 +224,7 @@ mod tests {
             ..SideMeasurement::default()
         };
         let server = Results::decode(br#"{"cpu_util_total":3,"cpu_util_user":1,"cpu_util_system":2,"sender_has_retransmits":0,"streams":[{"id":1,"bytes":90,"retransmits":-1,"jitter":0,"errors":0,"packets":0,"end_time":1.01},{"id":3,"bytes":120,"retransmits":0,"jitter":0,"errors":0,"packets":0,"end_time":1.0}]}"#).unwrap();
-        let remote = remote_measurement(&local, &server).unwrap();
+        let remote = remote_measurement(&local, &server, false).unwrap();
         assert_eq!(
             remote.streams.iter().map(|s| (s.bytes, s.role)).collect::<Vec<_>>(),
             vec![(90, Role::Recv), (120, Role::Send)]
@@ -168,6 +232,6 @@ mod tests {
         assert!(remote.cpu.is_none() && remote.streams[0].tcp.is_none());
         assert_eq!(remote.sections[SECTION]["process_cpu_total_pct"], 3.0);
         let short = Results { streams: server.streams[..1].to_vec(), ..server };
-        assert!(remote_measurement(&local, &short).is_err());
+        assert!(remote_measurement(&local, &short, false).is_err());
     }
 }

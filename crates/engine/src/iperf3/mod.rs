@@ -4,6 +4,9 @@
 //! meters, TCP_INFO sampler and CPU window are the same as against a tcplab server. The
 //! server's byte counts from the results exchange become the remote measurement.
 //!
+//! `stream` runs over TCP; `udp` over iperf3's UDP streams (`udp`: hello and reply), with
+//! iperf3's datagram header and the receiver's accounting from `udp_data`.
+//!
 //! Sequence: cookie → PARAM_EXCHANGE → parameters → CREATE_STREAMS → data connections (each
 //! with the cookie) → TEST_START, TEST_RUNNING → data → TEST_END (when this end's senders are
 //! done, or at the deadline when it only receives) → EXCHANGE_RESULTS → our results, theirs →
@@ -11,6 +14,8 @@
 
 mod control;
 pub mod convert;
+mod udp;
+pub(crate) mod udp_data;
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +23,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
-use results::{HostInfo, Interval, Role, TestResult, TestSpec};
+use results::{HostInfo, Interval, Role, TestKind, TestResult, TestSpec};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use wire::iperf3::{frame, Cookie, Results, State};
 
@@ -36,6 +41,8 @@ pub const DEFAULT_PORT: u16 = wire::iperf3::DEFAULT_PORT;
 pub const COOKIE_SECTION: &str = "iperf3_cookie";
 /// How long the server may take to answer TEST_END with its results.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest a UDP receiver runs on after TEST_END while the server has not asked for results.
+const UDP_TAIL_MAX: Duration = Duration::from_secs(2);
 
 /// Runs one test against the iperf3 server at `opts`. Never panics on peer input; failures
 /// are inside the result, with what was measured up to then.
@@ -64,8 +71,9 @@ struct Session<'a> {
 impl Session<'_> {
     fn run(&mut self, out: &mut TestResult) -> Result<(), Error> {
         let ty = registry::of(self.spec.test);
-        if ty.transport() != Transport::TcpConnections || self.spec.test != results::TestKind::TcpStream {
-            let why = format!("--iperf3 runs stream tests only, not {}", registry::label(self.spec));
+        let udp = self.spec.test == TestKind::UdpStream;
+        if !udp && (ty.transport() != Transport::TcpConnections || self.spec.test != TestKind::TcpStream) {
+            let why = format!("--iperf3 runs stream and udp tests only, not {}", registry::label(self.spec));
             return Err(Error::Unsupported(why));
         }
         crate::limits::validate(self.spec, &crate::limits::Limits::default()).map_err(Error::Rejected)?;
@@ -80,13 +88,23 @@ impl Session<'_> {
         let json = params.encode().map_err(|e| Error::Protocol { detail: e.to_string() })?;
         ctrl.send_json(&json, frame::MAX_PARAMS_BYTES)?;
         self.expect(&mut ctrl, State::CreateStreams)?;
-        let sockets = self.open_data(addr, &cookie, params.data_connections())?;
+        // UDP sockets stay open until the end: a closed one would answer the server's last
+        // datagrams with ICMP errors, which iperf3 servers count as a failed write.
+        let (jobs, _udp_kept) = if udp {
+            let count = params.data_connections();
+            let socks = udp::open(self.spec, addr, self.opts.bind, count, self.opts.timeout)?;
+            let kept = socks.iter().filter_map(|(s, _)| s.try_clone().ok()).collect::<Vec<_>>();
+            (udp_data::jobs(self.spec, End::Client, false, socks), kept)
+        } else {
+            let sockets = self.open_data(addr, &cookie, params.data_connections())?;
+            (ty.jobs(self.spec, End::Client, Data::Tcp(sockets))?, Vec::new())
+        };
         self.expect(&mut ctrl, State::TestStart)?;
         self.expect(&mut ctrl, State::TestRunning)?;
         if self.stop.is_set() {
             return Err(Error::Interrupted);
         }
-        let (jobs, senders) = count_senders(ty.jobs(self.spec, End::Client, Data::Tcp(sockets))?);
+        let (jobs, senders) = count_senders(jobs);
         let measured = self.measure(&mut ctrl, jobs, &senders, out);
         out.local.sections.insert(COOKIE_SECTION.into(), cookie.as_str().into());
         measured
@@ -201,14 +219,24 @@ impl Session<'_> {
         let now = Instant::now();
         let senders_done = senders.load(Ordering::Acquire) == 0;
         let ending = self.stop.is_set() || timeline.past_deadline(now) || self.spec.bytes_limit.is_some();
-        if !w.end_sent && w.failure.is_none() && senders_done && ending {
+        // UDP receivers run on until the server has stopped sending (it asks for the results
+        // once it has), so that datagrams in flight at TEST_END are counted, not lost.
+        let udp = self.spec.test == TestKind::UdpStream;
+        if w.end_sent && (!udp || w.exchange_seen || w.ended_at.is_some_and(|t| now > t + UDP_TAIL_MAX)) {
             signals.stop.set();
+        }
+        if !w.end_sent && w.failure.is_none() && senders_done && ending {
+            if !udp {
+                signals.stop.set();
+            }
             w.end_sent = true;
+            w.ended_at = Some(now);
             if let Err(e) = ctrl.send_state(State::TestEnd) {
                 w.failure = Some(e);
             }
         }
         if w.failure.is_some() || w.exchange_seen {
+            signals.stop.set();
             std::thread::sleep(Duration::from_millis(2));
             return;
         }
@@ -239,13 +267,15 @@ impl Session<'_> {
                 return Err(Error::Protocol { detail });
             }
         }
-        let mine = convert::local_results(&out.local, self.spec.congestion.clone());
+        let udp = self.spec.test == TestKind::UdpStream;
+        let mine = convert::local_results(&out.local, self.spec.congestion.clone(), !udp);
         let json = mine.encode().map_err(|e| Error::Protocol { detail: e.to_string() })?;
         ctrl.send_json(&json, frame::MAX_RESULTS_BYTES)?;
         let theirs = ctrl.recv_json(frame::MAX_RESULTS_BYTES, deadline, "EXCHANGE_RESULTS")?;
         let theirs = Results::decode(&theirs).map_err(|e| Error::Protocol { detail: e.to_string() })?;
         out.remote = Some(
-            convert::remote_measurement(&out.local, &theirs).map_err(|detail| Error::Protocol { detail })?,
+            convert::remote_measurement(&out.local, &theirs, udp)
+                .map_err(|detail| Error::Protocol { detail })?,
         );
         let got = ctrl.recv_state(deadline, "DISPLAY_RESULTS")?;
         if got != State::DisplayResults {
@@ -260,6 +290,7 @@ impl Session<'_> {
 struct Watch {
     failure: Option<Error>,
     end_sent: bool,
+    ended_at: Option<Instant>,
     exchange_seen: bool,
 }
 

@@ -1,6 +1,6 @@
 //! The server's side of an iperf3 test as tcplab jobs: TCP streams run `tcp-stream`'s own
 //! workers (or, with `-b` on a server-sending stream, a paced writer); UDP streams run the
-//! iperf3-format workers of [`super::udp_data`]. Stream roles follow tcplab's rule, which is
+//! iperf3-format workers of [`crate::iperf3::udp_data`]. Stream roles follow tcplab's rule, which is
 //! iperf3's: with `--bidir` the client's sending streams come first.
 
 use std::io::Write as _;
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use results::{Role, SocketReport};
 
 use super::plan::Plan;
-use super::udp_data::{self, Flow};
+use crate::iperf3::udp_data;
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
@@ -62,28 +62,7 @@ pub fn tcp(plan: &Plan, sockets: Vec<DataSocket>) -> std::io::Result<(Vec<Job>, 
 
 /// Jobs for UDP streams, in the order their hellos arrived.
 pub fn udp(plan: &Plan, socks: Vec<(UdpSocket, SocketReport)>) -> Vec<Job> {
-    let flow = Flow {
-        len: plan.spec.send_len as usize,
-        rate_bps: plan.spec.rate_bps,
-        burst: plan.spec.burst,
-        counters_64bit: plan.counters_64bit,
-    };
-    socks
-        .into_iter()
-        .enumerate()
-        .map(|(i, (sock, report))| {
-            let index = i as u32;
-            let role = role(&plan.spec, End::Server, index);
-            let work: crate::side::Work = Box::new(move |ctx: &WorkerCtx| {
-                ctx.meter.with_udp(|u| u.socket = Some(report));
-                match role {
-                    Role::Send => udp_data::send_loop(sock, flow, ctx),
-                    _ => udp_data::recv_loop(sock, flow, ctx),
-                }
-            });
-            Job { index, role, socket: None, work: WorkDebug(work) }
-        })
-        .collect()
+    udp_data::jobs(&plan.spec, End::Server, plan.counters_64bit, socks)
 }
 
 /// Writes `len`-byte blocks at `rate_bps` (iperf3 `-b` for TCP) until the stop, deadline or

@@ -9,7 +9,7 @@
 //! Parts: `accept` reads each TCP connection's cookie and dispatches it, `udp_accept`
 //! answers UDP stream hellos, `streams` routes data streams to their tests, `session`
 //! runs one client's state machine (`ctl` its control connection, [`plan`] its parameters,
-//! `jobs` and `udp_data` its data, `report` its results), and [`served`] turns a
+//! `jobs` (with the shared `iperf3::udp_data`) its data, `report` its results), and [`served`] turns a
 //! finished test into a tcplab result for the archive.
 
 mod accept;
@@ -21,7 +21,6 @@ pub mod served;
 mod session;
 mod streams;
 mod udp_accept;
-mod udp_data;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, UdpSocket};

@@ -6,8 +6,10 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
-use results::{Role, SideMeasurement, StreamStats};
-use wire::iperf3::{stream_id, Protocol, Results, StreamResults};
+use results::{Role, SideMeasurement};
+use wire::iperf3::{stream_id, Protocol, Results};
+
+use crate::iperf3::convert::stream_results;
 
 use super::plan::Plan;
 
@@ -22,33 +24,9 @@ pub fn results(plan: &Plan, m: &SideMeasurement, congestion: &str, output: Optio
         cpu_util_system: cpu.map_or(0.0, |c| c.system_pct),
         sender_has_retransmits: if tcp && sends { 1 } else { -1 },
         congestion_used: tcp.then(|| congestion.to_string()),
-        streams: m.streams.iter().map(|s| stream(s, tcp, m.measured_s)).collect(),
+        streams: m.streams.iter().map(|s| stream_results(s, tcp, m.measured_s)).collect(),
         server_output_json: None,
         server_output_text: output,
-    }
-}
-
-fn stream(s: &StreamStats, tcp: bool, seconds: f64) -> StreamResults {
-    let udp = s.udp.clone().unwrap_or_default();
-    let (packets, errors) = match s.role {
-        Role::Send => (udp.sent, 0),
-        _ => (udp.received.saturating_sub(udp.duplicates) + udp.lost, udp.lost),
-    };
-    let retransmits = match (tcp, s.role, &s.tcp) {
-        (true, Role::Send, Some(t)) => t.retransmits as i64,
-        _ => -1,
-    };
-    StreamResults {
-        id: stream_id(s.index),
-        bytes: s.bytes,
-        retransmits,
-        jitter: if tcp { 0.0 } else { udp.jitter_us / 1e6 },
-        errors: if tcp { 0 } else { errors as i64 },
-        omitted_errors: None,
-        packets: if tcp { 0 } else { packets as i64 },
-        omitted_packets: None,
-        start_time: Some(0.0),
-        end_time: Some(seconds),
     }
 }
 
@@ -121,6 +99,7 @@ fn fixed(v: f64) -> String {
 mod tests {
     use super::*;
     use results::{StreamStats, UdpCounts};
+    use wire::iperf3::StreamResults;
 
     #[test]
     fn columns_use_binary_sizes_and_decimal_rates() {
@@ -145,7 +124,7 @@ mod tests {
             placement: Default::default(),
             udp: Some(udp),
         };
-        let r = stream(&s, false, 2.0);
+        let r: StreamResults = stream_results(&s, false, 2.0);
         assert_eq!((r.id, r.packets, r.errors, r.retransmits), (3, 100, 2, -1));
         assert!((r.jitter - 0.0015).abs() < 1e-12);
     }

@@ -2,18 +2,20 @@
 //! on tcplab's UDP machinery: the [`Pacer`] schedule, sendmmsg with UDP GSO, recvmmsg with
 //! GRO, and the receiver's exact accounting ([`stats::datagrams`]: loss, reordering,
 //! duplicates and RFC 3550 jitter). There are no end markers: the client ends the test on the
-//! control connection, and both loops end on the session's stop.
+//! control connection, and both loops end on the session's stop. Shared by the client
+//! (`--iperf3`) and the server (`server --iperf3`).
 
 use std::io::{self, ErrorKind};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use netio::udp::{RecvBatch, MAX_GSO_BYTES, MAX_GSO_SEGMENTS};
+use results::{Role, SocketReport, TestSpec};
 use wire::iperf3::udp::Header;
 
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
-use crate::side::WorkerOutcome;
+use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 
 /// How long a blocked call waits before re-checking the stop.
 const SLICE: Duration = Duration::from_millis(20);
@@ -35,6 +37,34 @@ pub struct Flow {
     pub burst: u32,
     /// 64-bit sequence numbers.
     pub counters_64bit: bool,
+}
+
+/// Jobs for `end`'s UDP streams, in stream order (with `--bidir` the client's sending
+/// streams first, as iperf3 opens them).
+pub fn jobs(
+    spec: &TestSpec,
+    end: End,
+    counters_64bit: bool,
+    socks: Vec<(UdpSocket, SocketReport)>,
+) -> Vec<Job> {
+    let flow =
+        Flow { len: spec.send_len as usize, rate_bps: spec.rate_bps, burst: spec.burst, counters_64bit };
+    socks
+        .into_iter()
+        .enumerate()
+        .map(|(i, (sock, report))| {
+            let index = i as u32;
+            let role = crate::stream::role(spec, end, index);
+            let work: crate::side::Work = Box::new(move |ctx: &WorkerCtx| {
+                ctx.meter.with_udp(|u| u.socket = Some(report));
+                match role {
+                    Role::Send => send_loop(sock, flow, ctx),
+                    _ => recv_loop(sock, flow, ctx),
+                }
+            });
+            Job { index, role, socket: None, work: WorkDebug(work) }
+        })
+        .collect()
 }
 
 /// Most datagrams per call of a paced flow: a sender catching up after a stall sends a
