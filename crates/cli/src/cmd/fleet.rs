@@ -28,7 +28,9 @@ fn counts_line(c: &PushCounts) -> String {
 /// `tcplab archive push`.
 fn push(a: &PushArgs) -> Result<ExitCode> {
     let from = open_store(&a.store)?;
-    let mut to = Store::open(&a.to)?;
+    // Plain text, not the store's error: the "--no-store, or --db" advice is about the
+    // archive results are read from, not about where --to points.
+    let mut to = Store::open(&a.to).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut progress = |c: &PushCounts| eprintln!("{}", counts_line(c));
     let counts = from
         .push_to(&mut to, a.batch as usize, &mut progress)
