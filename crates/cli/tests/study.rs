@@ -9,7 +9,7 @@ mod support;
 
 use std::process::Command;
 
-use support::{chromium, stderr, stdout, tcplab};
+use support::{chromium, stderr, stdout, tcplab, ServerProc};
 
 fn root() -> bool {
     let out = Command::new("id").arg("-u").output().expect("id runs");
@@ -87,9 +87,63 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
 fn tcp_atm_2000_runs_end_to_end() {
     trimmed(
         "tcp-atm-2000",
-        &["Table 1", "ceiling MTU 9180 vs peak", "TCP_RR 128/8192", "not run yet: sender × receiver"],
-        3,
+        &[
+            "Table 1",
+            "ceiling MTU 9180 vs peak",
+            "TCP_RR 128/8192",
+            "P100 → Sun, peak",
+            "Sun → PPro200, peak",
+        ],
+        4,
     );
+}
+
+/// Seed 000's matrix between real hosts: two servers on loopback as an inventory, the rest
+/// of the study against one of them (no root needed: nothing is emulated).
+#[test]
+fn tcp_atm_2000_matrix_runs_between_inventory_hosts() {
+    let (a, b) = (ServerProc::start(&["--allow-third-party"]), ServerProc::start(&["--allow-third-party"]));
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("hosts.toml");
+    let text = format!(
+        "[[host]]\nname = \"alpha\"\naddress = \"127.0.0.1:{}\"\n[[host]]\nname = \"beta\"\naddress = \"127.0.0.1:{}\"\n",
+        a.port, b.port
+    );
+    std::fs::write(&inv, text).unwrap();
+    let db = dir.path().join("s.db");
+    let out = tcplab(&[
+        "study",
+        "tcp-atm-2000",
+        "127.0.0.1",
+        "-p",
+        &a.port(),
+        "--inventory",
+        inv.to_str().unwrap(),
+        "--quick",
+        "-t",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "exit {:?}\nstdout: {text}\nstderr: {err}", out.status);
+    for row in ["alpha → beta, peak", "beta → alpha, peak"] {
+        let line = text.lines().find(|l| l.contains(row)).unwrap_or_else(|| panic!("no `{row}` in:\n{text}"));
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let measured: f64 = fields[fields.len() - 4].parse().unwrap_or(0.0);
+        assert!(measured > 0.0, "the cell was not measured: {line}");
+    }
+    assert!(!text.contains("P100 → Sun, peak"), "emulated cells ran beside real ones:\n{text}");
+    assert!(text.contains("slow sender") && text.contains("not run against a real HOST"), "{text}");
+}
+
+#[test]
+fn an_inventory_needs_a_study_with_a_matrix() {
+    let out = tcplab(&["study", "atm-loss", "--inventory", "/nonexistent/hosts.toml", "--quick"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--inventory is for tcp-atm-2000"), "{err}");
 }
 
 #[test]

@@ -253,7 +253,14 @@ fn measure_cell(
     stop: &StopFlag,
 ) -> (TestResult, Option<HostInfo>) {
     let (s, r) = (&mesh.hosts[cell.sender as usize], &mesh.hosts[cell.receiver as usize]);
-    let ends = Ends {
+    let (mut result, host) = crate::repeat::third_party(&ends(s, r, key), spec, confidence, stop);
+    result.third_party = Some(named(s, r));
+    (result, host)
+}
+
+/// The ends of a test from inventory host `s` (its server runs the client end) to `r`.
+pub fn ends(s: &MeshHost, r: &MeshHost, key: Option<&ClientKey>) -> Ends {
+    Ends {
         from: engine::ClientOptions {
             host: s.address.clone(),
             port: s.port,
@@ -265,15 +272,17 @@ fn measure_cell(
         },
         to_host: r.address.clone(),
         to_port: r.port,
-    };
-    let (mut result, host) = crate::repeat::third_party(&ends, spec, confidence, stop);
-    result.third_party = Some(ThirdParty {
+    }
+}
+
+/// A third-party test's ends with the inventory's names, as stored.
+pub fn named(s: &MeshHost, r: &MeshHost) -> ThirdParty {
+    ThirdParty {
         from: s.endpoint(),
         to: r.endpoint(),
         from_name: Some(s.name.clone()),
         to_name: Some(r.name.clone()),
-    });
-    (result, host)
+    }
 }
 
 fn panicked(spec: &TestSpec, mesh: &MeshPlan, index: u32) -> TestResult {

@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod explain;
 pub mod html;
+pub mod matrix;
 pub mod paper;
 pub mod plan;
 pub mod runner;
@@ -63,6 +64,10 @@ pub trait Study: Sync + std::fmt::Debug {
     fn charts(&self, out: &Outcome) -> Vec<String>;
     /// What it cannot run yet (wire up here once the part exists).
     fn pending(&self) -> &'static [Pending];
+    /// The paper's sender × receiver matrix, if it has one (run after the stages).
+    fn matrix(&self, _mode: Mode) -> Option<matrix::Matrix> {
+        None
+    }
     /// Whether the emulated stages need root (namespaces, TUN): every study's do.
     fn needs_root(&self) -> bool {
         true
@@ -124,6 +129,10 @@ pub struct Options {
     pub mode: Mode,
     /// A real server instead of emulated paths.
     pub host: Option<engine::client::ClientOptions>,
+    /// Real hosts for a sender × receiver matrix (`--inventory FILE`).
+    pub inventory: Option<Vec<results::MeshHost>>,
+    /// The key shown to the inventory's hosts.
+    pub key: Option<engine::auth::ClientKey>,
     /// `-t`: every case's duration in seconds (a trimmed run, e.g. in CI).
     pub seconds: Option<u64>,
     /// `-o`: the HTML report.
@@ -132,13 +141,23 @@ pub struct Options {
     pub storage: pipeline::Storage,
 }
 
+/// Every stage of `study` on emulated paths in `mode`, its matrix's cells included.
+pub fn emulated_stages(study: &dyn Study, mode: Mode) -> Vec<Stage> {
+    let mut stages = study.stages(mode);
+    stages.extend(study.matrix(mode).iter().flat_map(matrix::emulated));
+    stages
+}
+
 /// The stages of `study` as `opts` asks, and the stages left out on a real host.
 pub fn stages_for(study: &dyn Study, opts: &Options) -> (Vec<Stage>, Vec<String>) {
     let mut stages = study.stages(opts.mode);
+    let mut skipped = Vec::new();
+    if let Some(m) = study.matrix(opts.mode) {
+        stages.extend(matrix::stages(&m, opts, &mut skipped));
+    }
     if let Some(secs) = opts.seconds {
         plan::override_seconds(&mut stages, secs);
     }
-    let mut skipped = Vec::new();
     if opts.host.is_some() {
         stages.retain(|s| {
             let keep = !s.emulated_only;

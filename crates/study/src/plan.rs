@@ -43,6 +43,14 @@ pub enum Where {
         /// `--host-cpu` quotas, if any.
         host_cpu: Option<String>,
     },
+    /// A third-party test between two real hosts of an inventory (a matrix cell,
+    /// [`crate::matrix`]).
+    Between {
+        /// The sending host: its server runs the client end.
+        sender: results::MeshHost,
+        /// The receiving host.
+        receiver: results::MeshHost,
+    },
 }
 
 /// One place and the tests run there.
@@ -78,7 +86,7 @@ impl Stage {
     pub fn spec(&self) -> Option<&str> {
         match &self.place {
             Where::Path { spec, .. } => Some(spec),
-            Where::Loopback => None,
+            Where::Loopback | Where::Between { .. } => None,
         }
     }
 }

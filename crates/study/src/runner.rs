@@ -60,6 +60,9 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
 fn target(stage: &Stage, opts: &Options) -> Target {
     match (&stage.place, &opts.host) {
         (Where::Loopback, _) => Target::Loopback,
+        (Where::Between { sender, receiver }, _) => {
+            Target::ThirdParty(pipeline::mesh::ends(sender, receiver, opts.key.as_ref()))
+        }
         (Where::Path { .. }, Some(host)) => Target::Remote(host.clone()),
         (Where::Path { spec, host_cpu }, None) => Target::Path(PathOptions {
             spec: spec.clone(),

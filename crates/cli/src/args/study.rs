@@ -18,6 +18,15 @@ pub struct StudyArgs {
     /// The same shape in at most about 2 minutes instead of the paper's full design.
     #[arg(long)]
     pub quick: bool,
+    /// Run the study's sender × receiver matrix (seed 000's Tables 2 and 3) between the real
+    /// hosts of this inventory (the format `tcplab mesh` reads; each sender's server needs
+    /// --allow-third-party) instead of emulated hosts.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<std::path::PathBuf>,
+    /// Authenticate to the inventory's hosts with the pre-shared key in FILE; TCPLAB_KEY=ID:SECRET
+    /// does the same.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
     /// Seconds per test, overriding the study's (a trimmed run, e.g. in CI).
     #[arg(short = 't', long = "time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub seconds: Option<u64>,

@@ -7,7 +7,7 @@ use engine::StopFlag;
 use study::{Mode, Options};
 
 use crate::args::study::StudyArgs;
-use crate::settings::{remote, storage};
+use crate::settings::{client_key, remote, storage};
 
 /// Runs `tcplab study`.
 pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
@@ -19,6 +19,9 @@ pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
         let names: Vec<&str> = study::all().iter().map(|s| s.info().name).collect();
         bail!("no study `{}` (studies: {}; tcplab study list)", a.name, names.join(", "));
     };
+    if a.inventory.is_some() && s.matrix(Mode::Quick).is_none() {
+        bail!("study {} has no sender × receiver matrix: --inventory is for tcp-atm-2000", a.name);
+    }
     if a.host.is_none() && s.needs_root() && !netio::netns::is_root() {
         bail!(
             "study {} runs on emulated paths, which need root (namespaces, TUN); run as root or give a HOST",
@@ -28,6 +31,8 @@ pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
     let opts = Options {
         mode: if a.quick { Mode::Quick } else { Mode::Full },
         host: a.host.as_ref().map(|h| remote(h, a.port)).transpose()?,
+        inventory: a.inventory.as_deref().map(crate::inventory::read).transpose()?,
+        key: client_key(a.key_file.as_deref())?,
         seconds: a.seconds,
         report: a.report.clone(),
         storage: storage(&a.store),
@@ -47,7 +52,7 @@ fn list() -> String {
     ]];
     for s in study::all() {
         let i = s.info();
-        let est = |m: Mode| study::plan::estimate_s(&s.stages(m), 100e6);
+        let est = |m: Mode| study::plan::estimate_s(&study::emulated_stages(s, m), 100e6);
         let root = if s.needs_root() { "yes (emulated paths)" } else { "no" };
         rows.push([
             i.name.into(),

@@ -5,6 +5,7 @@
 
 use crate::compare::{mbps, trans_per_s, Row};
 use crate::html::{rows_chart, series};
+use crate::matrix::{cell_key, cells_of, Matrix, PaperHost};
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{confident, rr, stream, Case, Mode, Stage, Where};
 use crate::studies::size_key;
@@ -19,7 +20,8 @@ const INFO: Info = Info {
     seed: "000",
     paper: "Borriss, Dannowski, Härtig: TCP performance over ATM on Linux and Windows NT",
     reruns: "loop-back baseline, TCP_STREAM vs message size × 32K/64K buffers over OC-3c CLIP, \
-             slow sender by CPU quota, TCP_RR at 1/1 64/64 100/200 128/8192",
+             slow sender by CPU quota, TCP_RR at 1/1 64/64 100/200 128/8192, the sender × receiver \
+             matrix of Table 2 (emulated hosts by CPU quota, or real hosts with --inventory)",
 };
 
 const FIGURES: &[Figure] = &[
@@ -125,15 +127,32 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-const PENDING: &[Pending] = &[Pending {
-    experiment: "sender × receiver peak-rate matrices between distinct hosts (Tables 2 and 3)",
-    needs: "`tcplab mesh` (branch mesh): wire it in tcp_atm::PENDING and stages() once merged",
-}];
+const PENDING: &[Pending] = &[];
+
+/// Table 2's hosts on an emulated path: the P-100 at the 2 % of a core the slow-sender stage
+/// uses, the others scaled by their Table 1 loop-back rates (347.25 and 408.88 against the
+/// P-100's 84.42 Mbit/s).
+const HOSTS: &[PaperHost] = &[
+    PaperHost { name: "P100", quota: Some("2%") },
+    PaperHost { name: "PPro200", quota: Some("8%") },
+    PaperHost { name: "Sun", quota: Some("10%") },
+];
+/// Table 2's cells (sender, receiver).
+const CELLS: &[(usize, usize)] = &[(0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1)];
 
 /// Why a CPU quota does not slow a sender down to a P-100.
 const QUOTA_WHY: &str = "A CPU quota cannot make this host a P-100: it throttles the sending process, but most of \
                          TCP's per-byte work (the copy, segmentation, the ACK processing in softirq) is kernel work \
                          not charged to the quota's cgroup, so even 2 % of a core sends at nearly the link rate.";
+
+/// Why a receiver's CPU quota does slow a cell down, where a sender's does not.
+fn receiver_why(quota: &str) -> String {
+    format!(
+        "The receiver's quota ({quota} of a CPU) does bite: its application drains the socket too slowly, \
+         so the announced window closes and the sender waits, as the paper's slow receivers made \
+         their cells the slowest of the table."
+    )
+}
 
 /// The request/response sizes of Table 4.
 const RR_SIZES: [(u32, u32); 4] = [(1, 1), (64, 64), (100, 200), (128, 8192)];
@@ -219,13 +238,11 @@ impl Study for TcpAtm {
         for d in out.with_prefix("clip-b") {
             rows.push(Row::new("Figure 6", &d.case.key["clip-".len()..], "Mbit/s").goodput(Some(&d.result)));
         }
-        let mut slow = Row::new("Table 2", "slow sender 8K (P100 → Sun)", "Mbit/s")
-            .paper(t("t2", "P100 → Sun"))
-            .goodput(out.get("slow-l8K"));
-        if slow.vs_paper().is_some_and(|x| x > 1.1) {
-            slow.why = format!("{} {QUOTA_WHY}", slow.why);
-        }
-        rows.push(slow);
+        rows.push(
+            Row::new("Figure 5", "slow sender (client at 2 % of a CPU), 8K", "Mbit/s")
+                .goodput(out.get("slow-l8K")),
+        );
+        rows.extend(matrix_rows(out));
         for (q, r) in RR_SIZES {
             let res = out.get(&format!("rr-{q}-{r}"));
             let ms = res.and_then(trans_per_s).filter(|x| *x > 0.0).map(|x| 1000.0 / x);
@@ -261,16 +278,73 @@ impl Study for TcpAtm {
         chart.series = [curve("64K"), curve("32K")].into_iter().filter(|s| !s.points.is_empty()).collect();
         chart.refs = refs.into_iter().map(|(y, label)| report::plot::RefLine { y, label }).collect();
         let rows = self.compare(out);
-        let mbit: Vec<&Row> = rows.iter().filter(|r| r.unit == "Mbit/s" && r.paper.is_some()).collect();
+        let is_cell = |r: &Row| r.group == "Table 2" && r.case.ends_with(", peak");
+        let mbit: Vec<&Row> =
+            rows.iter().filter(|r| r.unit == "Mbit/s" && r.paper.is_some() && !is_cell(r)).collect();
         let ms: Vec<&Row> = rows.iter().filter(|r| r.unit == "ms").collect();
-        vec![
+        let cells: Vec<&Row> = rows.iter().filter(|r| is_cell(r)).collect();
+        let mut charts = vec![
             chart.render(),
             rows_chart("Tables 1 and 2: paper vs tcplab vs model", "Mbit/s", &mbit),
             rows_chart("§5: request/response round trip", "ms", &ms),
-        ]
+        ];
+        if !cells.is_empty() {
+            charts.push(rows_chart("Table 2 again: sender × receiver peak, 64K buffers", "Mbit/s", &cells));
+        }
+        charts
     }
 
     fn pending(&self) -> &'static [Pending] {
         PENDING
     }
+
+    fn matrix(&self, mode: Mode) -> Option<Matrix> {
+        let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
+        let secs = mode.pick(3, 60);
+        let lens: Vec<u32> = mode.pick(vec![8192], vec![8192, 16384, 32768, 65536]);
+        let cases = lens
+            .iter()
+            .map(|&l| Case::new(matrix_case(l), stream(l, Some(65536), secs)).repeated(conf.clone()))
+            .collect();
+        Some(Matrix {
+            label: "Table 2, 64K buffers".into(),
+            spec: CLIP.into(),
+            hosts: HOSTS,
+            cells: CELLS,
+            cases,
+        })
+    }
+}
+
+/// A matrix cell's case for `len`-byte messages.
+fn matrix_case(len: u32) -> String {
+    format!("b64K-l{}", size_key(len))
+}
+
+/// One row per matrix cell that ran: its peak over message sizes, beside Table 2's cell
+/// when the cell is the paper's (emulated hosts).
+fn matrix_rows(out: &Outcome) -> Vec<Row> {
+    cells_of(out)
+        .into_iter()
+        .map(|(s, r)| {
+            let peak = [8192, 16384, 32768, 65536]
+                .into_iter()
+                .filter_map(|l| out.get(&cell_key(&s, &r, &matrix_case(l))))
+                .filter_map(|res| Some((mbps(res)?, res)))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let cell = format!("{s} → {r}");
+            let paper = find(FIGURES, "t2").and_then(|f| f.cite(&cell));
+            let quota = |name: &str| HOSTS.iter().find(|h| h.name == name).and_then(|h| h.quota);
+            let mut row = Row::new("Table 2", &format!("{cell}, peak"), "Mbit/s")
+                .paper(paper)
+                .goodput(peak.map(|p| p.1));
+            let at_link = row.vs_model().is_some_and(|x| x >= 0.95);
+            if quota(&s).is_some() && at_link && row.vs_paper().is_some_and(|x| x > 1.1) {
+                row.why = format!("{} {QUOTA_WHY}", row.why);
+            } else if let (Some(q), false) = (quota(&r), at_link) {
+                row.why = format!("{} {}", row.why, receiver_why(q));
+            }
+            row
+        })
+        .collect()
 }
