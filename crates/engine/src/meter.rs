@@ -56,7 +56,7 @@ impl UdpMeter {
             send_errors: self.sender.send_errors,
             enobufs: self.sender.enobufs,
             timeouts: self.sender.timeouts,
-            socket_drops: self.socket_drops,
+            socket_drops: Some(self.socket_drops),
             path: self.path.clone(),
             ..self.account.counts()
         }

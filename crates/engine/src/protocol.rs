@@ -473,7 +473,7 @@ fn udp_to_wire(u: r::UdpCounts) -> w::UdpCounts {
         late,
         stale,
         jitter_us,
-        socket_drops,
+        socket_drops: socket_drops.unwrap_or(0),
         timeouts,
         path,
     }
@@ -527,7 +527,7 @@ fn udp_from_wire(at: &str, u: w::UdpCounts) -> Result<r::UdpCounts, Error> {
         late: u.late,
         stale: u.stale,
         jitter_us: non_negative(at, "jitter_us", u.jitter_us)?,
-        socket_drops: u.socket_drops,
+        socket_drops: Some(u.socket_drops),
         timeouts: u.timeouts,
         path: u.path.map(|p| path_from_wire(at, p)).transpose()?,
     })
@@ -689,7 +689,13 @@ mod tests {
     }
 
     fn measured() -> r::SideMeasurement {
-        let udp = r::UdpCounts { received: 10, duplicates: 1, jitter_us: 3.5, ..Default::default() };
+        let udp = r::UdpCounts {
+            received: 10,
+            duplicates: 1,
+            jitter_us: 3.5,
+            socket_drops: Some(2),
+            ..Default::default()
+        };
         let interval = r::Interval {
             start_s: 0.0,
             end_s: 1.0,

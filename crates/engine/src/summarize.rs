@@ -156,6 +156,13 @@ fn unpinned_rr(
     ))
 }
 
+/// Whether every direction of a paced UDP test sent at (within 2 % of) its target rate: a busy
+/// CPU then did not hold the sender back, so no "may be CPU-bound" doubt is raised.
+fn paced_to_target(summary: &Summary) -> bool {
+    !summary.udp.is_empty()
+        && summary.udp.iter().all(|d| d.target_bps > 0 && d.sender_bps >= 0.98 * d.target_bps as f64)
+}
+
 /// Doubts about a result, each with advice.
 pub fn warnings(
     spec: &TestSpec,
@@ -222,7 +229,9 @@ pub fn warnings(
         );
     }
     let ends = [("client", local.cpu.as_ref()), ("server", remote.and_then(|r| r.cpu.as_ref()))];
-    w.extend(results::warning::cpu_saturated(ends, cx.same_host));
+    if !paced_to_target(summary) {
+        w.extend(results::warning::cpu_saturated(ends, cx.same_host));
+    }
     w.extend(results::warning::cpu_stolen(ends, cx.same_host));
     w.extend(results::warning::cpu_figures_inconsistent(ends));
     w.extend(crate::udp_summary::warnings(&summary.udp));
@@ -264,6 +273,24 @@ mod tests {
         // 70% busy and 34% stolen: a full CPU, and figures that cannot be trusted.
         let (a, b) = (side(70.0, 34.0), side(70.0, 34.0));
         assert_eq!(kinds(true, &a, &b), vec![SameHost, CpuSaturated, CpuStolen]);
+    }
+
+    #[test]
+    fn a_paced_udp_test_that_reached_its_target_is_not_called_cpu_bound() {
+        let host = HostInfo::default();
+        let cx = WarnContext { same_host: false, local_host: &host };
+        let spec = TestSpec::new(TestKind::UdpStream);
+        let (a, b) = (side(100.0, 0.0), side(100.0, 0.0));
+        let paced = |sender_bps: f64| {
+            let row = results::UdpSummary { target_bps: 20_000_000, sender_bps, ..Default::default() };
+            let summary = Summary { udp: vec![row], ..Summary::default() };
+            warnings(&spec, &summary, &a, Some(&b), cx)
+                .iter()
+                .filter(|w| w.kind == WarningKind::CpuSaturated)
+                .count()
+        };
+        assert_eq!(paced(20_006_000.0), 0, "the sender kept its pace");
+        assert_eq!(paced(12_000_000.0), 2, "the sender fell behind its pace with both CPUs full");
     }
 
     #[test]

@@ -38,6 +38,8 @@ fn with_role(side: &SideMeasurement, role: Role) -> impl Iterator<Item = &Stream
 fn total<'a>(streams: impl Iterator<Item = &'a StreamStats>) -> (UdpCounts, u64, u32) {
     let mut t = UdpCounts::default();
     let (mut bytes, mut n, mut jitter) = (0u64, 0u32, 0.0);
+    // Known only when every flow's receiver reported it.
+    let mut drops = Some(0u64);
     for s in streams {
         bytes += s.bytes;
         n += 1;
@@ -50,10 +52,11 @@ fn total<'a>(streams: impl Iterator<Item = &'a StreamStats>) -> (UdpCounts, u64,
         t.out_of_order += c.out_of_order;
         t.late += c.late;
         t.stale += c.stale;
-        t.socket_drops += c.socket_drops;
+        drops = drops.zip(c.socket_drops).map(|(a, b)| a + b);
         jitter += c.jitter_us;
     }
     t.jitter_us = if n > 0 { jitter / f64::from(n) } else { 0.0 };
+    t.socket_drops = drops;
     (t, bytes, n)
 }
 
@@ -139,12 +142,12 @@ pub fn warnings(rows: &[UdpSummary]) -> Vec<Warning> {
     let mut w = Vec::new();
     for d in rows {
         let receiver = if d.direction.starts_with("client") { "server" } else { "client" };
-        if d.socket_drops > 0 {
+        if let Some(drops) = d.socket_drops.filter(|&n| n > 0) {
             w.push(Warning {
                 kind: WarningKind::ReceiverOverrun,
                 message: format!(
                     "{}: receiver overrun — the {receiver}'s socket receive buffer overflowed {} times (each drop one datagram, or one coalesced GSO/GRO train of up to 64); {:.2}% of the datagrams sent were lost: the receiver could not keep up",
-                    d.direction, d.socket_drops, d.loss_pct
+                    d.direction, drops, d.loss_pct
                 ),
                 advice: "raise the receiver's buffer (--remote-rcvbuf, or --rcvbuf with -R), lower -b, or spread over -P flows".into(),
             });
@@ -201,7 +204,7 @@ mod tests {
     fn loss_is_sent_minus_distinct_received_and_overrun_is_named() {
         let spec = TestSpec { rate_bps: 1_000_000, send_len: 100, ..TestSpec::new(TestKind::UdpStream) };
         let tx = UdpCounts { sent: 1000, ..UdpCounts::default() };
-        let rx = UdpCounts { received: 960, duplicates: 10, socket_drops: 30, ..UdpCounts::default() };
+        let rx = UdpCounts { received: 960, duplicates: 10, socket_drops: Some(30), ..UdpCounts::default() };
         let local = SideMeasurement {
             measured_s: 1.0,
             streams: vec![stream(Role::Send, 100_000, tx)],

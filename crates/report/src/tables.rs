@@ -196,7 +196,7 @@ pub fn udp(tests: &[&TestResult]) -> Table {
                 format!("{:.3}%", d.loss_pct),
                 count(d.out_of_order),
                 count(d.duplicates),
-                count(d.socket_drops),
+                d.socket_drops.map_or("–".into(), count),
                 crate::udp::jitter(d),
             ]);
         }

@@ -152,7 +152,7 @@ pub fn block(o: &mut String, d: &UdpSummary, reference: Option<&results::Referen
         count(d.lost),
         count(d.sent),
         d.loss_pct,
-        count(d.socket_drops),
+        d.socket_drops.map_or("not reported".into(), count),
         count(d.out_of_order),
         count(d.duplicates),
         count(d.late),
@@ -269,7 +269,7 @@ mod tests {
             received: 990,
             lost: 10,
             loss_pct: 1.0,
-            socket_drops: 7,
+            socket_drops: Some(7),
             ..Default::default()
         };
         let mut o = String::new();

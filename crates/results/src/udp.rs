@@ -33,8 +33,10 @@ pub struct UdpCounts {
     pub stale: u64,
     /// Receiver: RFC 3550 interarrival jitter, µs (at the end of the test or interval).
     pub jitter_us: f64,
-    /// Receiver: datagrams the kernel dropped because the socket's receive buffer was full.
-    pub socket_drops: u64,
+    /// Receiver: datagrams the kernel dropped because the socket's receive buffer was full;
+    /// `None` where the receiver does not report it (a stock iperf3 server).
+    #[serde(default)]
+    pub socket_drops: Option<u64>,
     /// UDP request/response client: requests that got no response within the timeout.
     pub timeouts: u64,
     /// Stream tests, whole-test counts only: what the interface and the namespace's UDP
@@ -156,8 +158,10 @@ pub struct UdpSummary {
     pub late: u64,
     /// Arrivals older than the reorder window.
     pub stale: u64,
-    /// Receive-buffer drops counted by the receiver's kernel (part of `lost`).
-    pub socket_drops: u64,
+    /// Receive-buffer drops counted by the receiver's kernel (part of `lost`); `None` when
+    /// a receiver did not report them (a stock iperf3 server does not).
+    #[serde(default)]
+    pub socket_drops: Option<u64>,
     /// Mean over flows of the final RFC 3550 jitter, ms; `None` when it measures nothing:
     /// the receiver's interface carried several datagrams per skb (GRO-coalesced trains, see
     /// [`PathPackets::coalesced`]), and a train's datagrams share one arrival time, so their

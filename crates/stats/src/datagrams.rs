@@ -191,7 +191,7 @@ pub fn interval(now: &UdpCounts, before: &UdpCounts) -> UdpCounts {
         late,
         stale: d(now.stale, before.stale),
         jitter_us: now.jitter_us,
-        socket_drops: d(now.socket_drops, before.socket_drops),
+        socket_drops: now.socket_drops.map(|n| d(n, before.socket_drops.unwrap_or(0))),
         timeouts: d(now.timeouts, before.timeouts),
         path: None,
     }
