@@ -330,6 +330,25 @@ pub fn suite(time_ms: u64) -> Vec<TestSpec> {
     out
 }
 
+/// The test every point of a sweep or mesh runs: the type's defaults with the shared settings
+/// (not yet checked: the caller adds its own, then calls [`check_spec`]).
+pub fn shaped_spec(a: &crate::args::shape::TestShapeArgs) -> results::TestSpec {
+    let mut spec = engine::registry::defaults(a.test);
+    apply_timing(&mut spec, &a.timing);
+    apply_socket(&mut spec, &a.socket);
+    if let Some(len) = a.len {
+        (spec.send_len, spec.recv_len) = (len, len);
+    }
+    if let Some(rate) = a.rate {
+        spec.rate_bps = rate;
+    }
+    if let Some(size) = a.size {
+        (spec.request_len, spec.response_len) = size;
+    }
+    spec.burst = a.burst;
+    spec
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

@@ -22,6 +22,7 @@ pub mod emulated;
 pub mod mesh;
 pub mod output;
 pub mod place;
+pub mod points;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;

@@ -26,25 +26,13 @@ use results::{
     Axis, ConfidenceTarget, HostInfo, MeshCell, MeshHost, MeshPlan, ParamSetting, ParamValue, RunRecord,
     Status, SweepPlan, SweepPoint, TestError, TestResult, TestSpec, ThirdParty,
 };
-use store::{RunKind, RunStatus};
 
 use crate::config::{Config, Storage};
-use crate::output::record;
 use crate::progress::Progress;
-use crate::recorder::open_store;
 use crate::run::{Ending, Run};
 
-/// A mesh to run: its plan (with its [`MeshPlan`]) and, when resuming, the stored run and
-/// its finished cells.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// The plan; `plan.mesh` is set.
-    pub plan: SweepPlan,
-    /// The stored run to continue.
-    pub resume: Option<i64>,
-    /// Cells (points) already stored.
-    pub done: BTreeSet<u32>,
-}
+pub use crate::points::Job;
+use crate::points::{End, Kind};
 
 /// The cells of a mesh of `hosts`, in schedule order: every host's baseline first (when
 /// `baseline`), then the ordered pairs of a sender and a receiver, tournament order.
@@ -123,33 +111,13 @@ pub fn plan(base: TestSpec, hosts: Vec<MeshHost>, inventory: String, baseline: b
 
 /// A stored mesh, for `--resume`.
 pub fn stored(storage: &Storage, id: i64) -> Result<Job> {
-    if storage.disabled {
-        bail!("--resume reads the archive; it cannot be combined with --no-store");
-    }
-    let st = open_store(storage.db.as_deref())?;
-    let sweep = st.load_sweep(id)?;
-    if sweep.plan.mesh.is_none() {
-        bail!("run {id} is a sweep, not a mesh: resume it with tcplab sweep --resume {id}");
-    }
-    let done: BTreeSet<u32> = st.finished_points(id)?.into_iter().collect();
-    Ok(Job { plan: sweep.plan, resume: Some(id), done })
+    Ok(crate::points::stored(storage, id, Kind::Mesh)?.0)
 }
 
 /// Runs (or resumes) `job`; `cfg.target` is [`crate::Target::Mesh`].
 pub fn run(cfg: &Config, job: &Job, stop: &StopFlag) -> Result<ExitCode> {
     let Some(mesh) = job.plan.mesh.as_ref() else { bail!("not a mesh plan") };
-    let mut run = match job.resume {
-        Some(id) => Run::resume(cfg, id, Duration::ZERO)?,
-        None => {
-            let mut run = Run::begin(cfg, RunKind::Sweep, Duration::ZERO)?;
-            if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-                st.begin_sweep(id, &job.plan)?;
-            }
-            run
-        }
-    };
-    run.live.show_intervals = false;
-    note(&run, job);
+    let mut run = crate::points::open(cfg, job, Duration::ZERO)?;
     let mut ran = Vec::new();
     let key = match &cfg.target {
         crate::Target::Mesh { key, .. } => key.as_ref(),
@@ -157,28 +125,6 @@ pub fn run(cfg: &Config, job: &Job, stop: &StopFlag) -> Result<ExitCode> {
     };
     let end = run_rounds(&mut run, (job, key), mesh, stop, &mut ran);
     run.end(|run| ending(run, job, end, ran))
-}
-
-fn note(run: &Run, job: &Job) {
-    if run.format() != report::Format::Text {
-        return;
-    }
-    let (total, done) = (job.plan.len(), job.done.len());
-    match run.rec.run_id() {
-        Some(id) if done > 0 => eprintln!("resuming mesh {id}: {done} of {total} cells done"),
-        Some(id) => {
-            eprintln!("mesh {id}: {total} cells (resume after an interruption: tcplab mesh --resume {id})")
-        }
-        None => eprintln!("mesh: {total} cells (not stored)"),
-    }
-}
-
-/// How the rounds ended.
-#[derive(Debug)]
-enum End {
-    Complete,
-    Interrupted,
-    Failed(TestError),
 }
 
 fn run_rounds(
@@ -324,40 +270,10 @@ fn keep(
 }
 
 fn ending(run: &mut Run, job: &Job, end: End, ran: Vec<(SweepPoint, TestResult)>) -> Ending {
-    let (status, error) = match end {
-        End::Complete => (RunStatus::Complete, None),
-        End::Interrupted => (
-            RunStatus::Interrupted,
-            Some(TestError { code: "interrupted".into(), message: "interrupted".into() }),
-        ),
-        End::Failed(e) => (RunStatus::Failed, Some(e)),
-    };
-    let shown = shown_run(run, job, ran);
+    let (status, error, hint) = crate::points::status(end, run, Kind::Mesh);
+    let shown = crate::points::shown(run, &job.plan, ran, None);
     let error = error.or_else(|| failed_cells(&shown));
-    let hint = match (status, run.rec.run_id()) {
-        (RunStatus::Complete, _) | (_, None) => String::new(),
-        (_, Some(id)) => format!("; resume with: tcplab mesh --resume {id}"),
-    };
     Ending { status, error, text: report::mesh::text(&shown), hint, run: shown }
-}
-
-/// The run to show: from the archive (cells of earlier sessions included), or from memory
-/// with `--no-store`.
-fn shown_run(run: &mut Run, job: &Job, ran: Vec<(SweepPoint, TestResult)>) -> RunRecord {
-    if let Some(id) = run.rec.run_id() {
-        if let Some(Ok(stored)) = run.rec.store().map(|st| st.load_run(id)) {
-            return stored;
-        }
-    }
-    let (mut points, tests): (Vec<SweepPoint>, Vec<TestResult>) = ran.into_iter().unzip();
-    for (i, p) in points.iter_mut().enumerate() {
-        p.test_index = i as u32;
-    }
-    points.sort_by_key(|p| p.index);
-    let complete = points.len() == job.plan.len();
-    let mut shown = record(tests, None, None, run.started());
-    shown.sweep = Some(results::Sweep { plan: job.plan.clone(), points, complete });
-    shown
 }
 
 /// The failed cells in one error; they are stored and shown as failed with their reasons.

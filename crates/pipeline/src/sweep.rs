@@ -3,7 +3,6 @@
 //! stored. A progress bar with an ETA on a terminal, the grid as a table at the end; NDJSON
 //! start and end events name their point.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,12 +11,9 @@ use engine::StopFlag;
 use report::ndjson::Point;
 use results::{Estimate, ParamSetting, Reference, RunRecord, Status, SweepPlan, SweepPoint, TestError};
 use results::{TestResult, TestSpec};
-use store::{RunKind, RunStatus};
 
 use crate::config::{Config, Storage};
-use crate::output::record;
 use crate::progress::Progress;
-use crate::recorder::open_store;
 use crate::run::{Ending, Run};
 
 /// How a sweep's points are made: the CLI's grid expansion.
@@ -28,30 +24,13 @@ pub trait Points {
     fn describe(&self, params: &[ParamSetting]) -> String;
 }
 
-/// A sweep to run: the plan and, when resuming, the stored run and its finished points.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// The grid.
-    pub plan: SweepPlan,
-    /// The stored run to continue.
-    pub resume: Option<i64>,
-    /// Points already stored.
-    pub done: BTreeSet<u32>,
-}
+pub use crate::points::Job;
+use crate::points::{End, Kind};
 
 /// A stored sweep, for `--resume`: its job and where it ran.
 pub fn stored(storage: &Storage, id: i64) -> Result<(Job, crate::place::Stored)> {
-    if storage.disabled {
-        anyhow::bail!("--resume reads the archive; it cannot be combined with --no-store");
-    }
-    let st = open_store(storage.db.as_deref())?;
-    let sweep = st.load_sweep(id)?;
-    if sweep.plan.mesh.is_some() {
-        anyhow::bail!("run {id} is a mesh, not a sweep: resume it with tcplab mesh --resume {id}");
-    }
-    let done: BTreeSet<u32> = st.finished_points(id)?.into_iter().collect();
-    let server = crate::place::Stored::parse(&st.server_of(id)?);
-    Ok((Job { plan: sweep.plan, resume: Some(id), done }, server))
+    let (job, server) = crate::points::stored(storage, id, Kind::Sweep)?;
+    Ok((job, crate::place::Stored::parse(&server)))
 }
 
 /// Codes after which the sweep stops (to be resumed) rather than storing a failed point.
@@ -70,46 +49,10 @@ pub fn run(
     reference: Option<Reference>,
     stop: &StopFlag,
 ) -> Result<ExitCode> {
-    let busy = Duration::from_secs(3);
-    let mut run = match job.resume {
-        Some(id) => Run::resume(cfg, id, busy)?,
-        None => begin(cfg, job, busy)?,
-    };
-    run.live.show_intervals = false;
-    note(&run, job);
+    let mut run = crate::points::open(cfg, job, Duration::from_secs(3))?;
     let mut ran = Vec::new();
     let end = run_points(&mut run, job, points, &reference, stop, &mut ran);
     run.end(|run| ending(run, job, points, end, ran))
-}
-
-fn begin(cfg: &Config, job: &Job, busy: Duration) -> Result<Run> {
-    let mut run = Run::begin(cfg, RunKind::Sweep, busy)?;
-    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-        st.begin_sweep(id, &job.plan)?;
-    }
-    Ok(run)
-}
-
-fn note(run: &Run, job: &Job) {
-    if run.format() != report::Format::Text {
-        return;
-    }
-    let (total, done) = (job.plan.len(), job.done.len());
-    match run.rec.run_id() {
-        Some(id) if done > 0 => eprintln!("resuming sweep {id}: {done} of {total} points done"),
-        Some(id) => {
-            eprintln!("sweep {id}: {total} points (resume after an interruption: tcplab sweep --resume {id})")
-        }
-        None => eprintln!("sweep: {total} points (not stored)"),
-    }
-}
-
-/// How the points loop ended.
-#[derive(Debug)]
-enum End {
-    Complete,
-    Interrupted,
-    Failed(TestError),
 }
 
 fn run_points(
@@ -202,39 +145,11 @@ fn ending(
     end: End,
     ran: Vec<(SweepPoint, TestResult)>,
 ) -> Ending {
-    let (status, error) = match end {
-        End::Complete => (RunStatus::Complete, None),
-        End::Interrupted => (
-            RunStatus::Interrupted,
-            Some(TestError { code: "interrupted".into(), message: "interrupted".into() }),
-        ),
-        End::Failed(e) => (RunStatus::Failed, Some(e)),
-    };
-    let shown = shown_run(run, job, ran);
+    let (status, error, hint) = crate::points::status(end, run, Kind::Sweep);
+    let remote = run.remote().cloned();
+    let shown = crate::points::shown(run, &job.plan, ran, remote);
     let error = error.or_else(|| failed_points(&shown, points));
-    let hint = match (status, run.rec.run_id()) {
-        (RunStatus::Complete, _) | (_, None) => String::new(),
-        (_, Some(id)) => format!("; resume with: tcplab sweep --resume {id}"),
-    };
     Ending { status, error, text: report::grid::table(&shown), hint, run: shown }
-}
-
-/// The run to show: from the archive (earlier points of a resumed sweep included), or from
-/// memory with `--no-store`.
-fn shown_run(run: &mut Run, job: &Job, ran: Vec<(SweepPoint, TestResult)>) -> RunRecord {
-    if let Some(id) = run.rec.run_id() {
-        if let Some(Ok(stored)) = run.rec.store().map(|st| st.load_run(id)) {
-            return stored;
-        }
-    }
-    let (mut points, tests): (Vec<SweepPoint>, Vec<TestResult>) = ran.into_iter().unzip();
-    for (i, p) in points.iter_mut().enumerate() {
-        p.test_index = i as u32;
-    }
-    let complete = points.len() == job.plan.len();
-    let mut shown = record(tests, run.remote().cloned(), None, run.started());
-    shown.sweep = Some(results::Sweep { plan: job.plan.clone(), points, complete });
-    shown
 }
 
 /// The points that failed (e.g. a congestion control the server lacks), in one error: they

@@ -14,6 +14,7 @@ pub mod link;
 pub mod measure;
 pub mod mesh;
 pub mod model;
+pub mod shape;
 pub mod study;
 pub mod sweep;
 

@@ -12,7 +12,7 @@ use results::TestSpec;
 
 use crate::args::mesh::MeshArgs;
 use crate::output::format_of;
-use crate::settings::{self, apply_socket, apply_timing, storage};
+use crate::settings::{self, storage};
 
 /// Runs (or resumes) a mesh.
 pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
@@ -40,19 +40,7 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
 }
 
 fn base_spec(a: &MeshArgs) -> Result<TestSpec> {
-    let mut spec = engine::registry::defaults(a.test);
-    apply_timing(&mut spec, &a.timing);
-    apply_socket(&mut spec, &a.socket);
-    if let Some(len) = a.len {
-        (spec.send_len, spec.recv_len) = (len, len);
-    }
-    if let Some(rate) = a.rate {
-        spec.rate_bps = rate;
-    }
-    if let Some(size) = a.size {
-        (spec.request_len, spec.response_len) = size;
-    }
-    spec.burst = a.burst;
+    let spec = settings::shaped_spec(&a.shape);
     settings::check_spec(&spec)?;
     Ok(spec)
 }

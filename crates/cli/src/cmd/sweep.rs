@@ -14,7 +14,7 @@ use results::{ParamSetting, SweepPlan, TestSpec};
 use crate::args::SweepArgs;
 use crate::output::format_of;
 use crate::settings;
-use crate::settings::{apply_socket, apply_timing, link_reference, path_options, remote, storage};
+use crate::settings::{link_reference, path_options, remote, storage};
 use crate::sweep_plan::{describe, plan, point_spec};
 
 /// Default control port.
@@ -78,19 +78,7 @@ fn new_plan(a: &SweepArgs) -> Result<SweepPlan> {
 }
 
 fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
-    let mut spec = engine::registry::defaults(a.test);
-    apply_timing(&mut spec, &a.timing);
-    apply_socket(&mut spec, &a.socket);
-    if let Some(len) = a.len {
-        (spec.send_len, spec.recv_len) = (len, len);
-    }
-    if let Some(rate) = a.rate {
-        spec.rate_bps = rate;
-    }
-    if let Some(size) = a.size {
-        (spec.request_len, spec.response_len) = size;
-    }
-    spec.burst = a.burst;
+    let mut spec = settings::shaped_spec(&a.shape);
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => results::Direction::Reverse,
         (_, true) => results::Direction::Bidir,
