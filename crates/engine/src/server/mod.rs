@@ -7,6 +7,7 @@
 
 mod acceptor;
 pub mod iperf3;
+mod pending;
 pub mod quota;
 mod record;
 mod routes;
