@@ -243,6 +243,30 @@ impl WorkerCtx {
     pub fn should_abandon(&self, now: Instant) -> bool {
         self.abort.is_set() || now >= self.timeline.watchdog
     }
+
+    /// Counts a failed UDP send (a wait is not a failure). After an error other than a full
+    /// queue on this host (ENOBUFS) — no one listening (ECONNREFUSED), a firewall (EPERM) —
+    /// the sender pauses a millisecond rather than spin.
+    pub fn count_udp_send_error(&self, e: &std::io::Error) {
+        if netio::udp::is_wait(e) {
+            return;
+        }
+        let enobufs = netio::udp::is_enobufs(e);
+        self.meter.with_udp(|u| {
+            u.sender.send_errors += 1;
+            u.sender.enobufs += u64::from(enobufs);
+        });
+        if !enobufs {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Records a UDP receiver's drop count at its end: the socket's counter, else what the
+    /// batches' control messages said.
+    pub fn record_udp_drops(&self, sock: &std::net::UdpSocket, batch: &netio::udp::RecvBatch) {
+        let drops = netio::udp::socket_drops(sock).ok().or(batch.drops().map(u64::from));
+        self.meter.with_udp(|u| u.socket_drops = drops.unwrap_or(u.socket_drops));
+    }
 }
 
 #[cfg(test)]

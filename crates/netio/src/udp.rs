@@ -61,6 +61,12 @@ pub fn precise_timers() {
     let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Whether a call with a timeout (or on a non-blocking socket) found nothing to do: it would
+/// block, timed out, or was interrupted. Loops try again.
+pub fn is_wait(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+}
+
 /// Whether a send failed because a queue on this host was full (ENOBUFS): loss on the
 /// sending host, not in the network.
 pub fn is_enobufs(e: &io::Error) -> bool {

@@ -1,7 +1,7 @@
 //! The control connection to an iperf3 server: state bytes and JSON frames with deadlines,
 //! each failure one [`Error`] that says what the server did.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -61,7 +61,7 @@ impl Ctrl {
                     .map_err(|e| Error::Protocol { detail: format!("{e} during the test") })?;
                 self.refusal(state, Instant::now() + Duration::from_secs(2)).map(|()| Some(state))
             }
-            Err(e) if is_wait(&e) => Ok(None),
+            Err(e) if netio::udp::is_wait(&e) => Ok(None),
             Err(source) => Err(Error::Io { what: "reading the iperf3 control connection", source }),
         }
     }
@@ -122,7 +122,7 @@ impl Ctrl {
             match self.stream.read(&mut buf[got..]) {
                 Ok(0) => return Err(Error::PeerClosed),
                 Ok(n) => got += n,
-                Err(e) if is_wait(&e) => {}
+                Err(e) if netio::udp::is_wait(&e) => {}
                 Err(source) => {
                     return Err(Error::Io { what: "reading the iperf3 control connection", source })
                 }
@@ -130,10 +130,6 @@ impl Ctrl {
         }
         Ok(())
     }
-}
-
-fn is_wait(e: &std::io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
 }
 
 /// A static description of what was awaited (errors carry `&'static str`).

@@ -59,11 +59,7 @@ fn await_reply(sock: &UdpSocket, deadline: Instant) -> Result<(), Error> {
         match sock.recv(&mut buf) {
             Ok(n) if magic::is_connect_reply(&buf[..n]) => return Ok(()),
             Ok(_) => early += 1,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
+            Err(e) if netio::udp::is_wait(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
                 return Err(Error::Protocol {
                     detail: "the iperf3 server's UDP port refused the stream (nothing listens there)".into(),

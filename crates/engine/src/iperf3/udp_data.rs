@@ -130,7 +130,7 @@ pub fn send_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome 
                     segments = 1;
                     continue;
                 }
-                count_error(ctx, &e);
+                ctx.count_udp_send_error(&e);
             }
         }
     }
@@ -162,21 +162,6 @@ fn refund(ctx: &WorkerCtx, bytes: usize) {
     }
 }
 
-fn count_error(ctx: &WorkerCtx, e: &io::Error) {
-    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) {
-        return;
-    }
-    let enobufs = netio::udp::is_enobufs(e);
-    ctx.meter.with_udp(|u| {
-        u.sender.send_errors += 1;
-        u.sender.enobufs += u64::from(enobufs);
-    });
-    if !enobufs {
-        // ECONNREFUSED (the client closed its socket): do not spin.
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// Receives and accounts until the stop.
 pub fn recv_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome {
     let _ = netio::udp::enable_drop_count(&sock);
@@ -195,11 +180,7 @@ pub fn recv_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome 
                 ctx.meter.add_bytes(bytes);
                 ctx.meter.finish(&ctx.timeline, now);
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
+            Err(e) if netio::udp::is_wait(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
             Err(e) => {
                 error = Some(format!("iperf3 udp stream: receive: {e}"));
@@ -207,8 +188,7 @@ pub fn recv_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome 
             }
         }
     }
-    let drops = netio::udp::socket_drops(&sock).ok().or(batch.drops().map(u64::from));
-    ctx.meter.with_udp(|u| u.socket_drops = drops.unwrap_or(u.socket_drops));
+    ctx.record_udp_drops(&sock, &batch);
     if ctx.meter.end(&ctx.timeline).is_none() {
         ctx.meter.finish(&ctx.timeline, Instant::now());
     }

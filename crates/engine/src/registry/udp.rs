@@ -149,7 +149,7 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                     shape = plain_batches(len).min_batch(shape);
                     continue;
                 }
-                count_error(ctx, &e);
+                ctx.count_udp_send_error(&e);
             }
         }
     }
@@ -201,21 +201,6 @@ fn send(sock: &UdpSocket, buf: &[u8], len: usize, shape: Shape) -> io::Result<us
     let msgs: Vec<&[u8]> = buf.chunks(msg_bytes).collect();
     let taken = netio::udp::send_batch(sock, &msgs)?;
     Ok(msgs.iter().take(taken).map(|m| m.len() / len).sum())
-}
-
-fn count_error(ctx: &WorkerCtx, e: &io::Error) {
-    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) {
-        return;
-    }
-    let enobufs = netio::udp::is_enobufs(e);
-    ctx.meter.with_udp(|u| {
-        u.sender.send_errors += 1;
-        u.sender.enobufs += u64::from(enobufs);
-    });
-    if !enobufs {
-        // ECONNREFUSED (nobody listening yet or any more), EPERM (a local firewall): do not spin.
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 fn send_end_markers(sock: &UdpSocket, sent: u64, ns: impl Fn(Instant) -> u64) {
@@ -293,11 +278,7 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                 ctx.meter.add_bytes(bytes);
                 ctx.meter.finish(&ctx.timeline, now);
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
+            Err(e) if netio::udp::is_wait(&e) => {}
             // An ICMP error for something we sent (hellos): not a receive problem.
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
             Err(e) => {
@@ -310,8 +291,7 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
             break;
         }
     }
-    let drops = netio::udp::socket_drops(&sock).ok().or(batch.drops().map(u64::from));
-    ctx.meter.with_udp(|u| u.socket_drops = drops.unwrap_or(u.socket_drops));
+    ctx.record_udp_drops(&sock, &batch);
     record_path(ctx, path, Role::Recv, received(ctx));
     if ctx.meter.end(&ctx.timeline).is_none() {
         ctx.meter.finish(&ctx.timeline, Instant::now());

@@ -119,14 +119,7 @@ fn client_loop(flow: UdpFlow, req: usize, resp: usize, burst: usize, ctx: &Worke
         }
         let got = match r.sock.recv(&mut buf) {
             Ok(n) => Some(n),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
-                None
-            }
+            Err(e) if netio::udp::is_wait(&e) => None,
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => None,
             Err(e) => {
                 return outcome(ctx, hist, last, Some(format!("udp-rr flow {}: receive: {e}", flow.index)))
@@ -196,14 +189,7 @@ fn server_loop(flow: UdpFlow, req: usize, resp: usize, ctx: &WorkerCtx) -> Worke
         }
         let n = match sock.recv(&mut buf) {
             Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
-                continue
-            }
+            Err(e) if netio::udp::is_wait(&e) => continue,
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
             Err(e) => {
                 ctx.meter.finish(&ctx.timeline, last);

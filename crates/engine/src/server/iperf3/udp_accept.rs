@@ -38,11 +38,7 @@ pub fn run(listener: UdpSocket, service: &Arc<Service>, shutdown: &StopFlag) -> 
     while !shutdown.is_set() {
         match listener.recv_from(&mut buf) {
             Ok((n, from)) => hello(&buf[..n.min(buf.len())], from, local, service),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
+            Err(e) if netio::udp::is_wait(&e) => {}
             // An ICMP error for an earlier reply: nothing to do.
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
             Err(e) => {
