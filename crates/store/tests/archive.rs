@@ -3,49 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 use results::{
-    Axis, DirectionSummary, Estimate, Headline, HostInfo, Interval, Metric, ParamSetting, ParamValue,
-    RunRecord, Shape, SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
-    UdpSummary, Warning, WarningKind,
+    Axis, Headline, HostInfo, Metric, ParamValue, Shape, SweepPlan, TestKind, TestSpec, UdpSummary,
 };
 use rusqlite::{params, Connection};
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
+use fixtures::{point, record, result};
 use store::{schema, RunFilter, RunKind, RunStatus, Store};
-
-fn result(bps: f64) -> TestResult {
-    let iv = Interval {
-        start_s: 0.0,
-        end_s: 1.0,
-        omitted: false,
-        streams: vec![StreamInterval { index: 0, bytes: 1000, ..StreamInterval::default() }],
-    };
-    let mut r = TestResult {
-        local: SideMeasurement {
-            measured_s: 1.0,
-            intervals: vec![iv.clone(), iv],
-            ..SideMeasurement::default()
-        },
-        warnings: vec![Warning { kind: WarningKind::SameHost, message: "m".into(), advice: "a".into() }],
-        ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:9", 5)
-    };
-    r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
-    r.summary.headline = Some(Headline::measured(Metric::Goodput, bps));
-    r.summary.shape = Some(Shape::TcpBulk);
-    r
-}
-
-fn record() -> RunRecord {
-    RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "stream".into()],
-        started_unix_ms: 1000,
-        local_host: HostInfo { hostname: "here".into(), cpus: 2, ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
-}
 
 fn plan() -> SweepPlan {
     let axis = |name: &str, v: &[u64]| Axis {
@@ -63,28 +28,12 @@ fn plan() -> SweepPlan {
     }
 }
 
-fn point(index: u32, bps: f64) -> SweepPoint {
-    SweepPoint {
-        index,
-        coords: Vec::new(),
-        params: vec![ParamSetting { name: "len".into(), value: ParamValue::Int(512) }],
-        test_index: 0,
-        headline: Estimate {
-            metric: "goodput_bps".into(),
-            mean: bps,
-            values: vec![bps],
-            ..Estimate::default()
-        },
-        met: true,
-    }
-}
-
 #[test]
 fn run_round_trips_with_hosts_tests_and_rows() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Store::open_creating_dir(&dir.path().join("sub/results.db")).unwrap();
     assert_eq!(st.schema_version().unwrap(), schema::latest());
-    let id = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap();
+    let id = st.begin_run(&record("here"), RunKind::Test, "127.0.0.1:9").unwrap();
     st.add_test(id, &result(1e9)).unwrap();
     st.add_test(id, &result(2e9)).unwrap();
     st.set_remote_host(id, &HostInfo { hostname: "there".into(), ..HostInfo::default() }).unwrap();
@@ -93,7 +42,7 @@ fn run_round_trips_with_hosts_tests_and_rows() {
     assert_eq!(back.id, Some(id));
     assert_eq!(back.tests, vec![result(1e9), result(2e9)]);
     assert_eq!(back.remote_host.unwrap().hostname, "there");
-    assert_eq!(back.command_line, record().command_line);
+    assert_eq!(back.command_line, record("here").command_line);
     let list = st.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(list.len(), 1);
     let best = Some(Headline::measured(Metric::Goodput, 2e9));
@@ -110,7 +59,7 @@ fn run_round_trips_with_hosts_tests_and_rows() {
 fn sweep_points_are_stored_once_with_coordinates() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Store::open(&dir.path().join("r.db")).unwrap();
-    let id = st.begin_run(&record(), RunKind::Sweep, "h:1").unwrap();
+    let id = st.begin_run(&record("here"), RunKind::Sweep, "h:1").unwrap();
     st.begin_sweep(id, &plan()).unwrap();
     st.add_point(id, &point(4, 4.0), &result(4.0)).unwrap();
     st.add_point(id, &point(1, 1.0), &result(1.0)).unwrap();
@@ -134,9 +83,9 @@ fn sweep_points_are_stored_once_with_coordinates() {
 fn history_filters() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Store::open(&dir.path().join("r.db")).unwrap();
-    let a = st.begin_run(&record(), RunKind::Test, "alpha:9180").unwrap();
+    let a = st.begin_run(&record("here"), RunKind::Test, "alpha:9180").unwrap();
     st.add_test(a, &result(1.0)).unwrap();
-    let b = st.begin_run(&record(), RunKind::Sweep, "beta:9180").unwrap();
+    let b = st.begin_run(&record("here"), RunKind::Sweep, "beta:9180").unwrap();
     let ids = |f: RunFilter| st.list_runs(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
     assert_eq!(ids(RunFilter::default()), vec![b, a]);
     assert_eq!(ids(RunFilter { kind: Some("sweep".into()), ..RunFilter::default() }), vec![b]);
@@ -149,7 +98,7 @@ fn history_filters() {
 
 /// Writes the data a tcplab of schema `version` would have written, by hand.
 fn fill_old(conn: &Connection, version: i64) {
-    let rec = record();
+    let rec = record("here");
     conn.execute(
         "INSERT INTO runs (id, kind, status, started_unix_ms, tool_version, command_line, server, local_host)
          VALUES (1, 'sweep', 'interrupted', 1000, '0.0.9', ?1, 'h:1', ?2)",
@@ -215,7 +164,7 @@ fn upgrades_from_every_earlier_version() {
             assert_eq!(st.run_by_uid(&st.run_uid(1).unwrap()).unwrap(), 1);
         }
         // Still writable after the upgrade.
-        let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
+        let id = st.begin_run(&record("here"), RunKind::Test, "h:1").unwrap();
         st.add_test(id, &result(1.0)).unwrap();
     }
 }
@@ -235,8 +184,8 @@ fn two_writers_share_a_file() {
     let path = dir.path().join("r.db");
     let mut a = Store::open(&path).unwrap();
     let mut b = Store::open(&path).unwrap();
-    let ra = a.begin_run(&record(), RunKind::Test, "a").unwrap();
-    let rb = b.begin_run(&record(), RunKind::Test, "b").unwrap();
+    let ra = a.begin_run(&record("here"), RunKind::Test, "a").unwrap();
+    let rb = b.begin_run(&record("here"), RunKind::Test, "b").unwrap();
     for _ in 0..5 {
         a.add_test(ra, &result(1.0)).unwrap();
         b.add_test(rb, &result(2.0)).unwrap();
@@ -256,7 +205,7 @@ fn processes_opening_a_new_file_at_once_migrate_it_once() {
                 std::thread::spawn(move || {
                     start.wait();
                     let mut st = Store::open(&p).unwrap_or_else(|e| panic!("round {round}: {e}"));
-                    let id = st.begin_run(&record(), RunKind::Test, "h:1").unwrap();
+                    let id = st.begin_run(&record("here"), RunKind::Test, "h:1").unwrap();
                     st.add_test(id, &result(1.0)).unwrap();
                 })
             })
@@ -331,7 +280,7 @@ fn runs_stored_at_schema_4_get_owner_columns_and_stay_unjudged() {
     assert_eq!(st.schema_version().unwrap(), schema::latest());
     let old = st.list_runs(&RunFilter::default()).unwrap();
     assert_eq!((old.len(), old[0].owner.as_ref(), old[0].status.as_str()), (1, None, "running"));
-    let new = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(4242, "boot-a")).unwrap();
+    let new = st.begin_run_by(&record("here"), RunKind::Test, "h:1", &owner(4242, "boot-a")).unwrap();
     let listed = st.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(listed[0].id, new);
     assert_eq!(listed[0].owner, Some(owner(4242, "boot-a")));
@@ -346,9 +295,9 @@ fn runs_stored_at_schema_4_get_owner_columns_and_stay_unjudged() {
 fn pruning_spares_live_processes_and_finished_runs() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Store::open(&dir.path().join("p.db")).unwrap();
-    let live = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(10, "boot-a")).unwrap();
-    let dead = st.begin_run_by(&record(), RunKind::Sweep, "h:1", &owner(11, "boot-a")).unwrap();
-    let done = st.begin_run_by(&record(), RunKind::Test, "h:1", &owner(12, "boot-a")).unwrap();
+    let live = st.begin_run_by(&record("here"), RunKind::Test, "h:1", &owner(10, "boot-a")).unwrap();
+    let dead = st.begin_run_by(&record("here"), RunKind::Sweep, "h:1", &owner(11, "boot-a")).unwrap();
+    let done = st.begin_run_by(&record("here"), RunKind::Test, "h:1", &owner(12, "boot-a")).unwrap();
     st.finish_run(done, RunStatus::Complete, None, 2000).unwrap();
     let alive = |pid: u32, start: Option<u64>| pid == 10 && start == Some(99);
     assert_eq!(st.prune_abandoned(&owner(1, "boot-a"), alive).unwrap(), vec![dead]);
@@ -372,7 +321,7 @@ fn a_damaged_archive_is_not_written_to() {
     {
         let mut st = Store::open(&path).unwrap();
         for _ in 0..20 {
-            let id = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap();
+            let id = st.begin_run(&record("here"), RunKind::Test, "127.0.0.1:9").unwrap();
             st.add_test(id, &result(1e9)).unwrap();
         }
     }
@@ -384,7 +333,7 @@ fn a_damaged_archive_is_not_written_to() {
     bytes[last..].fill(0xA5);
     std::fs::write(&path, &bytes).unwrap();
     let mut st = Store::open(&path).unwrap();
-    let err = st.begin_run(&record(), RunKind::Test, "127.0.0.1:9").unwrap_err();
+    let err = st.begin_run(&record("here"), RunKind::Test, "127.0.0.1:9").unwrap_err();
     assert!(matches!(err, store::Error::Damaged { .. }), "{err}");
     assert!(err.to_string().contains("is damaged"), "{err}");
 }

@@ -4,54 +4,17 @@
 //! duplicate a run or a test.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
 #[path = "support/pg_cluster.rs"]
 mod pg_cluster;
 
+use fixtures::{point, record, result};
+
 use std::path::Path;
 
-use results::{
-    Axis, DirectionSummary, Estimate, Headline, HostInfo, Interval, Metric, ParamSetting, ParamValue,
-    RunRecord, Shape, SideMeasurement, StreamInterval, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
-    Warning, WarningKind,
-};
+use results::{Axis, HostInfo, ParamValue, SweepPlan, TestKind, TestSpec};
 use store::{schema, PushCounts, RunFilter, RunKind, RunStatus, Store};
-
-fn result(bps: f64) -> TestResult {
-    let iv = Interval {
-        start_s: 0.0,
-        end_s: 1.0,
-        omitted: false,
-        streams: vec![StreamInterval { index: 0, bytes: 1000, ..StreamInterval::default() }],
-    };
-    let mut r = TestResult {
-        local: SideMeasurement {
-            measured_s: 1.0,
-            intervals: vec![iv.clone(), iv],
-            ..SideMeasurement::default()
-        },
-        warnings: vec![Warning { kind: WarningKind::SameHost, message: "m".into(), advice: "a".into() }],
-        ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:9", 5)
-    };
-    r.summary.directions.push(DirectionSummary { receiver_bps: bps, ..DirectionSummary::default() });
-    r.summary.headline = Some(Headline::measured(Metric::Goodput, bps));
-    r.summary.shape = Some(Shape::TcpBulk);
-    r
-}
-
-fn record(host: &str) -> RunRecord {
-    RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "stream".into()],
-        started_unix_ms: 1000,
-        local_host: HostInfo { hostname: host.into(), cpus: 2, ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
-}
 
 fn plan() -> SweepPlan {
     SweepPlan {
@@ -65,22 +28,6 @@ fn plan() -> SweepPlan {
         confidence: None,
         metric: "goodput_bps".into(),
         mesh: None,
-    }
-}
-
-fn point(index: u32, bps: f64) -> SweepPoint {
-    SweepPoint {
-        index,
-        coords: Vec::new(),
-        params: vec![ParamSetting { name: "len".into(), value: ParamValue::Int(512) }],
-        test_index: 0,
-        headline: Estimate {
-            metric: "goodput_bps".into(),
-            mean: bps,
-            values: vec![bps],
-            ..Estimate::default()
-        },
-        met: true,
     }
 }
 
