@@ -177,6 +177,9 @@ fn a_daemon_writes_its_pidfile_and_log_and_sighup_reloads_the_keys() {
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("is a server already running"), "{}", stderr(&again));
     assert!(client(&port, "stream", Some(&alice), &[]).status.success());
+    // The server frees the test's slot just after the client has its results: wait for that,
+    // so bob is refused for his key, not because the slot is still taken.
+    wait_for(log, "finished tcp-stream key=alice");
     assert!(!client(&port, "stream", Some(&bob), &[]).status.success(), "bob is not in the keys yet");
     // SIGHUP with bob added: bob gets in.
     std::fs::write(&keys, format!("{}\n{}\n", key_line(&alice), key_line(&bob))).unwrap();
@@ -184,6 +187,7 @@ fn a_daemon_writes_its_pidfile_and_log_and_sighup_reloads_the_keys() {
     wait_for(log, "re-read");
     let out = client(&port, "stream", Some(&bob), &[]);
     assert!(out.status.success(), "after SIGHUP: {}", stderr(&out));
+    wait_for(log, "finished tcp-stream key=bob");
     // A broken file keeps the old keys and logs one error line.
     std::fs::write(&keys, "key bob not-a-secret\n").unwrap();
     signal("-HUP", &pid);

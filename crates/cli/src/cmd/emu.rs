@@ -182,16 +182,17 @@ impl ServerCmd {
     }
 }
 
-/// Copies `from` to `to` line by line, each line prefixed (bytes kept as they are).
+/// Copies `from` to `to` line by line, each line prefixed (bytes kept as they are) and
+/// written in one call, so lines from the command's two outputs never interleave.
 fn prefix_lines(from: impl Read, to: &mut impl Write, prefix: &str) {
     let mut reader = BufReader::new(from);
-    let mut line = Vec::new();
+    let mut line = prefix.as_bytes().to_vec();
     while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
         if !line.ends_with(b"\n") {
             line.push(b'\n');
         }
-        let _ = to.write_all(prefix.as_bytes()).and_then(|()| to.write_all(&line));
-        line.clear();
+        let _ = to.write_all(&line);
+        line.truncate(prefix.len());
     }
 }
 
