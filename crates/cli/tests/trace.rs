@@ -168,6 +168,40 @@ fn check_wire_table(dir: &Path, base: &str, points: &[&str], port: u16) {
     assert!(sent.iter().any(|r| !r.get(&h, "cwnd").is_empty()), "cwnd joined from tcp_probe");
 }
 
+/// The time-sequence graph of the forward direction: as many data segments as the wire table
+/// holds for its connection at its capture point, its bars within the sequence space the
+/// table shows, bounded in size, and the standalone SVG beside the tables.
+fn check_time_sequence(test: &Value, dir: &Path, base: &str) {
+    let ts = &test["segment_flow"]["directions"][0]["time_sequence"];
+    let (conn, at) = (ts["connection"].as_u64().unwrap().to_string(), ts["at"].as_str().unwrap());
+    let (h, rows) = table(&dir.join(format!("{base}.segments.csv")));
+    let data: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.get(&h, "at") == at && r.get(&h, "conn") == conn && r.get(&h, "dir") == "c2s")
+        .filter(|r| r.num(&h, "len") > 0)
+        .collect();
+    assert_eq!(
+        ts["data_segments"].as_u64().unwrap(),
+        data.len() as u64,
+        "segments in the graph vs the table"
+    );
+    let top = data.iter().map(|r| r.num(&h, "seq") + r.num(&h, "len")).max().unwrap();
+    let mut views = vec![&ts["overview"]];
+    views.extend(ts.get("zoom").filter(|z| !z.is_null()));
+    for v in views {
+        let bars = v["bars"].as_array().unwrap();
+        assert!(
+            !bars.is_empty() && bars.len() + v["acks"].as_array().unwrap().len() <= 4800,
+            "{} bars",
+            bars.len()
+        );
+        // The table's seq wraps past 4 GiB; a 1 s loopback test stays below.
+        assert!(bars.iter().all(|b| b["end"].as_u64().unwrap() <= top.max(1 << 32)));
+    }
+    let svg = std::fs::read_to_string(dir.join(format!("{base}.tseq.svg"))).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("time-sequence") && svg.contains("class=\"segments\""));
+}
+
 fn check_sources(test: &Value, capture: &str) {
     let sources = test["segment_flow"]["sources"].as_array().unwrap();
     let names: Vec<&str> = sources.iter().filter_map(|s| s["name"].as_str()).collect();
@@ -182,7 +216,7 @@ fn check_sources(test: &Value, capture: &str) {
 
 fn check_report(path: &Path) {
     if let Some(r) = chromium::render(path, path.parent().unwrap()) {
-        assert!(r.plots >= 4 && r.drawn == r.plots && r.errors == 0 && r.fetches == 0, "{r:?}");
+        assert!(r.plots >= 5 && r.drawn == r.plots && r.errors == 0 && r.fetches == 0, "{r:?}");
     } else {
         assert!(std::env::var_os("CI").is_none(), "chromium is required in CI (.ci/packages)");
         eprintln!("skipped the browser check: chromium is not installed");
@@ -193,6 +227,7 @@ fn check_report(path: &Path) {
         "client→server: segment size",
         "client→server: outstanding vs announced window",
         "outstanding vs window, zoomed",
+        "client→server: time-sequence",
     ] {
         assert!(html.contains(title), "report lacks {title}");
     }
@@ -247,6 +282,7 @@ fn loopback_stream_is_traced_at_both_ends() {
     check_summary(&t);
     assert!(dir.path().join("trace/01-tcp-stream.flow.json").is_file());
     assert!(std::fs::read_to_string(dir.path().join("trace/columns.txt")).unwrap().contains("outstanding"));
+    check_time_sequence(&t, &dir.path().join("trace"), "01-tcp-stream");
     check_report(&dir.path().join("report.html"));
     no_instances_left();
 }
@@ -302,6 +338,7 @@ fn an_emulated_path_is_traced_with_its_segment_size() {
         .map(|r| r.num(&h, "srtt_us"))
         .collect();
     assert!(rtts.iter().any(|&r| r >= 10_000), "the path's 10 ms round trip shows in srtt");
+    check_time_sequence(&t, &dir.path().join("trace"), "01-tcp-stream");
     check_report(&dir.path().join("report.html"));
     no_instances_left();
 }

@@ -195,6 +195,9 @@ impl Recording {
             flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
             flow.sources.push(source);
             add_wire_findings(&mut flow, &table.all);
+            if let Some(svg) = add_time_sequences(&mut flow, &table.all, &self.base, self.started_unix_ns)? {
+                flow.files.push(svg.display().to_string());
+            }
         }
         if let Some((_, _, csv, _)) = &probed {
             flow.files.push(csv.display().to_string());
@@ -230,6 +233,29 @@ fn add_wire_findings(flow: &mut SegmentFlow, rows: &[trace::wire::WireRow]) {
         d.evidence.extend(trace::wire_analysis::evidence(&w));
         d.wire = Some(w);
     }
+}
+
+/// Adds each direction's time-sequence graph and writes them as `BASE.tseq.svg`; returns
+/// that file when a direction carried data.
+fn add_time_sequences(
+    flow: &mut SegmentFlow,
+    rows: &[trace::wire::WireRow],
+    base: &Path,
+    origin_unix_ns: u64,
+) -> Result<Option<PathBuf>> {
+    for d in &mut flow.directions {
+        let dir = if d.direction == trace::Dir::Up.name() { trace::Dir::Up } else { trace::Dir::Down };
+        d.time_sequence = trace::time_seq::build(rows, dir, origin_unix_ns);
+    }
+    let graphs: Vec<_> = flow.directions.iter().filter_map(|d| d.time_sequence.as_ref()).collect();
+    if graphs.is_empty() {
+        return Ok(None);
+    }
+    let label = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let path = base.with_extension("tseq.svg");
+    std::fs::write(&path, report::plot::tseq::standalone(&label, &graphs))
+        .with_context(|| format!("--trace: writing {}", path.display()))?;
+    Ok(Some(path))
 }
 
 /// The tracefs reader under way.

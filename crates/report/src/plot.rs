@@ -13,6 +13,7 @@ pub mod line;
 pub mod palette;
 pub mod scale;
 pub mod svg;
+pub mod tseq;
 
 pub use bar::{BarChart, BarSeries};
 pub use heatmap::{Cell, Heatmap};

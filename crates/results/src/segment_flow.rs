@@ -109,6 +109,84 @@ pub struct FlowDirection {
     /// What the captured packets say (when a packet source worked).
     #[serde(default)]
     pub wire: Option<WireFindings>,
+    /// The tcptrace-style time-sequence graph of the busiest connection (from the wire table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_sequence: Option<TimeSequence>,
+}
+
+/// A tcptrace-style time-sequence graph of one direction's busiest data connection, as seen
+/// at one capture point: data segments as bars from `seq` to `seq + len`, the ACK stairs
+/// and the window line (ACK + announced window) of the other direction, SYN/FIN/RST marks.
+/// Bounded: a long flow is bucketed in time for the overview and shown in full detail only
+/// in a zoomed slice.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeSequence {
+    /// `client→server` or `server→client`.
+    pub direction: String,
+    /// The capture point the rows were read at (`client`, `server`, `host`).
+    pub at: String,
+    /// The connection (client port).
+    pub connection: u16,
+    /// Data segments of the connection in this direction at that point.
+    pub data_segments: u64,
+    /// Of them, retransmissions.
+    pub retransmissions: u64,
+    /// The whole connection (bucketed when long).
+    pub overview: SeqView,
+    /// A slice of consecutive segments in full detail, when the overview is bucketed.
+    #[serde(default)]
+    pub zoom: Option<SeqView>,
+}
+
+/// One time-sequence view: bars, ACK and window stairs, marks; times in ms from the start of
+/// the trace, sequence numbers relative to the direction's SYN and unwrapped past 4 GiB.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeqView {
+    /// Time bucket, ms, when segments were merged per bucket; `None`: every segment drawn.
+    pub bucket_ms: Option<f64>,
+    /// Data segments this view covers.
+    pub segments: u64,
+    /// The data bars.
+    pub bars: Vec<SeqBar>,
+    /// The ACKs of the other direction (per bucket: the last one).
+    pub acks: Vec<SeqAck>,
+    /// SYN, FIN and RST segments of this direction.
+    pub marks: Vec<SeqMark>,
+}
+
+/// A data segment, or the span of a bucket's segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeqBar {
+    /// ms from the start of the trace.
+    pub t_ms: f64,
+    /// First sequence number.
+    pub seq: u64,
+    /// Sequence number after the last byte.
+    pub end: u64,
+    /// It re-sends sequence space already sent.
+    pub retx: bool,
+}
+
+/// An ACK and the window edge it announced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeqAck {
+    /// ms from the start of the trace.
+    pub t_ms: f64,
+    /// Acknowledged sequence number (in this direction's space).
+    pub ack: u64,
+    /// `ack` + the announced window.
+    pub window_end: u64,
+}
+
+/// A SYN, FIN or RST.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeqMark {
+    /// ms from the start of the trace.
+    pub t_ms: f64,
+    /// Its sequence number.
+    pub seq: u64,
+    /// `SYN`, `FIN` or `RST`.
+    pub flag: String,
 }
 
 /// One direction's findings from the wire segment table (its busiest connection).

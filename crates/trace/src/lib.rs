@@ -9,6 +9,7 @@
 //! * [`analysis`]: rows → per-direction sizes, outstanding vs window, stop-and-go, evidence.
 //! * [`mod@wire`], [`wire_table`]: captured packets → the wire segment table, joined with the
 //!   probe rows (cwnd, srtt, snd_wnd of the sending socket).
+//! * [`time_seq`]: the wire table → a bounded tcptrace-style time-sequence graph.
 //! * [`Trace`]: the three together for one test.
 #![forbid(unsafe_code)]
 
@@ -17,6 +18,7 @@ pub mod line;
 pub mod live;
 pub mod segment;
 pub mod table;
+pub mod time_seq;
 pub mod wire;
 pub mod wire_analysis;
 pub mod wire_table;

@@ -50,7 +50,7 @@ fn held(st: &SenderState, seg: u32) -> Held {
     Held::Neither
 }
 
-fn sender_point(dir: Dir, points: &[Point]) -> Option<Point> {
+pub(crate) fn sender_point(dir: Dir, points: &[Point]) -> Option<Point> {
     let own = match dir {
         Dir::Up => Point::Client,
         Dir::Down => Point::Server,
@@ -78,7 +78,7 @@ pub fn findings(rows: &[WireRow], dir: Dir) -> Option<WireFindings> {
 
 /// The connection that carried most payload in `dir`, leaving out the test's control
 /// connection (the first one seen).
-fn busiest_conn(rows: &[WireRow], dir: Dir) -> Option<u16> {
+pub(crate) fn busiest_conn(rows: &[WireRow], dir: Dir) -> Option<u16> {
     let control = rows.iter().min_by_key(|r| r.unix_ns).map(|r| r.conn);
     let mut bytes: HashMap<u16, u64> = HashMap::new();
     for r in rows.iter().filter(|r| r.dir == dir && Some(r.conn) != control) {

@@ -8,7 +8,7 @@ use results::TestResult;
 
 use super::page::Page;
 use crate::param_grid::distinct_labels;
-use crate::plot::{AxisSpec, LineChart, Point, Series};
+use crate::plot::{tseq, AxisSpec, LineChart, Point, Series};
 
 /// The section, if any test was traced.
 pub fn section(p: &mut Page, tests: &[&TestResult]) {
@@ -57,6 +57,21 @@ fn direction(p: &mut Page, label: &str, d: &FlowDirection) {
         p.plot(&zoom(label, d).render());
     }
     p.close_row();
+    if let Some(ts) = &d.time_sequence {
+        time_sequence(p, label, ts);
+    }
+}
+
+/// The tcptrace-style time-sequence graph (and its zoomed slice when decimated), captioned.
+fn time_sequence(p: &mut Page, label: &str, ts: &results::segment_flow::TimeSequence) {
+    let title = format!("{label} {}: time-sequence", ts.direction);
+    p.open_row();
+    p.plot(&tseq::render(&title, &ts.overview, false));
+    if let Some(z) = &ts.zoom {
+        p.plot(&tseq::render(&format!("{title}, zoomed"), z, true));
+    }
+    p.close_row();
+    p.para("note", &tseq::caption(ts));
 }
 
 fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> LineChart {
@@ -172,6 +187,28 @@ mod tests {
         }
         assert!(out.contains("window-limited: outstanding = announced window in 93%"));
         assert_eq!(out.matches("<figure>").count(), 3);
+    }
+
+    #[test]
+    fn a_time_sequence_graph_is_drawn_with_its_caption() {
+        use results::segment_flow::{SeqBar, SeqView, TimeSequence};
+        let mut t = traced();
+        let bar = SeqBar { t_ms: 1.0, seq: 1, end: 1449, retx: false };
+        let ts = TimeSequence {
+            direction: "client→server".into(),
+            at: "client".into(),
+            connection: 40002,
+            data_segments: 1,
+            overview: SeqView { bars: vec![bar], segments: 1, ..SeqView::default() },
+            ..TimeSequence::default()
+        };
+        if let Some(f) = t.segment_flow.as_mut() {
+            f.directions[0].time_sequence = Some(ts);
+        }
+        let out = html(&[&t]);
+        assert!(out.contains("client→server: time-sequence"));
+        assert!(out.contains("1 data segments of connection 40002 as captured at the client"));
+        assert_eq!(out.matches("<figure>").count(), 4);
     }
 
     #[test]
