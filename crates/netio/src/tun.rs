@@ -17,9 +17,6 @@ const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
 /// `_IOW('T', 216, int)`.
 const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
 const IFF_TUN: libc::c_short = 0x0001;
-/// Packets written are queued for the device's NAPI context instead of being received by
-/// the network stack inside `write()`.
-const IFF_NAPI: libc::c_short = 0x0010;
 const IFF_NO_PI: libc::c_short = 0x1000;
 const IFF_VNET_HDR: libc::c_short = 0x4000;
 /// Kernel hands unchecksummed packets.
@@ -56,14 +53,6 @@ impl Tun {
     /// `vnet_hdr`, every packet read or written starts with a [`VNET_HDR_BYTES`] header and
     /// TCP segmentation offload is enabled (64 KB super-packets cross user space).
     pub fn create(name: &str, vnet_hdr: bool) -> io::Result<Tun> {
-        Tun::open(name, vnet_hdr, false)
-    }
-
-    /// As [`Tun::create`]; with `napi`, a packet written is queued for the device's NAPI
-    /// poll (`IFF_NAPI`) rather than run through the receiving network stack — TCP receive
-    /// processing, the acknowledgements it sends and the wake-ups — inside the `write()`
-    /// call. With [`set_threaded_napi`] that work moves to a kernel thread of its own.
-    pub fn open(name: &str, vnet_hdr: bool, napi: bool) -> io::Result<Tun> {
         if name.is_empty() || name.len() > MAX_NAME_BYTES || name.bytes().any(|b| b == 0 || b == b'/') {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name `{name}`")));
         }
@@ -75,9 +64,6 @@ impl Tun {
         let mut req = IfReqFlags { name: [0; 16], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
         if vnet_hdr {
             req.flags |= IFF_VNET_HDR;
-        }
-        if napi {
-            req.flags |= IFF_NAPI;
         }
         for (dst, src) in req.name.iter_mut().zip(name.bytes()) {
             *dst = src as libc::c_char;
@@ -156,36 +142,6 @@ pub fn wait_readable(fd: BorrowedFd<'_>, timeout: Option<Duration>) -> io::Resul
         0 => Ok(false),
         _ => Ok(true),
     }
-}
-
-/// Runs the NAPI polls of device `name` in kernel threads of their own (`napi/NAME-N`)
-/// instead of in softirq context on whichever CPU scheduled them, by writing `1` to its
-/// `threaded` sysfs attribute. The device lives in the calling thread's network namespace,
-/// which the host's `/sys` does not show: so the calling thread gets a private mount
-/// namespace with a sysfs of its own namespace mounted on `/sys`. Call it only on a
-/// short-lived setup thread (as [`crate::NetNs::create`]'s closure), which keeps that mount
-/// namespace until it exits.
-pub fn set_threaded_napi(name: &str) -> io::Result<()> {
-    // SAFETY: unshare takes flags only; CLONE_NEWNS (with CLONE_FS) affects the calling thread.
-    check(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
-    let root = c"/";
-    let sys = c"/sys";
-    let sysfs = c"sysfs";
-    // SAFETY: NUL-terminated literals, no data argument; makes every mount of this new
-    // namespace private so that nothing below propagates to the host's namespace.
-    check(unsafe {
-        libc::mount(
-            std::ptr::null(),
-            root.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    })?;
-    // SAFETY: as above; mounts a sysfs showing the calling thread's network namespace.
-    check(unsafe { libc::mount(sysfs.as_ptr(), sys.as_ptr(), sysfs.as_ptr(), 0, std::ptr::null()) })?;
-    std::fs::write(format!("/sys/class/net/{name}/threaded"), "1")
-        .map_err(|e| io::Error::new(e.kind(), format!("/sys/class/net/{name}/threaded: {e}")))
 }
 
 /// Sets the calling thread's timer slack (default 50 µs) so short sleeps wake on time.

@@ -60,7 +60,7 @@ pub fn side(
     let sysctls = sysctls(path);
     let (ns, tun) = NetNs::create(|| {
         write_sysctls(&sysctls)?;
-        open_device(name, offload)
+        Tun::create(name, offload)
     })
     .map_err(|source| Error::Setup { step: step("creating namespace, sysctls and TUN device"), source })?;
     let script = format!(
@@ -69,26 +69,6 @@ pub fn side(
     );
     run_ip(&ns, &script).map_err(|source| Error::Setup { step: step("configuring addresses"), source })?;
     Ok(Endpoint { ns, tun, addr })
-}
-
-/// Opens the TUN device with its receive work off the pump's threads: `IFF_NAPI` queues a
-/// written packet for the device's NAPI poll, and threaded NAPI runs that poll — the
-/// receiving TCP stack, the acknowledgements it sends, the wake-up of the reader — in a
-/// kernel thread of its own. Without them every `write()` of a 64 KB super-packet ran all
-/// that inside the pump thread and delayed the releases behind it. A kernel without either
-/// gets the plain device (the pump works, only later).
-fn open_device(name: &str, offload: bool) -> std::io::Result<Tun> {
-    let tun = match Tun::open(name, offload, true) {
-        Ok(tun) => tun,
-        Err(e) => {
-            tracing::debug!("{name}: no IFF_NAPI ({e}); packets are received inside the pump's writes");
-            return Tun::create(name, offload);
-        }
-    };
-    if let Err(e) = netio::tun::set_threaded_napi(name) {
-        tracing::debug!("{name}: no threaded NAPI ({e}); packets are received in softirq context");
-    }
-    Ok(tun)
 }
 
 /// Runs an `ip -batch` script inside `ns`.
