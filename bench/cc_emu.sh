@@ -4,7 +4,9 @@
 # cubic --path`, RUNS times each, and prints per run: the receiver's rate after slow start
 # (iperf3: sum_received over -t after -O; tcplab: its summary after -O), the pump's release
 # lateness p50/p99/max per direction, and how many "RT throttling" kernel messages appeared.
-# Then medians and ranges per tool. Numbers only from this machine, this run.
+# Then medians and ranges per tool. During each run's measured part, bench/wakeup_floor.py
+# measures for 5 s how late a SCHED_FIFO thread's 500 µs sleeps end on this host, under the
+# same load: the floor under the pump's lateness. Numbers only from this machine, this run.
 #
 #   sudo RUNS=3 TIME=20 OMIT=10 bash bench/cc_emu.sh
 #
@@ -42,12 +44,20 @@ run_tcplab() { # N
         -J --no-store >"$WORK/tcplab-$1.json" 2>"$WORK/tcplab-$1.err"
 }
 
+# Measures the host's wake-up floor during the measured part of run N of TOOL.
+floor() { # TOOL N
+    (sleep $((OMIT + 2)); python3 "$ROOT/bench/wakeup_floor.py" 5 >"$WORK/$1-$2.floor" 2>&1) &
+}
+
 for i in $(seq 1 "$RUNS"); do
+    floor iperf "$i"
     before=$(throttled); run_iperf "$i"; echo "$(( $(throttled) - before ))" >"$WORK/iperf-$i.throttle"
     log "iperf3 run $i done"
+    floor tcplab "$i"
     before=$(throttled); run_tcplab "$i"; echo "$(( $(throttled) - before ))" >"$WORK/tcplab-$i.throttle"
-    log "tcplab run $i done"
+    log "tcplab run $i done (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 done
+wait
 
 python3 - "$WORK" "$RUNS" <<'PY'
 import json, statistics, sys
@@ -80,5 +90,12 @@ print()
 for tool, rs in rows.items():
     v = [r[0] / 1e6 for r in rs]
     p99 = [max(r[1].get(d, (0, 0, 0))[1] or 0 for d in ("up", "down")) for r in rs]
-    print(f"{tool}: median {statistics.median(v):.1f} Mbit/s (range {min(v):.1f}–{max(v):.1f}); worst-direction lateness p99 median {statistics.median(p99):.0f} µs (range {min(p99):.0f}–{max(p99):.0f})")
+    ok = sum(1 for x in v if x >= 0.97 * 941)
+    print(f"{tool}: median {statistics.median(v):.1f} Mbit/s (range {min(v):.1f}–{max(v):.1f}; {ok} of {len(v)} runs ≥ 0.97 × 941); worst-direction lateness p99 median {statistics.median(p99):.0f} µs (range {min(p99):.0f}–{max(p99):.0f})")
+print()
+import glob
+for tool in ("iperf", "tcplab"):
+    for i in range(1, runs + 1):
+        try: print(f"host floor during {tool} run {i}: " + open(f"{work}/{tool}-{i}.floor").read().strip())
+        except OSError: pass
 PY

@@ -46,6 +46,31 @@ pub fn warnings(result: &mut TestResult, path: &Path) {
     if stolen {
         w.extend(results::warning::cpu_stolen(ends, true));
     }
+    if let Some(late) = result.emu.as_ref().and_then(emulator_late) {
+        w.retain(|x| x.kind != WarningKind::EmulatorLate);
+        w.push(late);
+    }
+}
+
+/// The warning for an emulator whose release lateness p99 exceeded
+/// [`results::emu::LATE_P99_US`] in some direction.
+pub fn emulator_late(emu: &results::EmuReport) -> Option<Warning> {
+    let late: Vec<String> = emu
+        .late_directions()
+        .map(|d| {
+            let p99 = d.lateness_p99_us.unwrap_or(0.0);
+            format!("{} p99 {p99:.0} µs, max {:.0} µs", d.direction, d.lateness_max_us)
+        })
+        .collect();
+    (!late.is_empty()).then(|| Warning {
+        kind: WarningKind::EmulatorLate,
+        message: format!(
+            "the link emulator released packets late ({}; above {:.0} µs): the emulator, not the protocol, may have limited this result",
+            late.join("; "),
+            results::emu::LATE_P99_US
+        ),
+        advice: "repeat on an idle host (the emulator's threads share the CPUs with both ends); compare the lateness figures across runs".into(),
+    })
 }
 
 /// Whether a request/response test's median latency is (within 10 %) the path's round trip.
@@ -92,6 +117,34 @@ mod tests {
         assert!(r.warnings[0].message.contains("emulator of --path gige share this host's CPUs"));
         warnings(&mut r, &path);
         assert_eq!(r.warnings.len(), 2, "applying it twice changes nothing");
+    }
+
+    #[test]
+    fn a_late_emulator_is_named_once() {
+        let path = Path { spec: "transatlantic-bdp".into(), rtt_us: 170_000.0 };
+        let mut r = result(Shape::TcpBulk, 0.0);
+        let dir = |name: &str, p99| results::EmuDirection {
+            direction: name.into(),
+            lateness_p99_us: Some(p99),
+            lateness_max_us: 4000.0,
+            ..Default::default()
+        };
+        r.emu = Some(results::EmuReport {
+            path: path.spec.clone(),
+            offload: true,
+            directions: vec![dir("up", 80.0), dir("down", 700.0)],
+        });
+        warnings(&mut r, &path);
+        warnings(&mut r, &path);
+        let late: Vec<_> = r.warnings.iter().filter(|w| w.kind == WarningKind::EmulatorLate).collect();
+        assert_eq!(late.len(), 1, "{:?}", r.warnings);
+        assert!(late[0].message.contains("down p99 700 µs, max 4000 µs"), "{}", late[0].message);
+        assert!(!late[0].message.contains("up p99"), "{}", late[0].message);
+        r.emu.as_mut().unwrap().directions[1].lateness_p99_us = Some(90.0);
+        let mut on_time = result(Shape::TcpBulk, 0.0);
+        on_time.emu = r.emu.clone();
+        warnings(&mut on_time, &path);
+        assert!(!kinds(&on_time).contains(&WarningKind::EmulatorLate));
     }
 
     #[test]

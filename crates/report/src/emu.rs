@@ -11,6 +11,15 @@ pub fn text(r: &EmuReport) -> String {
     for d in &r.directions {
         direction_lines(&mut out, d);
     }
+    for d in r.late_directions() {
+        let _ = writeln!(
+            out,
+            "  warning: {} released late (p99 {:.0} µs > {:.0} µs): the emulator, not the protocol, may have limited the result",
+            d.direction,
+            d.lateness_p99_us.unwrap_or(0.0),
+            results::emu::LATE_P99_US
+        );
+    }
     out
 }
 
@@ -80,5 +89,18 @@ mod tests {
         let t = text(&r);
         assert!(t.contains("loss model") && t.contains("queue overflow") && t.contains("cell loss"));
         assert!(t.contains("client → server"));
+        assert!(!t.contains("warning"), "nothing measured, nothing late");
+    }
+
+    #[test]
+    fn a_late_direction_is_called_out() {
+        let late =
+            EmuDirection { direction: "down".into(), lateness_p99_us: Some(900.0), ..Default::default() };
+        let on_time =
+            EmuDirection { direction: "up".into(), lateness_p99_us: Some(40.0), ..Default::default() };
+        let r = EmuReport { path: "transatlantic".into(), offload: true, directions: vec![on_time, late] };
+        let t = text(&r);
+        assert!(t.contains("warning: down released late (p99 900 µs > 500 µs)"), "{t}");
+        assert!(!t.contains("warning: up"), "{t}");
     }
 }

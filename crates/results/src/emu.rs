@@ -16,6 +16,17 @@ pub struct EmuReport {
     pub directions: Vec<EmuDirection>,
 }
 
+/// Release lateness p99 above which the emulator may have limited a result, µs: about one
+/// 64 KB super-packet's serialization time at 1 Gbit/s, so the link sat idle that long.
+pub const LATE_P99_US: f64 = 500.0;
+
+impl EmuReport {
+    /// The directions whose release lateness p99 exceeded [`LATE_P99_US`].
+    pub fn late_directions(&self) -> impl Iterator<Item = &EmuDirection> {
+        self.directions.iter().filter(|d| d.lateness_p99_us.is_some_and(|p| p > LATE_P99_US))
+    }
+}
+
 /// A count of packets and of their bytes (IP packet lengths).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EmuTally {

@@ -44,6 +44,9 @@ pub enum WarningKind {
     CpuFiguresInconsistent,
     /// The goodput is far above the `--link` maximum: the link given is not the path measured.
     ReferenceExceeded,
+    /// The link emulator (`--path`) released packets late: it, not the protocol, may have
+    /// set the pace.
+    EmulatorLate,
 }
 
 /// A typed warning plus the numbers and advice for a person.

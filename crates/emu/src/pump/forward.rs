@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use netio::Tun;
 
+use super::buffers::Buffers;
 use super::capture::Captures;
 use super::early_wake::EarlyWake;
 use super::shared::{Shared, Stats};
@@ -95,12 +96,12 @@ impl Forwarder {
                 tracing::warn!("pump thread stays at normal priority: {e}");
             }
         }
-        let mut scratch = vec![0u8; READ_BUFFER_BYTES];
+        let mut buffers = Buffers::new(READ_BUFFER_BYTES);
         let mut stats = Stats::default();
         let mut early = EarlyWake::default();
         while !self.shared.stop.load(Ordering::Relaxed) {
-            let read = self.read_batch(&mut scratch, &mut stats);
-            self.write_due(&mut stats);
+            let read = self.read_batch(&mut buffers, &mut stats);
+            self.write_due(&mut buffers, &mut stats);
             stats.counters = *self.link.counters();
             self.shared.publish(self.direction, &stats);
             if read == READ_BATCH {
@@ -144,21 +145,23 @@ impl Forwarder {
     }
 
     /// Reads up to [`READ_BATCH`] packets and offers them to the link; returns how many.
-    fn read_batch(&mut self, scratch: &mut [u8], stats: &mut Stats) -> usize {
+    fn read_batch(&mut self, buffers: &mut Buffers, stats: &mut Stats) -> usize {
         let header = self.header_bytes();
+        let mut buf = buffers.take();
         for done in 0..READ_BATCH {
-            let n = match self.input.recv(scratch) {
+            let n = match self.input.recv(&mut buf) {
                 Ok(Some(n)) if n > header => n,
                 Ok(Some(_)) => continue,
-                Ok(None) => return done,
+                Ok(None) => return self.keep(buffers, buf, done),
                 Err(e) => {
                     stats.read_errors += 1;
                     tracing::debug!("reading {}: {e}", self.input.name());
-                    return done;
+                    return self.keep(buffers, buf, done);
                 }
             };
             let now = self.clock.now();
-            let packet = scratch.get(..n).unwrap_or_default().to_vec();
+            let packet = buffers.packet(std::mem::take(&mut buf), n);
+            buf = buffers.take();
             let len = u32::try_from(n - header).unwrap_or(u32::MAX);
             if let Some(c) = &self.captures {
                 c.record(
@@ -169,7 +172,13 @@ impl Forwarder {
             }
             self.offer(now, packet, len, header);
         }
-        READ_BATCH
+        self.keep(buffers, buf, READ_BATCH)
+    }
+
+    /// Puts the unused read buffer back and passes `done` through.
+    fn keep(&self, buffers: &mut Buffers, buf: Vec<u8>, done: usize) -> usize {
+        buffers.give(buf);
+        done
     }
 
     /// Hands one packet read at `now` to the link. A super-packet is charged per segment;
@@ -195,7 +204,7 @@ impl Forwarder {
     }
 
     /// Writes every packet that is due now.
-    fn write_due(&mut self, stats: &mut Stats) {
+    fn write_due(&mut self, buffers: &mut Buffers, stats: &mut Stats) {
         let header = self.header_bytes();
         let mut now = self.clock.now();
         while let Some(departure) = self.link.poll_departure(now) {
@@ -210,6 +219,7 @@ impl Forwarder {
                     stats.write_errors += 1;
                 }
             }
+            buffers.give(departure.payload);
             now = self.clock.now();
         }
     }

@@ -14,6 +14,7 @@
 //! object; it is removed on drop and stale empty ones with the same prefix are removed at
 //! the next start.
 
+pub mod buffers;
 pub mod capture;
 pub mod cgroup;
 pub mod early_wake;

@@ -49,21 +49,22 @@ impl Stats {
 pub struct Shared {
     /// Set to stop both threads.
     pub stop: AtomicBool,
-    stats: Mutex<[Stats; 2]>,
+    /// One lock per direction, so that the two threads never wait for each other.
+    stats: [Mutex<Stats>; 2],
     failure: Mutex<Option<String>>,
 }
 
 impl Shared {
     /// Replaces `direction`'s published statistics.
     pub fn publish(&self, direction: Direction, stats: &Stats) {
-        if let Ok(mut all) = self.stats.lock() {
-            all[index(direction)] = *stats;
+        if let Ok(mut mine) = self.stats[index(direction)].lock() {
+            *mine = *stats;
         }
     }
 
     /// The latest statistics of `direction`.
     pub fn stats(&self, direction: Direction) -> Stats {
-        self.stats.lock().map(|all| all[index(direction)]).unwrap_or_default()
+        self.stats[index(direction)].lock().map(|s| *s).unwrap_or_default()
     }
 
     /// Records a failure that stopped a thread (the first one wins).
