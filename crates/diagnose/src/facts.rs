@@ -29,6 +29,10 @@ pub struct SideCpu {
     pub shared: bool,
     /// The busiest data thread of this end (CPU time ÷ lifetime), % of one core, when known.
     pub thread_busy_pct: Option<f64>,
+    /// The CPU that thread was seen on most, when sampled, and that CPU's utilisation, %.
+    pub thread_cpu: Option<(u32, f64)>,
+    /// Share of the process's CPU time spent in the kernel (system ÷ user + system), 0–1.
+    pub kernel_share: f64,
     /// The host's CPUs busy over the window, in cores (utilisation × CPUs).
     pub cores_busy: f64,
     /// Of which softirq (network work the kernel may do outside tcplab's threads), cores.
@@ -200,12 +204,20 @@ fn one_process(a: Option<&CpuUsage>, b: Option<&CpuUsage>) -> bool {
     ta > 0.0 && (ta - tb).abs() <= 0.02 * ta.max(tb)
 }
 
-/// The largest thread busy share among `streams`, if any was measured.
-fn busiest_thread(streams: &[&StreamStats]) -> Option<f64> {
-    streams.iter().filter_map(|s| s.placement.thread_busy_pct).reduce(f64::max)
+/// The busiest thread among `streams` (its busy share and most-seen CPU), if any was measured.
+fn busiest_thread(streams: &[&StreamStats]) -> (Option<f64>, Option<u32>) {
+    streams
+        .iter()
+        .filter_map(|s| s.placement.thread_busy_pct.map(|b| (b, s.placement.main_cpu())))
+        .reduce(|a, b| if b.0 > a.0 { b } else { a })
+        .map_or((None, None), |(b, cpu)| (Some(b), cpu))
 }
 
-fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f64>) -> SideCpu {
+fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread: (Option<f64>, Option<u32>)) -> SideCpu {
+    let (thread_busy_pct, seen) = thread;
+    let thread_cpu = seen.and_then(|n| c.per_cpu_pct.get(n as usize).map(|pct| (n, *pct)));
+    let process_s = c.process.user_s + c.process.system_s;
+    let kernel_share = if process_s > 0.0 { c.process.system_s / process_s } else { 0.0 };
     let throttled_pct = if c.window_s > 0.0 { 100.0 * c.process.throttled_s / c.window_s } else { 0.0 };
     SideCpu {
         process_pct: c.process.pct_of_core,
@@ -215,6 +227,8 @@ fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread_busy_pct: Option<f6
         threads,
         shared,
         thread_busy_pct,
+        thread_cpu,
+        kernel_share,
         cores_busy: c.cores_busy,
         softirq_cores: c.softirq_pct / 100.0 * f64::from(c.cpus),
         util_pct: c.util_pct,

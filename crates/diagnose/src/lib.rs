@@ -2,7 +2,8 @@
 //! measured facts. Pure: no I/O, no clock.
 //!
 //! * [`facts`]: the numbers of one direction, read out of a [`TestResult`].
-//! * [`rules`]: one function per cause, each returning a [`Finding`] when its numbers say so.
+//! * [`rules`]: one function per cause, each returning a [`Finding`] when its numbers say so;
+//!   [`saturated`]: one host's saturated core (loopback).
 //! * [`reference`](mod@reference): what "theoretical" means for a result (`--link`, the link
 //!   an emulated `--path` emulates, or the loopback baseline).
 //! * [`path`]: what an emulated path changes in a result's warnings.
@@ -15,6 +16,7 @@ pub mod facts;
 pub mod path;
 pub mod reference;
 pub mod rules;
+pub mod saturated;
 
 use results::{
     Cause, Diagnosis, Finding, Reference, ReferenceKind, Shape, Status, TestResult, Warning, WarningKind,

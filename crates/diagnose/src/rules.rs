@@ -14,7 +14,7 @@ use model::human::{micros, rate, size};
 pub type Rule = fn(&Facts) -> Option<Finding>;
 
 /// Every rule, in the order ties are broken.
-pub const ALL: [Rule; 10] = [
+pub const ALL: [Rule; 11] = [
     link,
     application,
     receiver_cpu,
@@ -25,6 +25,7 @@ pub const ALL: [Rule; 10] = [
     stop_and_go,
     congestion,
     traced_sender,
+    crate::saturated::saturated_core,
 ];
 
 /// Receive-window-limited share of busy time from which the window counts as a limit.
@@ -325,16 +326,25 @@ pub fn traced_sender(f: &Facts) -> Option<Finding> {
     Some(Finding {
         cause: Cause::SenderCpu,
         weight: 0.45 + 0.2 * w.unlimited_time,
-        evidence: format!(
-            "trace: window and cwnd had room {} of {:.0} ms of sending (window-limited {}, cwnd-limited {}): the sender did not fill what TCP allowed{}",
-            pct(w.unlimited_time),
-            w.traced_ms,
-            pct(w.window_limited_time),
-            pct(w.cwnd_limited_time),
-            busiest.unwrap_or_default()
-        ),
+        evidence: format!("{}{}", traced_room(f)?, busiest.unwrap_or_default()),
         advice: "the sending end produced segments no faster: its CPU (kernel send path included) or the application's writes; try larger writes (-l), -P 2, or pin the ends apart (-A 0,1)".into(),
     })
+}
+
+/// `--trace`'s evidence that TCP's windows had room (window and cwnd not full) most of the
+/// sending time, when the wire trace covers enough of it.
+pub(crate) fn traced_room(f: &Facts) -> Option<String> {
+    let w = f.segment_flow.as_ref()?.wire.as_ref().filter(|w| w.traced_ms >= TRACE_MIN_MS)?;
+    if w.unlimited_time < TRACE_UNLIMITED_SHARE {
+        return None;
+    }
+    Some(format!(
+        "trace: window and cwnd had room {} of {:.0} ms of sending (window-limited {}, cwnd-limited {}): the sender did not fill what TCP allowed",
+        pct(w.unlimited_time),
+        w.traced_ms,
+        pct(w.window_limited_time),
+        pct(w.cwnd_limited_time),
+    ))
 }
 
 /// Nagle on with buffers of only a few segments (theory.md §7).

@@ -32,6 +32,10 @@ const SO_ATTACH_FILTER: libc::c_int = 26;
 const ETH_P_ALL: u16 = 0x0003;
 const PACKET_OUTGOING: u8 = 4;
 const ARPHRD_LOOPBACK: u16 = 772;
+/// `SKF_AD_OFF + SKF_AD_PKTTYPE`: a classic BPF load of this offset reads `skb->pkt_type`.
+const SKF_AD_PKTTYPE: u32 = 0xffff_f000 + 4;
+/// `SKF_AD_OFF + SKF_AD_HATYPE`: reads the device's type (`ARPHRD_*`).
+const SKF_AD_HATYPE: u32 = 0xffff_f000 + 28;
 /// Where the link address follows the frame header (TPACKET_ALIGN of the V2 header).
 const SLL_OFFSET: usize = 32;
 
@@ -105,12 +109,16 @@ const fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
 }
 
 /// The filter: IPv4 or IPv6 (no extension headers), TCP, source or destination port `port`.
-/// The packet starts at its IP header (a `SOCK_DGRAM` socket).
-pub fn port_filter(port: u16) -> [Insn; 19] {
+/// The packet starts at its IP header (a `SOCK_DGRAM` socket). First, a packet a loopback
+/// device sends (`PACKET_OUTGOING` on `ARPHRD_LOOPBACK`) is dropped in the kernel: it passes
+/// the device again as received, and the sent copy would cost a ring frame and a copy for
+/// nothing.
+pub fn port_filter(port: u16) -> Vec<Insn> {
     let (ldb, ldh, ldh_x, ldx_msh) = (0x30, 0x28, 0x48, 0xb1);
     let (rsh, jeq, ret) = (0x74, 0x15, 0x06);
     let p = u32::from(port);
-    [
+    // Jumps are relative, so the prefix below leaves the offsets of this body as they are.
+    let body = [
         insn(ldb, 0, 0, 0),       // 0: A = first byte
         insn(rsh, 0, 0, 4),       // 1: A = IP version
         insn(jeq, 0, 7, 4),       // 2: v4 → 3, else → 10
@@ -130,7 +138,16 @@ pub fn port_filter(port: u16) -> [Insn; 19] {
         insn(jeq, 0, 1, p),       // 16: → accept, else drop
         insn(ret, 0, 0, 262_144), // 17: accept
         insn(ret, 0, 0, 0),       // 18: drop
-    ]
+    ];
+    let to_drop = u8::try_from(body.len() - 1).unwrap_or(0);
+    let mut program = vec![
+        insn(ldb, 0, 0, SKF_AD_PKTTYPE),                   // A = skb->pkt_type
+        insn(jeq, 0, 2, u32::from(PACKET_OUTGOING)),       // sent → 2, else → the body
+        insn(ldh, 0, 0, SKF_AD_HATYPE),                    // A = the device's type
+        insn(jeq, to_drop, 0, u32::from(ARPHRD_LOOPBACK)), // loopback → the final drop
+    ];
+    program.extend_from_slice(&body);
+    program
 }
 
 /// One captured packet, borrowed from the ring.
@@ -235,16 +252,24 @@ impl Capture {
     /// Hands every packet in the ring to `f`, waiting up to `timeout_ms` for the first;
     /// returns how many.
     pub fn poll(&mut self, timeout_ms: i32, f: &mut dyn FnMut(Packet<'_>)) -> Result<usize, Error> {
+        let n = self.drain(f);
+        if n > 0 || !self.wait(timeout_ms)? {
+            return Ok(n);
+        }
+        Ok(self.drain(f))
+    }
+
+    /// Hands every packet in the ring to `f` without waiting; returns how many. A reader
+    /// that drains now and then (rather than polling) costs no wake-up per packet.
+    pub fn drain(&mut self, f: &mut dyn FnMut(Packet<'_>)) -> usize {
         let mut n = 0;
-        loop {
+        // At most one pass over the ring: a reader never spins while the kernel fills it.
+        while n < self.frames {
             let frame = self.frame(self.next);
             // SAFETY: `frame` points at a whole frame header inside the mapped ring.
             let status = unsafe { std::ptr::read_volatile(&raw const (*frame).status) };
             if status & TP_STATUS_USER == 0 {
-                if n > 0 || !self.wait(timeout_ms)? {
-                    return Ok(n);
-                }
-                continue;
+                break;
             }
             fence(Ordering::Acquire);
             // SAFETY: the kernel handed this frame over (TP_STATUS_USER); it is ours to read.
@@ -267,6 +292,7 @@ impl Capture {
             self.next = (self.next + 1) % self.frames;
             n += 1;
         }
+        n
     }
 
     fn frame(&self, i: usize) -> *mut Tpacket2Hdr {
@@ -356,6 +382,14 @@ mod tests {
     #[test]
     fn every_jump_lands_inside_the_program() {
         let p = port_filter(5201);
+        jumps_land_inside(&p);
+        assert_eq!(p[p.len() - 2].code, 0x06);
+        assert_eq!(p[p.len() - 1].k, 0);
+        assert_eq!(3 + 1 + usize::from(p[3].jt), p.len() - 1, "a loopback's sent copy jumps to the drop");
+        assert_eq!(1 + 1 + usize::from(p[1].jf), 4, "a received packet goes to the body");
+    }
+
+    fn jumps_land_inside(p: &[Insn]) {
         for (i, ins) in p.iter().enumerate() {
             if ins.code == 0x15 {
                 assert!(
@@ -364,8 +398,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(p[17].code, 0x06);
-        assert_eq!(p[18].k, 0);
     }
 
     /// Root only: a loopback connection on the filtered port is captured, another is not.
@@ -378,7 +410,8 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
         let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        let mut cap = Capture::open(port, Some("lo")).unwrap_or_else(|e| panic!("{e}"));
+        // On `lo` and on every device: the same packets, each once.
+        let mut caps = [Some("lo"), None].map(|d| Capture::open(port, d).unwrap_or_else(|e| panic!("{e}")));
         for l in [&listener, &other] {
             let addr = l.local_addr().unwrap_or_else(|e| panic!("{e}"));
             let mut c = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
@@ -387,20 +420,24 @@ mod tests {
             let mut buf = [0u8; 3000];
             s.read_exact(&mut buf).unwrap_or_else(|e| panic!("{e}"));
         }
-        let mut seen: Vec<(u16, u16, u32)> = Vec::new();
-        for _ in 0..20 {
-            cap.poll(20, &mut |p| {
-                let sport = u16::from_be_bytes([p.data[20], p.data[21]]);
-                let dport = u16::from_be_bytes([p.data[22], p.data[23]]);
-                seen.push((sport, dport, p.original_len));
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
+        for cap in &mut caps {
+            let mut seen: Vec<(u16, u16, u32)> = Vec::new();
+            for _ in 0..20 {
+                cap.poll(20, &mut |p| {
+                    let sport = u16::from_be_bytes([p.data[20], p.data[21]]);
+                    let dport = u16::from_be_bytes([p.data[22], p.data[23]]);
+                    seen.push((sport, dport, p.original_len));
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            }
+            assert!(seen.len() >= 3, "handshake and data: {seen:?}");
+            assert!(seen.iter().all(|(s, d, _)| *s == port || *d == port), "{seen:?}");
+            assert!(seen.iter().any(|(_, d, len)| *d == port && *len > 3000), "{seen:?}");
+            let st = cap.stats().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(st.drops, 0);
+            // The filter dropped the sent copies in the kernel: every packet that passed it
+            // was handed over, none twice.
+            assert_eq!(st.packets, seen.len() as u64, "{seen:?}");
         }
-        assert!(seen.len() >= 3, "handshake and data: {seen:?}");
-        assert!(seen.iter().all(|(s, d, _)| *s == port || *d == port), "{seen:?}");
-        assert!(seen.iter().any(|(_, d, len)| *d == port && *len > 3000), "{seen:?}");
-        let st = cap.stats().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(st.drops, 0);
-        assert!(st.packets >= seen.len() as u64);
     }
 }
