@@ -73,7 +73,6 @@ fn mount(target: &str) -> std::io::Result<()> {
 pub struct Instance {
     dir: PathBuf,
     pipe: Option<File>,
-    raw: Vec<File>,
 }
 
 impl Instance {
@@ -87,7 +86,7 @@ impl Instance {
             let _ = std::fs::remove_dir(&dir);
         }
         std::fs::create_dir(&dir).map_err(file_err("creating the tracefs instance", &dir))?;
-        Ok(Instance { dir, pipe: None, raw: Vec::new() })
+        Ok(Instance { dir, pipe: None })
     }
 
     /// The instance's directory.
@@ -138,47 +137,6 @@ impl Instance {
         }
     }
 
-    /// The text of the instance's file `name` (e.g. `events/header_page`).
-    pub fn text(&self, name: &str) -> Result<String, Error> {
-        let path = self.dir.join(name);
-        std::fs::read_to_string(&path).map_err(file_err("reading", &path))
-    }
-
-    /// Opens every CPU's `per_cpu/cpuN/trace_pipe_raw` (binary pages) for reading without
-    /// blocking; returns how many.
-    pub fn open_raw(&mut self) -> Result<usize, Error> {
-        let per_cpu = self.dir.join("per_cpu");
-        let entries = std::fs::read_dir(&per_cpu).map_err(file_err("listing", &per_cpu))?;
-        let mut cpus: Vec<PathBuf> = entries.flatten().map(|e| e.path().join("trace_pipe_raw")).collect();
-        cpus.sort();
-        self.raw.clear();
-        for path in cpus {
-            let f = OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&path)
-                .map_err(file_err("opening", &path))?;
-            self.raw.push(f);
-        }
-        Ok(self.raw.len())
-    }
-
-    /// How many per-CPU buffers [`Instance::open_raw`] opened.
-    pub fn raw_cpus(&self) -> usize {
-        self.raw.len()
-    }
-
-    /// Reads one page of the `i`-th CPU opened by [`Instance::open_raw`] into `buf` (a
-    /// whole page: a shorter buffer gets the page in parts); 0 when it has none now.
-    pub fn read_raw(&mut self, i: usize, buf: &mut [u8]) -> Result<usize, Error> {
-        let Some(f) = self.raw.get_mut(i) else { return Ok(0) };
-        match f.read(buf) {
-            Ok(n) => Ok(n),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(0),
-            Err(source) => Err(Error::File { what: "reading", path: self.dir.join("per_cpu"), source }),
-        }
-    }
-
     /// Stops recording (what is in the buffer can still be read).
     pub fn stop(&self) -> Result<(), Error> {
         self.set("tracing_on", "0")
@@ -200,7 +158,6 @@ impl Drop for Instance {
         let _ = self.stop();
         let _ = std::fs::write(self.dir.join("events/enable"), "0");
         self.pipe = None;
-        self.raw.clear();
         let _ = std::fs::remove_dir(&self.dir);
     }
 }

@@ -4,7 +4,6 @@
 //!
 //! * [`mod@line`]: one `trace_pipe` line → a typed event (`tcp:tcp_probe`,
 //!   `tcp:tcp_retransmit_skb`, the kernel's lost-event lines).
-//! * [`raw`]: one binary ring-buffer page (`trace_pipe_raw`) → the same typed events.
 //! * [`segment`]: events → rows: which end, which way, which connection, relative sequence.
 //! * [`table`]: rows → the CSV table and its documented columns.
 //! * [`analysis`]: rows → per-direction sizes, outstanding vs window, stop-and-go, evidence.
@@ -17,7 +16,6 @@
 pub mod analysis;
 pub mod line;
 pub mod live;
-pub mod raw;
 pub mod segment;
 pub mod table;
 pub mod time_seq;
@@ -69,7 +67,7 @@ impl Trace {
         self.event(event)
     }
 
-    /// Takes one event (from a line or a binary page); returns its table row, if it makes one.
+    /// Takes one event; returns its table row, if it makes one.
     pub fn event(&mut self, event: Event) -> Option<&Segment> {
         if !matches!(event, Event::Lost(_)) {
             self.events += 1;
@@ -77,11 +75,6 @@ impl Trace {
         let row = self.segmenter.push(event)?;
         self.rows.push(row);
         self.rows.last()
-    }
-
-    /// Counts input that was not an event (a cut page), as a malformed line is counted.
-    pub fn malformed_input(&mut self) {
-        self.malformed += 1;
     }
 
     /// Events read (lost-event lines not counted).
