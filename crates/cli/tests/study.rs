@@ -169,7 +169,11 @@ fn slac_stacks_runs_end_to_end() {
 fn segment_flow_runs_end_to_end() {
     trimmed(
         "segment-flow",
-        &["window 52428, 8192-byte user data", "w4k-u2048 above w4k-u4096", "not run yet: per-segment"],
-        2,
+        &[
+            "window 52428, 8192-byte user data",
+            "w4k-u2048 above w4k-u4096",
+            "total receive time per segment, 9136 bytes",
+        ],
+        3,
     );
 }

@@ -7,6 +7,7 @@
 pub mod crr;
 pub mod file;
 pub mod rr;
+pub mod segment_cost;
 pub mod stream;
 pub mod udp;
 pub mod udp_rr;
@@ -161,6 +162,7 @@ pub fn of(kind: TestKind) -> &'static dyn TestType {
         TestKind::UdpStream => &crate::udp::UdpStreamTest,
         TestKind::UdpRr => &crate::udp_rr::UdpRrTest,
         TestKind::File => &file::FileTest,
+        TestKind::SegmentCost => &segment_cost::SegmentCostTest,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod process;
 pub mod sched;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod timestamping;
 pub mod tracefs;
 pub mod tun;
 pub mod udp;

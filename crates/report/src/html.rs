@@ -10,6 +10,7 @@ mod grids;
 mod mesh;
 mod modes;
 pub mod page;
+mod segment_cost;
 mod segment_flow;
 
 use results::{RunRecord, TestResult};
@@ -20,6 +21,11 @@ use crate::tables;
 use page::Page;
 
 pub use mesh::heatmap_of as mesh_heatmap;
+
+/// Seed 004's Figure 4 plot of a `segment-cost` section, titled, as one `<svg>`.
+pub fn segment_cost_plot(title: &str, c: &results::segment_cost::SegmentCost) -> String {
+    segment_cost::chart(title, c).render()
+}
 
 /// Runs with more tests than this get no per-test timelines (a sweep's grid plots say more).
 const TIMELINE_MAX_TESTS: usize = 24;
@@ -39,6 +45,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     modes::section(&mut p, &tests);
     timelines_section(&mut p, runs);
     segment_flow::section(&mut p, &tests);
+    segment_cost::section(&mut p, &tests);
     let subtitle =
         format!("{} run{}, {} test{}", runs.len(), plural(runs.len()), tests.len(), plural(tests.len()));
     p.finish("tcplab report", &subtitle)

@@ -15,6 +15,7 @@ pub mod host;
 pub mod mesh;
 pub mod repeat;
 pub mod run;
+pub mod segment_cost;
 pub mod segment_flow;
 pub mod setting;
 pub mod side;

@@ -23,6 +23,8 @@ pub enum TestKind {
     UdpRr,
     /// A file sent through TCP, verified, with disk and network time apart.
     File,
+    /// Per-segment send and receive stack time against segment size (seed 004, Figure 4).
+    SegmentCost,
 }
 
 impl TestKind {
@@ -35,17 +37,19 @@ impl TestKind {
             TestKind::UdpStream => "udp-stream",
             TestKind::UdpRr => "udp-rr",
             TestKind::File => "file",
+            TestKind::SegmentCost => "segment-cost",
         }
     }
 
     /// Every kind, in the order the registry lists them.
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 7] = [
         TestKind::TcpStream,
         TestKind::TcpRr,
         TestKind::TcpCrr,
         TestKind::UdpStream,
         TestKind::UdpRr,
         TestKind::File,
+        TestKind::SegmentCost,
     ];
 
     /// The kind whose id is `id`.

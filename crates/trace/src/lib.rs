@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analysis;
+pub mod cost;
 pub mod line;
 pub mod live;
 pub mod segment;

@@ -4,6 +4,7 @@
 
 pub mod copy;
 pub mod file;
+pub mod segment_cost;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -30,6 +31,8 @@ pub enum TestCommand {
     UdpRr(UdpRrArgs),
     #[command(about = registry::of(TestKind::File).about())]
     File(file::FileArgs),
+    #[command(about = registry::of(TestKind::SegmentCost).about())]
+    SegmentCost(segment_cost::SegmentCostArgs),
 }
 
 impl TestCommand {
@@ -42,6 +45,7 @@ impl TestCommand {
             TestCommand::Udp(a) => &a.client,
             TestCommand::UdpRr(a) => &a.client,
             TestCommand::File(a) => &a.client,
+            TestCommand::SegmentCost(a) => &a.client,
         }
     }
 
@@ -54,6 +58,7 @@ impl TestCommand {
             TestCommand::Udp(a) => &a.path,
             TestCommand::UdpRr(a) => &a.path,
             TestCommand::File(a) => &a.path,
+            TestCommand::SegmentCost(a) => &a.path,
         }
     }
 
@@ -66,6 +71,7 @@ impl TestCommand {
             TestCommand::Udp(a) => udp_settings::udp_spec(a),
             TestCommand::UdpRr(a) => udp_settings::udp_rr_spec(a),
             TestCommand::File(a) => file::file_spec(a),
+            TestCommand::SegmentCost(a) => segment_cost::segment_cost_spec(a),
         }
     }
 
@@ -74,9 +80,11 @@ impl TestCommand {
         match self {
             TestCommand::Stream(a) => settings::link_reference(&a.link, TestKind::TcpStream),
             TestCommand::Udp(a) => settings::link_reference(&a.link, TestKind::UdpStream),
-            TestCommand::Rr(_) | TestCommand::Crr(_) | TestCommand::UdpRr(_) | TestCommand::File(_) => {
-                Ok(None)
-            }
+            TestCommand::Rr(_)
+            | TestCommand::Crr(_)
+            | TestCommand::UdpRr(_)
+            | TestCommand::File(_)
+            | TestCommand::SegmentCost(_) => Ok(None),
         }
     }
 }

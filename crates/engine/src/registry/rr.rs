@@ -75,7 +75,7 @@ pub(crate) fn read_full(sock: &mut TcpStream, buf: &mut [u8], ctx: &WorkerCtx) -
 
 /// Writes all of `buf`; a full send buffer (a timeout, or an empty poll when non-blocking)
 /// re-checks the hard stop and tries again.
-fn write_all(sock: &mut TcpStream, buf: &[u8], ctx: &WorkerCtx) -> Result<(), Ended> {
+pub(crate) fn write_all(sock: &mut TcpStream, buf: &[u8], ctx: &WorkerCtx) -> Result<(), Ended> {
     let mut sent = 0;
     while sent < buf.len() {
         match sock.write(&buf[sent..]) {
@@ -94,7 +94,7 @@ fn write_all(sock: &mut TcpStream, buf: &[u8], ctx: &WorkerCtx) -> Result<(), En
 }
 
 /// Blocking calls with a timeout slice, or non-blocking ones for `--busy-poll`.
-fn prepare_socket(sock: &TcpStream, ctx: &WorkerCtx) {
+pub(crate) fn prepare_socket(sock: &TcpStream, ctx: &WorkerCtx) {
     if ctx.busy_poll {
         let _ = sock.set_nonblocking(true);
     } else {

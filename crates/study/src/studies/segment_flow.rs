@@ -3,7 +3,8 @@
 //! size, 25 runs of 16 MB per point; the segment flow of w4k-u2048 against w4k-u4096 from
 //! probes in the driver (here: tracefs); stop-and-go with window = user data size.
 
-use results::TestResult;
+use results::segment_cost::SegmentCost;
+use results::{ParamValue, TestKind, TestResult, TestSpec};
 
 use crate::compare::{mbps, Row};
 use crate::html::{rows_chart, series, size_chart};
@@ -121,10 +122,11 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-const PENDING: &[Pending] = &[Pending {
-    experiment: "per-segment send and receive processing time vs segment size (Figure 4)",
-    needs: "`tcplab segment-cost` (branch trace14): add its cases to segment_flow::stages() once merged",
-}];
+const PENDING: &[Pending] = &[];
+
+/// Figure 4's segment sizes: 64 bytes doubling to 8 KiB, then the path's MSS (9136 on TAXI
+/// 140: the paper's largest single segment).
+const COST_SIZES: &str = "64,128,256,512,1024,2048,4096,8192,9136";
 
 const TAXI: &str = "taxi-140";
 
@@ -167,6 +169,11 @@ impl Study for SegmentFlow {
                 ..Stage::path("TAXI 140, segment flow traced (Figures 9, 10)", TAXI, traced)
             },
             Stage::path("TAXI 140, stop-and-go: window = user data (Figure 5)", TAXI, sng),
+            Stage::path(
+                "TAXI 140, processing time per segment (Figure 4)",
+                TAXI,
+                vec![Case::new(COST_KEY, cost_spec(mode))],
+            ),
         ]
     }
 
@@ -204,6 +211,7 @@ impl Study for SegmentFlow {
             .collect::<Vec<_>>()
             .join(" ");
         rows.push(row);
+        rows.extend(cost_rows(out));
         for d in out.with_prefix("sng-") {
             rows.push(
                 Row::new(
@@ -248,12 +256,54 @@ impl Study for SegmentFlow {
         );
         let rows = self.compare(out);
         let fig15: Vec<&Row> = rows.iter().filter(|r| r.group == "Figure 15 (b)").collect();
-        vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)]
+        let mut charts =
+            vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)];
+        if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
+            charts.push(report::html::segment_cost_plot(
+                "Figure 4 again: send and receive processing time per segment, TAXI 140",
+                &c,
+            ));
+        }
+        charts
     }
 
     fn pending(&self) -> &'static [Pending] {
         PENDING
     }
+}
+
+/// The case of Figure 4.
+const COST_KEY: &str = "segment-cost";
+
+/// Figure 4's test: one message at a time per size, ¼ s per size quick, 2 s full (the paper
+/// averaged 1000 samples a point; TAXI 140 gives several thousand a second).
+fn cost_spec(mode: Mode) -> TestSpec {
+    let mut s = engine::registry::defaults(TestKind::SegmentCost);
+    s.options.insert("sizes".into(), ParamValue::Text(COST_SIZES.into()));
+    let n = COST_SIZES.split(',').count() as u64;
+    s.duration_ms = mode.pick(250, 2000) * n;
+    s.request_len = 9136;
+    s.response_len = engine::registry::segment_cost::REPLY_LEN as u32;
+    s
+}
+
+/// Figure 4's rows: per size, the sender's and the receiver's time per segment (µs), by
+/// `SO_TIMESTAMPING` where it worked, else by tracepoints. The paper printed these only as
+/// curves, so there is no number to set beside them.
+fn cost_rows(out: &Outcome) -> Vec<Row> {
+    let r = out.get(COST_KEY);
+    let Some(c) = r.and_then(|r| SegmentCost::of(&r.summary)) else {
+        return vec![Row::new("Figure 4", "send and receive time per segment", "µs").measured(None, r)];
+    };
+    let mut rows = Vec::new();
+    for (way, side) in c.sides() {
+        for row in side.iter().flat_map(|s| &s.rows) {
+            let (a, b) = row.per_segment_ns(way);
+            let what = format!("total {} time per segment, {} bytes", way.name(), row.size);
+            rows.push(Row::new("Figure 4", &what, "µs").measured(a.or(b).map(|ns| ns / 1e3), r));
+        }
+    }
+    rows
 }
 
 /// The traced segment flow in words: segments, their usual size and how often the window
