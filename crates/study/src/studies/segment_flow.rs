@@ -259,10 +259,7 @@ impl Study for SegmentFlow {
         let mut charts =
             vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)];
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
-            charts.push(report::html::segment_cost_plot(
-                "Figure 4 again: send and receive processing time per segment, TAXI 140",
-                &c,
-            ));
+            charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
         }
         charts
     }
