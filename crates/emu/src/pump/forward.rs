@@ -30,10 +30,6 @@ const REALTIME_PRIORITY: i32 = 10;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
-/// A release is spun to only when it is at least this many wake-up margins away, which bounds
-/// the spinning to a small share of the thread's time however dense the traffic.
-const SPIN_SPACING: u32 = 8;
-
 /// The pump's clock: nanoseconds since the emulator started, plus the wall-clock epoch for
 /// capture timestamps.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +95,7 @@ impl Forwarder {
         let mut buffers = Buffers::new(READ_BUFFER_BYTES);
         let mut stats = Stats::default();
         let mut early = EarlyWake::default();
+        let mut mark = Instant::now();
         while !self.shared.stop.load(Ordering::Relaxed) {
             let read = self.read_batch(&mut buffers, &mut stats);
             self.write_due(&mut buffers, &mut stats);
@@ -107,41 +104,46 @@ impl Forwarder {
             if read == READ_BATCH {
                 continue;
             }
-            if let Err(e) = self.wait(&mut early) {
-                self.shared.fail(format!("waiting on {}: {e}", self.input.name()));
-                return;
+            match self.wait(&mut early) {
+                Ok(spun) => {
+                    let now = Instant::now();
+                    early.account(now.saturating_duration_since(mark), spun);
+                    mark = now;
+                }
+                Err(e) => {
+                    self.shared.fail(format!("waiting on {}: {e}", self.input.name()));
+                    return;
+                }
             }
         }
     }
 
-    /// Waits for input or the next release. A release far enough ahead (sparse traffic, where
-    /// a late wake-up shows directly in round-trip times) is slept to shortly before (the
-    /// learned wake-up margin) and spun to; dense releases are just slept to, so a busy link
-    /// never keeps a real-time thread spinning.
-    fn wait(&self, early: &mut EarlyWake) -> std::io::Result<()> {
+    /// Waits for input or the next release; returns how long it spun. A release is slept to
+    /// shortly before (the learned wake-up margin, [`EarlyWake`]) and spun to, while spinning
+    /// stays within its budget; over budget, or with nothing due, the thread just sleeps.
+    fn wait(&self, early: &mut EarlyWake) -> std::io::Result<Duration> {
         let due_in = self.link.next_event_time().map(|due| due.saturating_since(self.clock.now()));
         let sleep = due_in.unwrap_or(MAX_SLEEP).min(MAX_SLEEP);
-        let margin = early.margin();
-        let spin = due_in.is_some_and(|d| d <= MAX_SLEEP + margin && d >= SPIN_SPACING * margin);
+        let spin = early.may_spin() && due_in.is_some_and(|d| d <= MAX_SLEEP + early.margin());
         let asked = if spin { early.sleep_for(due_in.unwrap_or(sleep)) } else { sleep };
         let slept_from = Instant::now();
         if !asked.is_zero() {
             if self.input.wait_readable(Some(asked))? {
-                return Ok(());
+                return Ok(Duration::ZERO);
             }
             early.observe(asked, slept_from.elapsed());
         }
         if !spin {
-            return Ok(());
+            return Ok(Duration::ZERO);
         }
-        let due = slept_from + due_in.unwrap_or(sleep);
+        let (due, spin_from) = (slept_from + due_in.unwrap_or(sleep), Instant::now());
         while Instant::now() < due {
             if self.input.wait_readable(Some(Duration::ZERO))? {
-                return Ok(());
+                break;
             }
             std::hint::spin_loop();
         }
-        Ok(())
+        Ok(spin_from.elapsed())
     }
 
     /// Reads up to [`READ_BATCH`] packets and offers them to the link; returns how many.
