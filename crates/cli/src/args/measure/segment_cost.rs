@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use engine::registry::segment_cost::{MAX_SIZE, MIN_SIZE};
+use engine::registry::segment_cost::{MAX_SIZE, MAX_SIZES, MIN_SIZE};
 use results::{ParamValue, TestKind, TestSpec};
 
 use crate::args::emu::PathArgs;
@@ -36,6 +36,9 @@ pub fn segment_cost_spec(a: &SegmentCostArgs) -> Result<TestSpec> {
     let sizes = parse::size_list(&a.sizes).map_err(|e| anyhow::anyhow!("invalid --sizes: {e}"))?;
     if let Some(bad) = sizes.iter().find(|s| !(u64::from(MIN_SIZE)..=u64::from(MAX_SIZE)).contains(s)) {
         bail!("invalid --sizes: {bad} is outside {MIN_SIZE} B..1M");
+    }
+    if sizes.len() > MAX_SIZES {
+        bail!("invalid --sizes: {} sizes, at most {MAX_SIZES}", sizes.len());
     }
     let mut spec = engine::registry::defaults(TestKind::SegmentCost);
     settings::apply_socket(&mut spec, &a.socket);
@@ -71,7 +74,7 @@ mod tests {
     }
 
     fn spec_of(args: &[&str]) -> Result<TestSpec> {
-        let cli = Cli::try_parse_from([&["x", "segment-cost"], args].concat())
+        let cli = Cli::try_parse_from([&["x", "segment-cost", "127.0.0.1"], args].concat())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         cli.cmd.spec()
     }
