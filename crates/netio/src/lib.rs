@@ -5,6 +5,7 @@
 //! a single documented libc call.
 
 pub mod cgroup;
+mod cmsg;
 pub mod cpu;
 pub mod file;
 pub mod host;

@@ -8,8 +8,9 @@ use std::io;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 
-const SO_TIMESTAMPING: libc::c_int = 37;
-const SCM_TIMESTAMPING: libc::c_int = SO_TIMESTAMPING;
+use crate::cmsg::Control;
+
+const SO_TIMESTAMPING: libc::c_int = crate::cmsg::SCM_TIMESTAMPING;
 const TX_SOFTWARE: u32 = 1 << 1;
 const RX_SOFTWARE: u32 = 1 << 3;
 const SOFTWARE: u32 = 1 << 4;
@@ -90,65 +91,26 @@ pub fn read_tx(sock: &TcpStream) -> io::Result<Vec<TxStamp>> {
     Ok(out)
 }
 
-/// The first of the three timespecs of an `SCM_TIMESTAMPING` message (the software one).
-///
-/// # Safety
-/// `cmsg` must point at a valid `SCM_TIMESTAMPING` header inside a filled control area.
-unsafe fn software_ns(cmsg: *const libc::cmsghdr) -> i64 {
-    // SAFETY: per the caller; the data may be unaligned, so it is read unaligned.
-    let ts: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast()) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
-
 /// One error-queue message: `None` when the queue is empty, `Some(None)` when it carried no
 /// timestamp of ours.
 fn read_one_tx(fd: RawFd) -> io::Result<Option<Option<TxStamp>>> {
-    let mut control = [0u64; CMSG_SPACE / 8];
-    // SAFETY: all-zero is a valid msghdr (no name, no data, no control yet).
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: `msg` points at `control`, which outlives the call; no data buffers.
-    let rc = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::WouldBlock => Ok(None),
-            _ => Err(e),
-        };
-    }
-    let (mut ns, mut err) = (None, None);
-    // SAFETY: the kernel filled `msg`'s control area; CMSG_FIRSTHDR/NXTHDR stay inside it.
-    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(&raw const msg) };
-    while !cmsg.is_null() {
-        // SAFETY: `cmsg` is a header inside the control area (checked non-null).
-        let (level, kind) = unsafe { ((*cmsg).cmsg_level, (*cmsg).cmsg_type) };
-        if level == libc::SOL_SOCKET && kind == SCM_TIMESTAMPING {
-            // SAFETY: an SCM_TIMESTAMPING header, checked above.
-            ns = Some(unsafe { software_ns(cmsg) });
-        }
-        let is_recverr = (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-            || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR);
-        if is_recverr {
-            // SAFETY: an IP(V6)_RECVERR message carries a sock_extended_err, read unaligned.
-            err = Some(unsafe {
-                std::ptr::read_unaligned::<libc::sock_extended_err>(libc::CMSG_DATA(cmsg).cast())
-            });
-        }
-        // SAFETY: as above.
-        cmsg = unsafe { libc::CMSG_NXTHDR(&raw const msg, cmsg) };
-    }
-    let stamp = match (ns, err) {
-        (Some(ns), Some(e)) if e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING => {
-            let point = match e.ee_info {
-                SCM_TSTAMP_SND => Some(TxPoint::Software),
-                SCM_TSTAMP_SCHED => Some(TxPoint::Sched),
-                _ => None,
-            };
-            point.map(|point| TxStamp { id: e.ee_data, point, ns })
-        }
+    let Some(controls) = crate::cmsg::recv_errqueue(fd)? else { return Ok(None) };
+    let ns = controls.iter().find_map(|c| match c {
+        Control::Timestamping(ns) => Some(*ns),
+        Control::ExtendedErr(_) => None,
+    });
+    let err = controls.iter().find_map(|c| match c {
+        Control::ExtendedErr(e) if e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING => Some(*e),
         _ => None,
-    };
+    });
+    let stamp = ns.zip(err).and_then(|(ns, e)| {
+        let point = match e.ee_info {
+            SCM_TSTAMP_SND => TxPoint::Software,
+            SCM_TSTAMP_SCHED => TxPoint::Sched,
+            _ => return None,
+        };
+        Some(TxStamp { id: e.ee_data, point, ns })
+    });
     Ok(Some(stamp))
 }
 
@@ -168,19 +130,11 @@ pub fn recv_stamped(sock: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Opti
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut ns = None;
-    // SAFETY: as in `read_one_tx`.
-    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(&raw const msg) };
-    while !cmsg.is_null() {
-        // SAFETY: a header inside the control area.
-        let (level, kind) = unsafe { ((*cmsg).cmsg_level, (*cmsg).cmsg_type) };
-        if level == libc::SOL_SOCKET && kind == SCM_TIMESTAMPING {
-            // SAFETY: an SCM_TIMESTAMPING header, checked above.
-            ns = Some(unsafe { software_ns(cmsg) }).filter(|t| *t != 0);
-        }
-        // SAFETY: as above.
-        cmsg = unsafe { libc::CMSG_NXTHDR(&raw const msg, cmsg) };
-    }
+    // SAFETY: `msg` was just filled and `control` is alive.
+    let ns = unsafe { crate::cmsg::controls(&msg) }.into_iter().find_map(|c| match c {
+        Control::Timestamping(ns) if ns != 0 => Some(ns),
+        _ => None,
+    });
     Ok((rc as usize, ns))
 }
 
@@ -253,11 +207,21 @@ mod tests {
         let (s, _) = l.accept().unwrap();
         enable_tx(&c).unwrap();
         enable_rx(&s).unwrap();
-        c.write_all(&[7u8; 100]).unwrap();
+        // The kernel turns receive timestamps on with a deferred switch: the first segments
+        // after enable_rx may come unstamped, so a few messages are allowed for it.
         let mut buf = [0u8; 100];
-        let (n, rx) = recv_stamped(&s, &mut buf).unwrap();
+        let mut rx = None;
+        for _ in 0..50 {
+            c.write_all(&[7u8; 100]).unwrap();
+            let (n, stamp) = recv_stamped(&s, &mut buf).unwrap();
+            assert_eq!(n, 100);
+            rx = stamp;
+            if rx.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let after = realtime_ns();
-        assert!(n > 0);
         assert!(rx.is_some_and(|t| t <= after), "{rx:?}");
         std::thread::sleep(std::time::Duration::from_millis(20));
         let tx = read_tx(&c).unwrap();

@@ -9,14 +9,14 @@ use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
+use crate::cmsg::Control;
+
 /// `SOL_SOCKET` option that allows `MSG_ZEROCOPY` sends (Linux 4.14+).
 const SO_ZEROCOPY: libc::c_int = 60;
 /// `sock_extended_err::ee_origin` of a zero-copy completion.
 const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
 /// `ee_code` bit: the kernel copied the data after all (loopback, no scatter-gather).
 const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
-/// Room for the control messages of one error-queue read.
-const ERRQUEUE_CMSG_SPACE: usize = 128;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
@@ -163,41 +163,14 @@ pub fn read_completions(sock: &TcpStream) -> io::Result<Vec<Completion>> {
 /// One error-queue message: `None` when the queue is empty, `Some(None)` for a message that
 /// is not a zero-copy completion.
 fn read_one_completion(fd: RawFd) -> io::Result<Option<Option<Completion>>> {
-    let mut control = [0u64; ERRQUEUE_CMSG_SPACE / 8];
-    // SAFETY: all-zero is a valid msghdr (no name, no data, no control yet).
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: `msg` points at `control`, which outlives the call; no data buffers.
-    let rc = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::WouldBlock => Ok(None),
-            _ => Err(e),
-        };
-    }
-    // SAFETY: the kernel filled `msg`'s control area; CMSG_FIRSTHDR/NXTHDR stay inside it.
-    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(&raw const msg) };
-    while !cmsg.is_null() {
-        // SAFETY: `cmsg` is a header inside the control area (checked non-null).
-        let (level, kind) = unsafe { ((*cmsg).cmsg_level, (*cmsg).cmsg_type) };
-        let is_recverr = (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-            || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR);
-        if is_recverr {
-            // SAFETY: an IP(V6)_RECVERR message carries a sock_extended_err; it may be
-            // unaligned in the buffer, so it is read unaligned.
-            let err: libc::sock_extended_err =
-                unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast()) };
-            if err.ee_origin == SO_EE_ORIGIN_ZEROCOPY && err.ee_errno == 0 {
-                let copied = err.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0;
-                return Ok(Some(Some(Completion { first: err.ee_info, last: err.ee_data, copied })));
-            }
+    let Some(controls) = crate::cmsg::recv_errqueue(fd)? else { return Ok(None) };
+    Ok(Some(controls.into_iter().find_map(|c| match c {
+        Control::ExtendedErr(err) if err.ee_origin == SO_EE_ORIGIN_ZEROCOPY && err.ee_errno == 0 => {
+            let copied = err.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0;
+            Some(Completion { first: err.ee_info, last: err.ee_data, copied })
         }
-        // SAFETY: as above.
-        cmsg = unsafe { libc::CMSG_NXTHDR(&raw const msg, cmsg) };
-    }
-    Ok(Some(None))
+        _ => None,
+    })))
 }
 
 /// Receives up to `buf.len()` bytes with `MSG_TRUNC`: on TCP the kernel drops them instead
