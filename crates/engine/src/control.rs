@@ -43,6 +43,12 @@ impl Control {
         &self.peer
     }
 
+    /// The local port of the connection (the server's listening port, where its data
+    /// connections arrive too); 0 when unknown.
+    pub fn local_port(&self) -> u16 {
+        self.stream.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
     /// Sends one message.
     pub fn send(&mut self, msg: &Message) -> Result<(), Error> {
         let bytes = msg.encode().map_err(|e| Error::Protocol { detail: e.to_string() })?;

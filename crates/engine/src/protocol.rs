@@ -74,6 +74,7 @@ pub fn request(spec: &r::TestSpec) -> w::TestRequest {
         rate_bps,
         no_checksum,
         no_offload,
+        trace_server,
         options,
     } = spec.clone();
     w::TestRequest {
@@ -102,6 +103,7 @@ pub fn request(spec: &r::TestSpec) -> w::TestRequest {
         rate_bps,
         no_checksum,
         no_offload,
+        trace_server,
         options: options.into_iter().map(|(k, v)| (k, option_to_wire(v))).collect(),
     }
 }
@@ -160,6 +162,7 @@ pub fn spec(req: w::TestRequest) -> Result<r::TestSpec, wire::Rejection> {
         rate_bps: req.rate_bps,
         no_checksum: req.no_checksum,
         no_offload: req.no_offload,
+        trace_server: req.trace_server,
         options: req.options.into_iter().map(|(k, v)| (k, option_from_wire(v))).collect(),
     })
 }

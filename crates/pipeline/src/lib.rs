@@ -32,6 +32,7 @@ pub mod segment_capture;
 pub mod segment_table;
 pub mod segment_trace;
 pub mod server_child;
+pub mod server_trace;
 pub mod signals;
 pub mod single;
 pub mod suite;

@@ -207,6 +207,14 @@ impl Place {
             Some(t) if tcp => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,
         };
+        // Against a remote tcplab server, ask it for its end too.
+        let traced_spec;
+        let spec = if recording.is_some() && matches!(self.kind, Kind::Remote) {
+            traced_spec = TestSpec { trace_server: true, ..spec.clone() };
+            &traced_spec
+        } else {
+            spec
+        };
         let before = session.map(Session::report);
         let (mut r, host) = emulated::in_client(session, || {
             crate::repeat::run_with(runner, &self.opts, spec, confidence, observer, stop)
@@ -215,7 +223,8 @@ impl Place {
             r.emu = Some(emulated::delta(&s.report(), before));
         }
         if let Some(rec) = recording {
-            r.segment_flow = Some(rec.finish(session)?);
+            let server = r.remote.as_ref().and_then(|m| m.sections.get(engine::server::end_trace::SECTION));
+            r.segment_flow = Some(rec.finish(session, server)?);
         }
         Ok((r, host))
     }

@@ -33,6 +33,9 @@ pub enum Where<'a> {
     Remote,
     /// An emulated path: the pump captures both sides.
     Path(&'a Session),
+    /// The server's end of a client's traced test (`tcplab server --allow-trace`): every
+    /// device of this host, at the server's capture point.
+    ServerEnd,
 }
 
 /// A packet capture under way.
@@ -67,6 +70,7 @@ pub fn start(base: &Path, port: u16, place: Where<'_>) -> Result<Capturing> {
         }
         Where::Loopback => socket(base, port, Some("lo"), Point::Host),
         Where::Remote => socket(base, port, None, Point::Client),
+        Where::ServerEnd => socket(base, port, None, Point::Server),
     }
 }
 

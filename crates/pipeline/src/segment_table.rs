@@ -35,9 +35,6 @@ pub fn write(
 ) -> Result<Written> {
     let csv_path = base.with_extension("segments.csv");
     let json_path = base.with_extension("segments.ndjson");
-    let create = |p: &Path| -> Result<BufWriter<File>> {
-        Ok(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
-    };
     let (mut csv, mut json) = (create(&csv_path)?, create(&json_path)?);
     writeln!(csv, "{}", wire_table::header())?;
     let mut out = Written { files: vec![csv_path, json_path], ..Written::default() };
@@ -64,6 +61,27 @@ pub fn write(
     csv.flush()?;
     json.flush()?;
     Ok(out)
+}
+
+/// Writes `rows` (another end's, already made) as `BASE.<end>.segments.csv` and
+/// `.segments.ndjson`; returns the two files.
+pub fn write_rows(base: &Path, end: &str, rows: &[WireRow], origin_unix_ns: u64) -> Result<Vec<PathBuf>> {
+    let csv_path = base.with_extension(format!("{end}.segments.csv"));
+    let json_path = base.with_extension(format!("{end}.segments.ndjson"));
+    let mut csv = create(&csv_path)?;
+    let mut json = create(&json_path)?;
+    writeln!(csv, "{}", wire_table::header())?;
+    for row in rows {
+        writeln!(csv, "{}", wire_table::csv_row(row, origin_unix_ns))?;
+        writeln!(json, "{}", wire_table::json_row(row, origin_unix_ns))?;
+    }
+    csv.flush()?;
+    json.flush()?;
+    Ok(vec![csv_path, json_path])
+}
+
+fn create(p: &Path) -> Result<BufWriter<File>> {
+    Ok(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
 }
 
 type OnRecord<'a> = dyn FnMut(u64, &[u8], u32) -> std::io::Result<()> + 'a;

@@ -133,7 +133,9 @@ fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
 /// `DIR/columns.txt`: what each column of the tables holds.
 fn write_columns(dir: &Path) -> Result<()> {
     let mut text = String::from(
-        "Columns of NN-<test>.segments.csv and .segments.ndjson (one row per captured segment):\n",
+        "Columns of NN-<test>.segments.csv and .segments.ndjson (one row per captured segment;\n\
+         NN-<test>.server.segments.csv and .ndjson, when a remote server traced its end, hold\n\
+         that end's rows, at `server`, in the same columns, timed by the server's clock):\n",
     );
     for (name, what) in trace::wire_table::COLUMNS {
         text.push_str(&format!("  {name:<12} {what}\n"));
@@ -162,8 +164,28 @@ pub struct Recording {
 
 impl Recording {
     /// Stops both sources, writes the wire table and returns the summary (also written as
-    /// JSON beside the tables). `session` is the emulated path the test crossed, if any.
-    pub fn finish(mut self, session: Option<&Session>) -> Result<SegmentFlow> {
+    /// JSON beside the tables). `session` is the emulated path the test crossed, if any;
+    /// `server` the section a server returned with its end of the test (server_trace), whose
+    /// rows are written as `BASE.server.segments.{csv,ndjson}` and analysed with these.
+    pub fn finish(
+        self,
+        session: Option<&Session>,
+        server: Option<&serde_json::Value>,
+    ) -> Result<SegmentFlow> {
+        Ok(self.finish_with(session, server)?.0)
+    }
+
+    /// Stops both sources and returns the summary and every row of the wire table (the
+    /// server's end of a client's test, which sends the rows back).
+    pub fn finish_rows(self) -> Result<(SegmentFlow, Vec<trace::wire::WireRow>)> {
+        self.finish_with(None, None)
+    }
+
+    fn finish_with(
+        mut self,
+        session: Option<&Session>,
+        server: Option<&serde_json::Value>,
+    ) -> Result<(SegmentFlow, Vec<trace::wire::WireRow>)> {
         let probed = self.probes.take().map(ProbeReader::finish).transpose()?;
         let captured = self.capture.take().map(|c| c.finish(session)).transpose()?;
         let (mut flow, probe_rows) = match &probed {
@@ -186,6 +208,7 @@ impl Recording {
                 detail,
             });
         }
+        let mut all = Vec::new();
         if let Some((pcaps, mut source)) = captured {
             let table =
                 crate::segment_table::write(&self.base, &pcaps, self.port, &index, self.started_unix_ns)
@@ -194,8 +217,14 @@ impl Recording {
             flow.files.extend(table.files.iter().map(|p| p.display().to_string()));
             flow.files.extend(pcaps.iter().map(|(_, p)| p.display().to_string()));
             flow.sources.push(source);
-            add_wire_findings(&mut flow, &table.all);
-            if let Some(svg) = add_time_sequences(&mut flow, &table.all, &self.base, self.started_unix_ns)? {
+            all = table.all;
+        }
+        if let Some(v) = server {
+            self.add_server_end(&mut flow, &mut all, v)?;
+        }
+        if !all.is_empty() {
+            add_wire_findings(&mut flow, &all);
+            if let Some(svg) = add_time_sequences(&mut flow, &all, &self.base, self.started_unix_ns)? {
                 flow.files.push(svg.display().to_string());
             }
         }
@@ -209,7 +238,37 @@ impl Recording {
         let json = serde_json::to_string(&flow).context("--trace: encoding the summary")?;
         std::fs::write(&json_path, json)
             .with_context(|| format!("--trace: writing {}", json_path.display()))?;
-        Ok(flow)
+        Ok((flow, all))
+    }
+
+    /// The server's rows: written beside this end's, added to `all`, named among the
+    /// sources; a server that did not trace its end is named with its reason, in one line.
+    fn add_server_end(
+        &self,
+        flow: &mut SegmentFlow,
+        all: &mut Vec<trace::wire::WireRow>,
+        section: &serde_json::Value,
+    ) -> Result<()> {
+        match crate::server_trace::read(section) {
+            Ok((rows, source)) => {
+                let files =
+                    crate::segment_table::write_rows(&self.base, "server", &rows, self.started_unix_ns)
+                        .context("--trace: writing the server's segment table")?;
+                flow.files.extend(files.iter().map(|p| p.display().to_string()));
+                flow.sources.push(source);
+                all.extend(rows);
+            }
+            Err(why) => {
+                tracing::warn!("--trace: {why}");
+                flow.sources.push(TraceSource {
+                    name: "server end".into(),
+                    ok: false,
+                    detail: why,
+                    ..TraceSource::default()
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -130,6 +130,10 @@ pub struct TestSpec {
     /// UDP: no GSO/GRO and no sendmmsg/recvmmsg batches (one datagram per call).
     #[serde(default)]
     pub no_offload: bool,
+    /// Ask the server to record its end of the segment flow too (`--trace` against a
+    /// `tcplab server --allow-trace`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace_server: bool,
     /// Settings only one test type has, by name (e.g. a file test's sink), declared and
     /// checked by that test type (engine's registry); empty for the others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -166,6 +170,7 @@ impl TestSpec {
             rate_bps: 0,
             no_checksum: false,
             no_offload: false,
+            trace_server: false,
             options: BTreeMap::new(),
         }
     }

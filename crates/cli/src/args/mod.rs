@@ -144,6 +144,12 @@ pub struct ServerArgs {
     /// server as the client end against another tcplab server, within this server's limits.
     #[arg(long)]
     pub allow_third_party: bool,
+    /// Record this end of a test whose client traces it (`--trace DIR` against this server)
+    /// and send the segments back with the results: AF_PACKET on every device and
+    /// tcp:tcp_probe, filtered to this server's port (root and tracefs; the files are removed
+    /// once sent). Without it such a client is told this end is not traced.
+    #[arg(long)]
+    pub allow_trace: bool,
     #[command(flatten)]
     pub ops: serve::OpsArgs,
     /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port), within the same

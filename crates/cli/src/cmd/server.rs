@@ -42,6 +42,7 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         anonymous: anonymous(&a.ops),
         iperf3: a.iperf3_addr(),
         iperf3_served: archive.map(sink),
+        end_tracer: a.allow_trace.then(end_tracer),
         ..ServerConfig::default()
     };
     let server = Server::bind(cfg).with_context(|| format!("listening on {}", a.addr()))?;
@@ -50,6 +51,8 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     signals(stop, store.zip(a.ops.keys.clone()))?;
     let families = if addr.is_ipv6() && addr.ip().is_unspecified() { "IPv4 and IPv6; " } else { "" };
     let third = if a.allow_third_party { "; third-party tests allowed" } else { "" };
+    let third =
+        if a.allow_trace { format!("{third}; traced by clients that ask") } else { third.to_string() };
     let auth = if a.ops.keys.is_some() { "pre-shared keys required" } else { "anonymous clients" };
     eprintln!("tcplab server listening on {addr} ({families}{auth}{third}; Ctrl-C to stop)");
     if let Some(iperf3) = server.iperf3_addr() {
@@ -57,6 +60,17 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     }
     server.run(stop).context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tracer of `--allow-trace`; without root it says at start why, and tells each client
+/// that asks.
+fn end_tracer() -> Arc<dyn engine::server::end_trace::EndTracer> {
+    if !netio::netns::is_root() {
+        let why = "the server is not root (AF_PACKET and tracefs need root)";
+        tracing::warn!("--allow-trace: {why}: clients that ask are told this end is not traced");
+        return Arc::new(pipeline::server_trace::Refusing(why.into()));
+    }
+    Arc::new(pipeline::server_trace::ServerTracing::default())
 }
 
 /// Reads the keys file; a file others may read is served with a warning.

@@ -6,6 +6,7 @@
 //! serves iperf3 clients on a port of their own ([`iperf3`]).
 
 mod acceptor;
+pub mod end_trace;
 pub mod iperf3;
 mod pending;
 pub mod quota;
@@ -59,6 +60,9 @@ pub struct ServerConfig {
     pub iperf3: Option<SocketAddr>,
     /// Where tests served to iperf3 clients go (the CLI's archive).
     pub iperf3_served: Option<iperf3::ServedSink>,
+    /// Records this end of a test whose client asks (`--allow-trace`); `None`: such a
+    /// client is told why not, and the test runs untraced here.
+    pub end_tracer: Option<std::sync::Arc<dyn end_trace::EndTracer>>,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +78,7 @@ impl Default for ServerConfig {
             anonymous: Policy::open(ANONYMOUS),
             iperf3: None,
             iperf3_served: None,
+            end_tracer: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use netio::DataSocketOpts;
 use results::{SideMeasurement, TestSpec};
 use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, Token};
 
+use super::end_trace;
 use super::record::Record;
 use super::routes::DataConn;
 use super::{quota, Admission, Handshaking, Shared};
@@ -127,6 +128,7 @@ fn run(
     let udp = ty.transport() == Transport::Udp;
     let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
     let udp_ports = udp_flow::ports(&udp_socks)?;
+    let recording = start_trace(&spec, shared, ctrl);
     tracing::info!("{peer}: accepted {}", describe(&spec));
     ctrl.send(&Message::Accepted(protocol::accepted(token, &shared.host, udp_ports)))?;
     let data = match ty.transport() {
@@ -145,7 +147,11 @@ fn run(
     await_start(ctrl, &data, Instant::now() + timeout.max(PREPARE))?;
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
-    let side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
+    let mut side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
+    if let Some(r) = recording {
+        side.sections
+            .insert(end_trace::SECTION.into(), r.map_or_else(|why| end_trace::refused(&why), |t| t.finish()));
+    }
     rec.measured(&side);
     ctrl.send(&Message::Results { side: Box::new(protocol::report(side)) })?;
     if let Some(s) = slot.as_mut() {
@@ -153,6 +159,25 @@ fn run(
     }
     linger(ctrl);
     Ok(())
+}
+
+/// Starts recording this end when the client asked (`None`: it did not); the error says why
+/// this end is not traced.
+fn start_trace(
+    spec: &TestSpec,
+    shared: &Shared,
+    ctrl: &Control,
+) -> Option<Result<Box<dyn end_trace::EndTrace>, String>> {
+    if !spec.trace_server || registry::of(spec.test).transport() == Transport::Udp {
+        return None;
+    }
+    let Some(tracer) = &shared.cfg.end_tracer else { return Some(Err(end_trace::OFF.into())) };
+    let port = ctrl.local_port();
+    Some(
+        tracer
+            .start(spec, port)
+            .inspect_err(|e| tracing::info!("{}: not tracing this end: {e}", ctrl.peer())),
+    )
 }
 
 /// Answers the hello, checks the version, and authenticates: who the client is and the

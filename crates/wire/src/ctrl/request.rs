@@ -80,6 +80,10 @@ pub struct TestRequest {
     pub no_checksum: bool,
     /// UDP: one datagram per call, no GSO/GRO.
     pub no_offload: bool,
+    /// Record the server's end of the segment flow and return it with the results (a
+    /// server without `--allow-trace` says why not). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace_server: bool,
     /// Settings only the requested test type has, by name; the server refuses a name the
     /// test type does not declare. Absent when empty.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -140,6 +144,7 @@ mod tests {
             rate_bps: 10_000_000,
             no_checksum: true,
             no_offload: false,
+            trace_server: false,
             options: BTreeMap::new(),
         }
     }
