@@ -206,7 +206,7 @@ fn check_sources(test: &Value, capture: &str) {
     let sources = test["segment_flow"]["sources"].as_array().unwrap();
     let names: Vec<&str> = sources.iter().filter_map(|s| s["name"].as_str()).collect();
     assert!(names.iter().any(|n| n.starts_with(capture)), "{names:?}");
-    assert!(names.iter().any(|n| n.starts_with("tracefs")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("perf_event") || n.starts_with("tracefs")), "{names:?}");
     for s in sources {
         assert_eq!(s["ok"], true, "{s}");
         assert!(s["events"].as_u64().unwrap() > 0, "{s}");
@@ -257,12 +257,17 @@ fn server_port(dir: &Path) -> u16 {
 }
 
 fn run_traced(args: &[&str], dir: &Path) -> Value {
+    run_traced_env(args, dir, &[])
+}
+
+/// As [`run_traced`], with `env` set for tcplab.
+fn run_traced_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Value {
     let report = dir.join("report.html");
     let trace = dir.join("trace");
     let mut all = args.to_vec();
     let (trace, report) = (trace.to_str().unwrap(), report.to_str().unwrap());
     all.extend(["-t", "1", "-i", "0", "--json", "--no-store", "--trace", trace, "--report", report]);
-    let out = tcplab(&all);
+    let out = support::command().args(&all).envs(env.iter().copied()).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     json_of(&out)["tests"][0].clone()
 }
@@ -295,7 +300,11 @@ fn rr_is_traced_both_ways() {
     let srv = ServerProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let port = srv.port();
-    let t = run_traced(&["rr", "127.0.0.1", "-p", &port], dir.path());
+    // The tracefs text reader, which perf rings replace where the kernel allows them.
+    let t = run_traced_env(&["rr", "127.0.0.1", "-p", &port], dir.path(), &[("TCPLAB_TRACE_TEXT", "1")]);
+    let names: Vec<&str> =
+        t["segment_flow"]["sources"].as_array().unwrap().iter().filter_map(|s| s["name"].as_str()).collect();
+    assert!(names.iter().any(|n| n.starts_with("tracefs tcp:tcp_probe")), "{names:?}");
     let dirs: Vec<&str> = t["segment_flow"]["directions"]
         .as_array()
         .unwrap()

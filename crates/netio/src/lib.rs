@@ -13,6 +13,7 @@ pub mod listen;
 pub mod netns;
 pub mod packet_capture;
 pub mod path_counters;
+pub mod perf_ring;
 pub mod process;
 pub mod sched;
 pub mod sockopt;

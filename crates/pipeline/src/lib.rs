@@ -23,6 +23,7 @@ pub mod mesh;
 pub mod output;
 pub mod place;
 pub mod points;
+pub mod probe_source;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;

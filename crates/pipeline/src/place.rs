@@ -207,9 +207,10 @@ impl Place {
             Some(t) if tcp => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,
         };
-        // Against a remote tcplab server, ask it for its end too.
+        // Against a tcplab server on another host, ask it for its end too (on this host's
+        // loopback this end's sources see both).
         let traced_spec;
-        let spec = if recording.is_some() && matches!(self.kind, Kind::Remote) {
+        let spec = if recording.is_some() && matches!(self.kind, Kind::Remote) && !self.server_is_local() {
             traced_spec = TestSpec { trace_server: true, ..spec.clone() };
             &traced_spec
         } else {
@@ -227,6 +228,13 @@ impl Place {
             r.segment_flow = Some(rec.finish(session, server)?);
         }
         Ok((r, host))
+    }
+
+    /// Whether the server is this host's loopback (an address or `localhost`).
+    fn server_is_local(&self) -> bool {
+        let host = self.opts.host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
 
     /// Where `--trace` takes its packets from.

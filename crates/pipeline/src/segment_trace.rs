@@ -16,19 +16,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use netio::tracefs::Instance;
 use results::segment_flow::{FlowInterval, TraceSource};
 use results::{SegmentFlow, TestSpec};
 
 use crate::emulated::Session;
 use crate::segment_capture::{self, Capturing, Where};
 
-/// Per-CPU ring buffer of an instance, KiB (loopback bulk makes ~60,000 events/s).
-const BUFFER_KB: u32 = 8192;
 /// How long the reader sleeps when the pipe is empty.
 const IDLE: Duration = Duration::from_millis(2);
-/// The instances' name prefix (`tcplab-<pid>-<n>`).
-const PREFIX: &str = "tcplab";
 
 /// Where traces go, how many tests have been traced, and how summaries show live.
 #[derive(Debug)]
@@ -81,8 +76,8 @@ impl Tracing {
     }
 }
 
-/// How the tracefs source is named in a summary.
-const PROBE_SOURCE: &str = "tracefs tcp:tcp_probe + tcp:tcp_retransmit_skb";
+/// How the probe source is named in a summary when it could not start.
+const PROBE_SOURCE: &str = "tcp:tcp_probe + tcp:tcp_retransmit_skb";
 
 fn unavailable(name: &str, e: &anyhow::Error) -> TraceSource {
     TraceSource { name: name.into(), ok: false, events: 0, lost: 0, detail: format!("{e:#}") }
@@ -98,12 +93,13 @@ fn start_probes(n: u32, port: u16, base: &Path, live: Live) -> Result<ProbeReade
     if !netio::netns::is_root() {
         anyhow::bail!("not root (tracefs needs root)");
     }
-    let instance = open_instance(n, port).context("setting up tracefs")?;
+    let source = crate::probe_source::ProbeSource::open(n, port)?;
+    let name = source.name();
     let csv_path = base.with_extension("probes.csv");
     let csv = File::create(&csv_path).with_context(|| format!("creating {}", csv_path.display()))?;
     let stop = Arc::new(AtomicBool::new(false));
     let reader = Reader {
-        instance,
+        source,
         trace: trace::Trace::new(port),
         csv: BufWriter::new(csv),
         stop: stop.clone(),
@@ -115,19 +111,7 @@ fn start_probes(n: u32, port: u16, base: &Path, live: Live) -> Result<ProbeReade
         .name("trace".into())
         .spawn(move || reader.run())
         .context("starting the reader")?;
-    Ok(ProbeReader { stop, thread: Some(thread), csv_path })
-}
-
-fn open_instance(n: u32, port: u16) -> Result<Instance, netio::tracefs::Error> {
-    let mut i = Instance::create(PREFIX, &n.to_string())?;
-    i.set("trace_clock", "mono")?;
-    i.set("buffer_size_kb", &BUFFER_KB.to_string())?;
-    let filter = format!("sport == {port} || dport == {port}");
-    for event in trace::EVENTS {
-        i.enable(event, &filter)?;
-    }
-    i.open_pipe()?;
-    Ok(i)
+    Ok(ProbeReader { stop, thread: Some(thread), csv_path, name })
 }
 
 /// `DIR/columns.txt`: what each column of the tables holds.
@@ -189,23 +173,22 @@ impl Recording {
         let probed = self.probes.take().map(ProbeReader::finish).transpose()?;
         let captured = self.capture.take().map(|c| c.finish(session)).transpose()?;
         let (mut flow, probe_rows) = match &probed {
-            Some((t, lost, _, intervals)) => {
-                (SegmentFlow { intervals: intervals.clone(), ..t.summary(*lost) }, t.rows())
+            Some(p) => {
+                (SegmentFlow { intervals: p.intervals.clone(), ..p.trace.summary(p.lost) }, p.trace.rows())
             }
             None => (SegmentFlow::default(), &[][..]),
         };
-        let origin = probed.as_ref().and_then(|(t, ..)| t.origin_ns()).unwrap_or(0);
+        let origin = probed.as_ref().and_then(|p| p.trace.origin_ns()).unwrap_or(0);
         let origin_unix = (i128::from(origin) + i128::from(self.mono_to_unix_ns)).max(0) as u64;
         let index = trace::wire::Probes::new(probe_rows, origin_unix);
         flow.sources = std::mem::take(&mut self.failed);
-        if let Some((t, lost, csv, _)) = &probed {
-            let detail = csv.display().to_string();
+        if let Some(p) = &probed {
             flow.sources.push(TraceSource {
-                name: PROBE_SOURCE.into(),
+                name: p.name.into(),
                 ok: true,
-                events: t.events(),
-                lost: *lost,
-                detail,
+                events: p.trace.events(),
+                lost: p.lost,
+                detail: p.csv.display().to_string(),
             });
         }
         let mut all = Vec::new();
@@ -228,8 +211,8 @@ impl Recording {
                 flow.files.push(svg.display().to_string());
             }
         }
-        if let Some((_, _, csv, _)) = &probed {
-            flow.files.push(csv.display().to_string());
+        if let Some(p) = &probed {
+            flow.files.push(p.csv.display().to_string());
         }
         let json_path = self.base.with_extension("flow.json");
         flow.files.push(json_path.display().to_string());
@@ -323,6 +306,17 @@ struct ProbeReader {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<Drained>>>,
     csv_path: PathBuf,
+    name: &'static str,
+}
+
+/// What the probes gave: the trace, its lost events, its table, its interval summaries and
+/// the source's name.
+struct Probed {
+    trace: trace::Trace,
+    lost: u64,
+    csv: PathBuf,
+    intervals: Vec<FlowInterval>,
+    name: &'static str,
 }
 
 /// What the reader hands back: the trace, its lost events and the interval summaries.
@@ -331,12 +325,12 @@ type Drained = (trace::Trace, u64, Vec<FlowInterval>);
 impl ProbeReader {
     /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table,
     /// its interval summaries.
-    fn finish(mut self) -> Result<(trace::Trace, u64, PathBuf, Vec<FlowInterval>)> {
+    fn finish(mut self) -> Result<Probed> {
         let (trace, lost, intervals) = self.join()?;
         if trace.events() == 0 {
-            tracing::warn!("--trace: no tracefs events on the test's port; {:?}", trace.first_error());
+            tracing::warn!("--trace: no probe events on the test's port; {:?}", trace.first_error());
         }
-        Ok((trace, lost, self.csv_path.clone(), intervals))
+        Ok(Probed { trace, lost, csv: self.csv_path.clone(), intervals, name: self.name })
     }
 
     fn join(&mut self) -> Result<Drained> {
@@ -356,7 +350,7 @@ impl Drop for ProbeReader {
 }
 
 struct Reader {
-    instance: Instance,
+    source: crate::probe_source::ProbeSource,
     trace: trace::Trace,
     csv: BufWriter<File>,
     stop: Arc<AtomicBool>,
@@ -398,51 +392,47 @@ impl Reader {
     /// Reads until stopped, then turns tracing off and drains what is left.
     fn run(mut self) -> Result<Drained> {
         writeln!(self.csv, "{}", trace::table::header())?;
-        let mut buf = vec![0u8; 1 << 16];
-        let mut partial = String::new();
         let mut stopping = false;
         loop {
-            let n = self.instance.read(&mut buf)?;
-            if n > 0 {
-                self.lines(&buf[..n], &mut partial)?;
+            let (csv, meter, live, intervals) =
+                (&mut self.csv, &mut self.meter, &self.live, &mut self.intervals);
+            let mut on_row = |row: &trace::segment::Segment| on_row(row, csv, meter, live, intervals);
+            if self.source.read(&mut self.trace, &mut on_row)? > 0 {
                 continue;
             }
             if stopping {
+                self.source.flush(&mut self.trace, &mut on_row)?;
                 break;
             }
             if self.stop.load(Ordering::Relaxed) {
-                self.instance.stop()?;
+                self.source.stop()?;
                 stopping = true;
                 continue;
             }
             std::thread::sleep(IDLE);
         }
-        self.lines(b"\n", &mut partial)?;
         self.csv.flush().context("--trace: writing the segment table")?;
-        let lost = self.instance.lost();
+        let lost = self.source.lost();
         for f in self.meter.close() {
             self.live.show(&f);
             self.intervals.push(f);
         }
         Ok((self.trace, lost, self.intervals))
     }
+}
 
-    /// Feeds the complete lines of `bytes` (after what `partial` held) to the trace.
-    fn lines(&mut self, bytes: &[u8], partial: &mut String) -> Result<()> {
-        partial.push_str(&String::from_utf8_lossy(bytes));
-        let Some(end) = partial.rfind('\n') else { return Ok(()) };
-        let rest = partial.split_off(end + 1);
-        for line in partial.lines() {
-            if let Some(row) = self.trace.line(line) {
-                writeln!(self.csv, "{}", trace::table::row(row))
-                    .context("--trace: writing the segment table")?;
-                for f in self.meter.push(row) {
-                    self.live.show(&f);
-                    self.intervals.push(f);
-                }
-            }
-        }
-        *partial = rest;
-        Ok(())
+/// One row: into the table, into the live intervals.
+fn on_row(
+    row: &trace::segment::Segment,
+    csv: &mut BufWriter<File>,
+    meter: &mut trace::live::IntervalMeter,
+    live: &Live,
+    intervals: &mut Vec<FlowInterval>,
+) -> Result<()> {
+    writeln!(csv, "{}", trace::table::row(row)).context("--trace: writing the segment table")?;
+    for f in meter.push(row) {
+        live.show(&f);
+        intervals.push(f);
     }
+    Ok(())
 }

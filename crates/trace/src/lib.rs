@@ -17,6 +17,7 @@ pub mod analysis;
 pub mod cost;
 pub mod line;
 pub mod live;
+pub mod raw;
 pub mod segment;
 pub mod table;
 pub mod time_seq;
