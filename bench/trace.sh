@@ -64,12 +64,13 @@ run() { # $1 = label, rest = tcplab args
     echo "$WORK/$label.json"
 }
 
-# $1 = json, $2 = seconds: "events/s lost" of the AF_PACKET source, then of tracefs.
+# $1 = json, $2 = seconds: "events/s lost" of the AF_PACKET source, then of the probe
+# source (perf_event rings, or tracefs text with TCPLAB_TRACE_TEXT=1).
 sources() {
     jq -r --arg t "$2" '
       .tests[0].segment_flow.sources as $s
       | ($s | map(select(.name|startswith("AF_PACKET") or startswith("emulator"))) | .[0]) as $c
-      | ($s | map(select(.name|startswith("tracefs"))) | .[0]) as $p
+      | ($s | map(select(.name|startswith("tracefs") or startswith("perf_event"))) | .[0]) as $p
       | [(($c.events // 0) / ($t|tonumber) | floor), ($c.lost // "-"),
          (($p.events // 0) / ($t|tonumber) | floor), ($p.lost // "-")] | @tsv' "$1"
 }
