@@ -10,45 +10,8 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use support::veth::Veth;
 use support::{command_in, json_of, ServerProc};
-
-/// Two namespaces with a veth pair on 198.18.`subnet`.0/24, removed on drop.
-struct Link {
-    a: String,
-    b: String,
-}
-
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-impl Link {
-    fn new(tag: &str, subnet: u8) -> Link {
-        let id = std::process::id() % 100_000;
-        let link = Link { a: format!("tlrm-{tag}a-{id}"), b: format!("tlrm-{tag}b-{id}") };
-        let (va, vb) = (format!("tlrm{tag}a{id}"), format!("tlrm{tag}b{id}"));
-        sh(&["ip", "netns", "add", &link.a]);
-        sh(&["ip", "netns", "add", &link.b]);
-        sh(&[
-            "ip", "link", "add", &va, "netns", &link.a, "type", "veth", "peer", "name", &vb, "netns", &link.b,
-        ]);
-        for (ns, dev, host) in [(&link.a, &va, 1), (&link.b, &vb, 2)] {
-            sh(&["ip", "-n", ns, "addr", "add", &format!("198.18.{subnet}.{host}/24"), "dev", dev]);
-            sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
-            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
-        }
-        link
-    }
-}
-
-impl Drop for Link {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
 
 fn root() -> bool {
     let out = Command::new("id").arg("-u").output().unwrap();
@@ -123,7 +86,7 @@ fn the_servers_end_comes_back_and_matches_the_clients() {
     if !root() {
         return;
     }
-    let link = Link::new("t", 78);
+    let link = Veth::new("tlrm", "t", 78);
     let server = ServerProc::start_in(Some(&link.a), "198.18.78.1", &["--allow-trace"]);
     let dir = tempfile::tempdir().unwrap();
     let out = traced(&link.b, "198.18.78.1", &server, dir.path(), &[]);
@@ -171,7 +134,7 @@ fn a_server_without_the_flag_says_why_and_the_test_runs() {
     if !root() {
         return;
     }
-    let link = Link::new("r", 79);
+    let link = Veth::new("tlrm", "r", 79);
     let server = ServerProc::start_in(Some(&link.a), "198.18.79.1", &[]);
     let dir = tempfile::tempdir().unwrap();
     let out = traced(&link.b, "198.18.79.1", &server, dir.path(), &["-R"]);

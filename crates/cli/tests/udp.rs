@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use support::veth::Veth;
 use support::{command_in, ServerProc};
 
 fn run(netns: Option<&str>, args: &[&str]) -> Output {
@@ -223,57 +224,27 @@ fn bad_udp_flags_fail_with_one_line() {
     );
 }
 
-/// Two namespaces and a veth pair, removed on drop (also when the test fails).
+/// Two namespaces and a veth pair (support::veth), UDP into `b` dropped at random.
 struct Link {
-    a: String,
-    b: String,
+    pair: Veth,
     b_addr: String,
-}
-
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 impl Link {
     /// `tag` keeps names unique per test; `drop_permille` of UDP packets into B are dropped.
     fn new(tag: &str, subnet: u8, drop_permille: u32) -> Link {
-        let id = std::process::id() % 100_000;
-        let link = Link {
-            a: format!("tlu-{tag}a-{id}"),
-            b: format!("tlu-{tag}b-{id}"),
-            b_addr: format!("198.18.{subnet}.2"),
-        };
-        let (va, vb) = (format!("tlu{tag}a{id}"), format!("tlu{tag}b{id}"));
-        sh(&["ip", "netns", "add", &link.a]);
-        sh(&["ip", "netns", "add", &link.b]);
-        sh(&[
-            "ip", "link", "add", &va, "netns", &link.a, "type", "veth", "peer", "name", &vb, "netns", &link.b,
-        ]);
-        for (ns, dev, host) in [(&link.a, &va, 1), (&link.b, &vb, 2)] {
-            sh(&["ip", "-n", ns, "addr", "add", &format!("198.18.{subnet}.{host}/24"), "dev", dev]);
-            sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
-            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
-        }
+        let pair = Veth::new("tlu", tag, subnet);
         let rules = format!(
             "table inet tlu {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  meta l4proto udp numgen random mod 1000 < {drop_permille} drop\n }}\n}}\n"
         );
         let mut nft = Command::new("ip")
-            .args(["netns", "exec", &link.b, "nft", "-f", "-"])
+            .args(["netns", "exec", &pair.b, "nft", "-f", "-"])
             .stdin(Stdio::piped())
             .spawn()
             .unwrap();
         nft.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
         assert!(nft.wait().unwrap().success(), "nft rules");
-        link
-    }
-}
-
-impl Drop for Link {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
+        Link { pair, b_addr: format!("198.18.{subnet}.2") }
     }
 }
 
@@ -290,7 +261,7 @@ fn can_use_namespaces() -> bool {
 /// Runs a forward UDP test across a link dropping `permille` of UDP; checks the loss.
 fn loss_within_bounds(tag: &str, subnet: u8, permille: u32) {
     let link = Link::new(tag, subnet, permille);
-    let srv = ServerProc::start_in(Some(&link.b), &link.b_addr, &[]);
+    let srv = ServerProc::start_in(Some(&link.pair.b), &link.b_addr, &[]);
     let port = srv.port.to_string();
     // One datagram per packet: with GSO, veth carries a train of datagrams as one packet past
     // the nftables hook, which would then drop trains, not independent datagrams.
@@ -310,7 +281,7 @@ fn loss_within_bounds(tag: &str, subnet: u8, permille: u32) {
         "0",
         "--no-offload",
     ];
-    let v = json_of(&run(Some(&link.a), &args));
+    let v = json_of(&run(Some(&link.pair.a), &args));
     let d = &directions_with_exact_identity(&v)[0];
     // Path loss: what the receiving host's own socket dropped is reported apart.
     let (sent, lost) = (u(d, "sent") as f64, (u(d, "lost") - u(d, "socket_drops")) as f64);
@@ -329,7 +300,7 @@ fn loss_within_bounds(tag: &str, subnet: u8, permille: u32) {
     );
     assert_eq!(u(d, "duplicates"), 0);
     // udp-rr across the same link: lost requests are counted and retried, the test ends.
-    let v = json_of(&run(Some(&link.a), &["udp-rr", &link.b_addr, "-p", &port, "-t", "1", "-J"]));
+    let v = json_of(&run(Some(&link.pair.a), &["udp-rr", &link.b_addr, "-p", &port, "-t", "1", "-J"]));
     let rr = &v["tests"][0]["summary"]["rr"];
     assert!(u(rr, "transactions") > 0, "{rr}");
     if permille >= 100 {
