@@ -22,7 +22,8 @@ const INFO: Info = Info {
     seed: "004",
     paper: "Moldeklev, Klovning, Kure: end-system effects on TCP/IP throughput over local ATM",
     reruns: "throughput vs window (4K…52428) × user data size over TAXI 140, segment flow of \
-             w4k-u2048 vs w4k-u4096 (tracefs), stop-and-go with window = user data",
+             w4k-u2048 vs w4k-u4096 (traced), stop-and-go with window = user data, send and \
+             receive processing time per segment vs segment size (segment-cost, Figure 4)",
 };
 
 /// The windows of every figure (b).
