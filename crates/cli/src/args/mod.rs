@@ -147,7 +147,9 @@ pub struct ServerArgs {
     /// Record this end of a test whose client traces it (`--trace DIR` against this server)
     /// and send the segments back with the results: AF_PACKET on every device and
     /// tcp:tcp_probe, filtered to this server's port (root and tracefs; the files are removed
-    /// once sent). Without it such a client is told this end is not traced.
+    /// once sent). With --max-concurrent above 1 the rows can include other clients' tests
+    /// (TCP headers only; docs/security.md). Without it such a client is told this end is not
+    /// traced.
     #[arg(long)]
     pub allow_trace: bool,
     #[command(flatten)]
