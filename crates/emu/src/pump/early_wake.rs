@@ -64,7 +64,7 @@ impl EarlyWake {
     }
 
     /// Learns from a timed sleep of `asked` that ended after `slept`: the margin is the 99th
-    /// percentile of the last [`RECENT`] oversleeps, capped at [`MAX_MARGIN`].
+    /// percentile of the last 256 oversleeps, capped at [`MAX_MARGIN`].
     pub fn observe(&mut self, asked: Duration, slept: Duration) {
         let over = u64::try_from(slept.saturating_sub(asked).as_nanos()).unwrap_or(u64::MAX);
         let over = over.min(u64::try_from(MAX_MARGIN.as_nanos()).unwrap_or(u64::MAX));
