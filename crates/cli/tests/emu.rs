@@ -233,14 +233,15 @@ fn kill_9_leaves_no_namespace_or_device() {
         .spawn()
         .unwrap();
     let pid = emu.id();
-    let kids = wait_for("both side commands", || {
-        let kids = children_of(pid);
-        (kids.len() == 2).then_some(kids)
-    });
     let own = netns_of(std::process::id()).unwrap();
-    let namespaces: Vec<String> = kids.iter().filter_map(|&k| netns_of(k)).collect();
-    assert_eq!(namespaces.len(), 2);
-    assert!(namespaces.iter().all(|ns| *ns != own), "side commands run in their own namespaces");
+    // A side command is forked first and enters its namespace before it runs: wait for both
+    // to be in namespaces other than this one.
+    let (kids, namespaces) = wait_for("both side commands in their own namespaces", || {
+        let kids = children_of(pid);
+        let namespaces: Vec<String> = kids.iter().filter_map(|&k| netns_of(k)).collect();
+        (kids.len() == 2 && namespaces.len() == 2 && namespaces.iter().all(|ns| *ns != own))
+            .then_some((kids, namespaces))
+    });
     Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
     emu.wait().unwrap();
     wait_for("the side commands to die", || kids.iter().all(|&k| netns_of(k).is_none()).then_some(()));
