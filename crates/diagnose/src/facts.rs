@@ -12,6 +12,15 @@ pub struct PathDrops {
     pub random: u64,
 }
 
+/// How late the emulator released packets in the data's direction (`--path`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PathLateness {
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// Median, µs.
+    pub p50_us: f64,
+}
+
 /// CPU facts of one end.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SideCpu {
@@ -54,36 +63,42 @@ pub struct Facts {
     pub goodput_bps: f64,
     /// What the result is compared with.
     pub reference: Option<Reference>,
-    /// Smoothed RTT (mean of samples), µs; 0 when unknown.
-    pub rtt_us: f64,
-    /// Receive-window-limited time ÷ busy time.
-    pub rwnd_limited_frac: f64,
-    /// Send-buffer-limited time ÷ busy time.
-    pub sndbuf_limited_frac: f64,
-    /// Receiver's SO_RCVBUF as reported (Linux doubles the request).
-    pub rcvbuf_bytes: u64,
+    /// Smoothed RTT (mean of samples), µs, when sampled.
+    pub rtt_us: Option<f64>,
+    /// Receive-window-limited time ÷ busy time, when the sender's TCP_INFO was sampled.
+    pub rwnd_limited_frac: Option<f64>,
+    /// Send-buffer-limited time ÷ busy time, when sampled.
+    pub sndbuf_limited_frac: Option<f64>,
+    /// Receiver's SO_RCVBUF as granted (getsockopt; Linux doubles the request), when known.
+    pub rcvbuf_bytes: Option<u64>,
     /// Receiver's SO_RCVBUF as requested, if it was.
     pub rcvbuf_requested: Option<u64>,
-    /// Sender's SO_SNDBUF as reported.
-    pub sndbuf_bytes: u64,
+    /// Sender's SO_SNDBUF as granted, when known.
+    pub sndbuf_bytes: Option<u64>,
     /// Sender's SO_SNDBUF as requested, if it was.
     pub sndbuf_requested: Option<u64>,
-    /// Segment size the sender used.
-    pub mss_bytes: u64,
+    /// Segment size the sender used, when sampled.
+    pub mss_bytes: Option<u64>,
     /// TCP_NODELAY on.
     pub nodelay: bool,
     /// Bytes per write the application asked for (`-l`).
     pub send_len: u32,
     /// Bytes per read the application asked for (`--recv-len`).
     pub recv_len: u32,
-    /// Sender's mean bytes per write call.
-    pub avg_write_bytes: f64,
-    /// Receiver's mean bytes per read call.
-    pub avg_read_bytes: f64,
-    /// Retransmitted segments.
-    pub retransmits: u64,
-    /// Data segments sent.
-    pub segments_out: u64,
+    /// Sender's mean bytes per write call, when it counted its calls.
+    pub avg_write_bytes: Option<f64>,
+    /// Receiver's mean bytes per read call, when it counted its calls.
+    pub avg_read_bytes: Option<f64>,
+    /// Retransmitted segments, when the sender reported them.
+    pub retransmits: Option<u64>,
+    /// Data segments sent, when sampled.
+    pub segments_out: Option<u64>,
+    /// The sender's pacing target (`-b`), bit/s per stream, when it paced.
+    pub paced_bps: Option<f64>,
+    /// Streams that way (a pacing target is per stream).
+    pub streams: u32,
+    /// The emulated path's release lateness in the data's direction, when it crossed one.
+    pub path_lateness: Option<PathLateness>,
     /// Both ends on one host: they share its CPUs (and, without an emulated path between them,
     /// retransmits are reordering, not loss).
     pub same_host: bool,
@@ -109,7 +124,6 @@ impl Facts {
             if client_sends { (Some(&result.local), remote) } else { (remote, Some(&result.local)) };
         let sent: Vec<&StreamStats> = streams(sender, Role::Send);
         let read: Vec<&StreamStats> = streams(receiver, Role::Recv);
-        let tcp = sent.iter().find_map(|s| s.tcp.as_ref());
         let same_host = result.warnings.iter().any(|w| w.kind == WarningKind::SameHost);
         let cpus = (sender.and_then(|m| m.cpu.as_ref()), receiver.and_then(|m| m.cpu.as_ref()));
         let shared = same_host && one_process(cpus.0, cpus.1);
@@ -118,26 +132,36 @@ impl Facts {
             true => (count(sent.len() + read.len()), count(sent.len() + read.len())),
             false => (count(sent.len()), count(read.len())),
         };
+        let sampled: Vec<&results::TcpInfoSummary> =
+            sent.iter().filter_map(|s| s.tcp.as_ref()).filter(|t| t.sampled).collect();
+        let sampled = (!sampled.is_empty() && sampled.len() == sent.len()).then_some(sampled);
         Some(Facts {
             direction: d.direction.clone(),
             client_sends,
             goodput_bps: d.receiver_bps,
             reference: result.reference.clone(),
-            rtt_us: f64::from(d.rtt_mean_us),
+            rtt_us: d.rtt_mean_us.map(f64::from),
             rwnd_limited_frac: d.rwnd_limited_frac,
             sndbuf_limited_frac: d.sndbuf_limited_frac,
-            rcvbuf_bytes: read.first().map_or(0, |s| u64::from(s.socket.rcvbuf_actual)),
+            rcvbuf_bytes: granted(read.first().map(|s| s.socket.rcvbuf_actual)),
             rcvbuf_requested: read.first().and_then(|s| s.socket.rcvbuf_requested).map(u64::from),
-            sndbuf_bytes: sent.first().map_or(0, |s| u64::from(s.socket.sndbuf_actual)),
+            sndbuf_bytes: granted(sent.first().map(|s| s.socket.sndbuf_actual)),
             sndbuf_requested: sent.first().and_then(|s| s.socket.sndbuf_requested).map(u64::from),
-            mss_bytes: tcp.map_or(0, |t| u64::from(t.snd_mss)),
+            mss_bytes: sampled
+                .as_ref()
+                .and_then(|t| t.first())
+                .map(|t| u64::from(t.snd_mss))
+                .filter(|&m| m > 0),
             nodelay: result.spec.nodelay,
             send_len: result.spec.send_len,
             recv_len: result.spec.recv_len,
             avg_write_bytes: per_call(&sent),
             avg_read_bytes: per_call(&read),
             retransmits: d.retransmits,
-            segments_out: sent.iter().filter_map(|s| s.tcp.as_ref()).map(|t| t.data_segs_out).sum(),
+            segments_out: sampled.as_ref().map(|t| t.iter().map(|t| t.data_segs_out).sum()),
+            paced_bps: (result.spec.rate_bps > 0).then_some(result.spec.rate_bps as f64),
+            streams: d.streams.max(1),
+            path_lateness: result.emu.as_ref().and_then(|e| lateness(e, client_sends)),
             same_host,
             path_drops: result.emu.as_ref().map(|e| path_drops(e, client_sends)),
             congestion_control: sent
@@ -161,18 +185,36 @@ impl Facts {
         self.reference.as_ref().filter(|r| r.limit_bps > 0.0).map(|r| self.goodput_bps / r.limit_bps)
     }
 
-    /// Segments lost per segment sent (retransmits ÷ data segments).
-    pub fn loss_rate(&self) -> f64 {
-        if self.segments_out == 0 {
-            0.0
-        } else {
-            self.retransmits as f64 / self.segments_out as f64
+    /// Segments resent per segment sent (retransmits ÷ data segments), when both are known.
+    pub fn loss_rate(&self) -> Option<f64> {
+        let (r, n) = (self.retransmits?, self.segments_out?);
+        (n > 0).then(|| r as f64 / n as f64)
+    }
+
+    /// The largest window TCP could have used, bytes: the smaller of what the receiver's
+    /// and the sender's socket buffers were granted (each bounds the data in flight).
+    pub fn granted_window(&self) -> Option<u64> {
+        match (self.rcvbuf_bytes, self.sndbuf_bytes) {
+            (Some(r), Some(s)) => Some(r.min(s)),
+            (r, s) => r.or(s),
         }
     }
 }
 
+/// A buffer size getsockopt reported (0: not reported).
+fn granted(v: Option<u32>) -> Option<u64> {
+    v.filter(|&b| b > 0).map(u64::from)
+}
+
+/// The emulator's release lateness in the data's direction.
+fn lateness(e: &EmuReport, client_sends: bool) -> Option<PathLateness> {
+    let name = if client_sends { "up" } else { "down" };
+    let d = e.directions.iter().find(|d| d.direction == name)?;
+    Some(PathLateness { p99_us: d.lateness_p99_us?, p50_us: d.lateness_p50_us.unwrap_or(d.lateness_mean_us) })
+}
+
 /// The emulator's drops in the data's direction: `up` when the client sends.
-fn path_drops(e: &EmuReport, client_sends: bool) -> PathDrops {
+pub(crate) fn path_drops(e: &EmuReport, client_sends: bool) -> PathDrops {
     let name = if client_sends { "up" } else { "down" };
     e.directions.iter().filter(|d| d.direction == name).fold(PathDrops::default(), |a, d| PathDrops {
         queue_overflow: a.queue_overflow + d.drops_queue_overflow.packets,
@@ -180,19 +222,15 @@ fn path_drops(e: &EmuReport, client_sends: bool) -> PathDrops {
     })
 }
 
-fn streams(side: Option<&SideMeasurement>, role: Role) -> Vec<&StreamStats> {
+pub(crate) fn streams(side: Option<&SideMeasurement>, role: Role) -> Vec<&StreamStats> {
     side.map(|m| m.streams.iter().filter(|s| s.role == role).collect()).unwrap_or_default()
 }
 
-/// Mean bytes per call; 0 when nothing moved.
-fn per_call(streams: &[&StreamStats]) -> f64 {
+/// Mean bytes per call; `None` when the end counted no calls (a stock iperf3 peer).
+fn per_call(streams: &[&StreamStats]) -> Option<f64> {
     let calls: u64 = streams.iter().map(|s| s.calls).sum();
     let bytes: u64 = streams.iter().map(|s| s.bytes).sum();
-    if calls == 0 {
-        0.0
-    } else {
-        bytes as f64 / calls as f64
-    }
+    (calls > 0).then(|| bytes as f64 / calls as f64)
 }
 
 /// Whether both ends' process times are one process's (`tcplab run`'s embedded server): equal
@@ -205,7 +243,7 @@ fn one_process(a: Option<&CpuUsage>, b: Option<&CpuUsage>) -> bool {
 }
 
 /// The busiest thread among `streams` (its busy share and most-seen CPU), if any was measured.
-fn busiest_thread(streams: &[&StreamStats]) -> (Option<f64>, Option<u32>) {
+pub(crate) fn busiest_thread(streams: &[&StreamStats]) -> (Option<f64>, Option<u32>) {
     streams
         .iter()
         .filter_map(|s| s.placement.thread_busy_pct.map(|b| (b, s.placement.main_cpu())))
@@ -213,7 +251,12 @@ fn busiest_thread(streams: &[&StreamStats]) -> (Option<f64>, Option<u32>) {
         .map_or((None, None), |(b, cpu)| (Some(b), cpu))
 }
 
-fn side_cpu(c: &CpuUsage, threads: u32, shared: bool, thread: (Option<f64>, Option<u32>)) -> SideCpu {
+pub(crate) fn side_cpu(
+    c: &CpuUsage,
+    threads: u32,
+    shared: bool,
+    thread: (Option<f64>, Option<u32>),
+) -> SideCpu {
     let (thread_busy_pct, seen) = thread;
     let thread_cpu = seen.and_then(|n| c.per_cpu_pct.get(n as usize).map(|pct| (n, *pct)));
     let process_s = c.process.user_s + c.process.system_s;
@@ -284,8 +327,8 @@ mod tests {
         let r = result(side(Role::Send, 10, 0.9, 8192), side(Role::Recv, 1000, 0.3, 4096), false);
         let f = Facts::of(&r, 0).unwrap_or_default();
         assert!(f.client_sends);
-        assert_eq!((f.avg_write_bytes, f.avg_read_bytes), (100_000.0, 1000.0));
-        assert_eq!((f.rcvbuf_bytes, f.rcvbuf_requested), (4096, Some(2048)));
+        assert_eq!((f.avg_write_bytes, f.avg_read_bytes), (Some(100_000.0), Some(1000.0)));
+        assert_eq!((f.rcvbuf_bytes, f.rcvbuf_requested), (Some(4096), Some(2048)));
         assert_eq!(f.sender_cpu.as_ref().map(|c| (c.process_pct, c.threads)), Some((90.0, 1)));
         assert_eq!(f.receiver_cpu.as_ref().map(|c| c.throttled_pct), Some(50.0));
         assert!(Facts::of(&r, 1).is_none());

@@ -13,58 +13,69 @@
 #![forbid(unsafe_code)]
 
 pub mod facts;
+pub mod loss;
+pub mod pacing;
 pub mod path;
 pub mod reference;
+pub mod rr;
 pub mod rules;
 pub mod saturated;
+pub mod udp;
+pub mod verdict;
 
-use results::{
-    Cause, Diagnosis, Finding, Reference, ReferenceKind, Shape, Status, TestResult, Warning, WarningKind,
-};
+use results::{Cause, Diagnosis, Reference, ReferenceKind, Shape, Status, TestResult, Warning, WarningKind};
 
 pub use facts::Facts;
 pub use path::Path;
 pub use reference::link_reference;
+pub use verdict::MIN_CONTRIBUTING_WEIGHT;
 
-/// Findings lighter than this are left out of the contributing causes.
-pub const MIN_CONTRIBUTING_WEIGHT: f64 = 0.3;
-
-/// Sets `reference`, each direction's share of it and the diagnosis of every direction of a
-/// stream result; a test over an emulated `path` gets the path's warnings first (all tests).
-/// Other tests have no throughput to explain.
+/// Sets `reference`, each direction's share of it and the diagnosis of every direction (TCP
+/// and UDP streams) or of the transactions (request/response); a test over an emulated
+/// `path` gets the path's warnings first. A failed or interrupted test is diagnosed from what
+/// it measured, when it measured anything.
 pub fn annotate(result: &mut TestResult, reference: Option<Reference>, path: Option<&Path>) {
     if let Some(p) = path {
         path::warnings(result, p);
     }
-    match result.summary.shape {
-        Some(Shape::UdpBulk) => {
-            if let Some(r) = reference.as_ref().filter(|r| r.limit_bps > 0.0) {
-                result
-                    .summary
-                    .udp
-                    .iter_mut()
-                    .for_each(|d| d.of_reference = Some(d.receiver_bps / r.limit_bps));
-            }
-            result.reference = reference;
-            return;
-        }
-        Some(Shape::TcpBulk) => {}
-        Some(Shape::Transactions) | None => return,
+    let share = |bps: f64| reference.as_ref().filter(|r| r.limit_bps > 0.0).map(|r| bps / r.limit_bps);
+    for d in &mut result.summary.directions {
+        d.of_reference = share(d.receiver_bps);
     }
-    if let Some(r) = &reference {
-        for d in &mut result.summary.directions {
-            d.of_reference = (r.limit_bps > 0.0).then(|| d.receiver_bps / r.limit_bps);
-        }
+    for d in &mut result.summary.udp {
+        d.of_reference = share(d.receiver_bps);
     }
     result.reference = reference;
-    result.diagnosis = if result.status == Status::Failed && result.summary.headline_value().is_none() {
-        Vec::new()
-    } else {
-        let facts: Vec<Facts> =
-            (0..result.summary.directions.len()).filter_map(|i| Facts::of(result, i)).collect();
-        let facts = without_exceeded_reference(result, facts);
-        facts.iter().map(diagnose).collect()
+    let measured = result.status == Status::Completed || result.summary.headline_value().is_some();
+    result.diagnosis = match (result.summary.shape, measured) {
+        (_, false) | (None, _) => Vec::new(),
+        (Some(Shape::TcpBulk), true) => tcp(result),
+        (Some(Shape::UdpBulk), true) => udp_directions(result, path),
+        (Some(Shape::Transactions), true) => transactions(result, path),
     };
+}
+
+fn tcp(result: &mut TestResult) -> Vec<Diagnosis> {
+    let facts: Vec<Facts> =
+        (0..result.summary.directions.len()).filter_map(|i| Facts::of(result, i)).collect();
+    let facts = without_exceeded_reference(result, facts);
+    facts.iter().map(diagnose).collect()
+}
+
+fn udp_directions(result: &TestResult, path: Option<&Path>) -> Vec<Diagnosis> {
+    (0..result.summary.udp.len())
+        .filter_map(|i| udp::UdpFacts::of(result, i, path))
+        .map(|f| {
+            let found = udp::ALL.iter().filter_map(|rule| rule(&f)).collect();
+            verdict::decide(&f.d.direction, f.d.receiver_bps, found, udp::nothing_found(&f))
+        })
+        .collect()
+}
+
+fn transactions(result: &TestResult, path: Option<&Path>) -> Vec<Diagnosis> {
+    let Some(f) = rr::RrFacts::of(result, path) else { return Vec::new() };
+    let found = rr::ALL.iter().filter_map(|rule| rule(&f)).collect();
+    vec![verdict::decide("transactions", 0.0, found, rr::nothing_found(&f))]
 }
 
 /// A link reference a direction exceeds by more than [`rules::ABOVE_LINK_FRAC`] does not
@@ -99,18 +110,11 @@ fn without_exceeded_reference(result: &mut TestResult, mut facts: Vec<Facts>) ->
     facts
 }
 
-/// Runs every rule over `facts`: the heaviest finding is the primary cause, the others (above
-/// [`MIN_CONTRIBUTING_WEIGHT`]) contribute.
+/// Runs every TCP rule over `facts`: the heaviest finding is the primary cause, the others
+/// (above [`MIN_CONTRIBUTING_WEIGHT`]) contribute; close weights are split evidence.
 pub fn diagnose(facts: &Facts) -> Diagnosis {
-    let mut found: Vec<Finding> = rules::ALL.iter().filter_map(|rule| rule(facts)).collect();
-    found.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    let mut found = found.into_iter();
-    let primary = found.next().unwrap_or_else(|| rules::nothing_found(facts));
-    Diagnosis {
-        direction: facts.direction.clone(),
-        primary,
-        contributing: found.filter(|f| f.weight >= MIN_CONTRIBUTING_WEIGHT).collect(),
-    }
+    let found = rules::ALL.iter().filter_map(|rule| rule(facts)).collect();
+    verdict::decide(&facts.direction, facts.goodput_bps, found, rules::nothing_found(facts))
 }
 
 /// Whether a diagnosis names `cause` first.

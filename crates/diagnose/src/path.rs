@@ -16,6 +16,8 @@ pub struct Path {
     pub spec: String,
     /// The configured round trip (both directions' delay), µs.
     pub rtt_us: f64,
+    /// The path's MTU, bytes, when known.
+    pub mtu: Option<u32>,
 }
 
 /// Puts the path's facts into `result`'s warnings: the shared host (worded for the path), one
@@ -109,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_path_keeps_the_shared_host_and_one_cpu_warning() {
-        let path = Path { spec: "gige".into(), rtt_us: 0.0 };
+        let path = Path { spec: "gige".into(), rtt_us: 0.0, mtu: None };
         let mut r = result(Shape::TcpBulk, 0.0);
         assert_eq!(r.warnings.len(), 2, "client cpu0 and server cpu0");
         warnings(&mut r, &path);
@@ -121,7 +123,7 @@ mod tests {
 
     #[test]
     fn a_late_emulator_is_named_once() {
-        let path = Path { spec: "transatlantic-bdp".into(), rtt_us: 170_000.0 };
+        let path = Path { spec: "transatlantic-bdp".into(), rtt_us: 170_000.0, mtu: None };
         let mut r = result(Shape::TcpBulk, 0.0);
         let dir = |name: &str, p99| results::EmuDirection {
             direction: name.into(),
@@ -149,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_latency_the_delay_explains_is_not_cpu_bound() {
-        let path = Path { spec: "rate=100mbit,delay=10ms".into(), rtt_us: 20_000.0 };
+        let path = Path { spec: "rate=100mbit,delay=10ms".into(), rtt_us: 20_000.0, mtu: None };
         let mut r = result(Shape::Transactions, 20_150.0);
         warnings(&mut r, &path);
         assert_eq!(kinds(&r), vec![WarningKind::SameHost]);

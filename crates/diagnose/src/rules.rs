@@ -1,10 +1,8 @@
-//! One rule per cause. Each looks at [`Facts`] only and returns a [`Finding`] with a weight
-//! (0–1) when its thresholds are met; [`crate::diagnose`] ranks them. The thresholds are the
-//! constants below, documented in docs/model.md.
+//! One rule per cause of a TCP stream's limit. Each looks at [`Facts`] only and returns a
+//! [`Finding`] with a weight (0–1) when its thresholds are met; [`crate::verdict`] ranks them.
+//! A rule never reads an unmeasured figure as 0: what it needs and was not measured, it does
+//! not claim. The thresholds are the constants below, documented in docs/diagnosis.md.
 
-use std::time::Duration;
-
-use model::loss::{mathis_bps, LossPath, MathisConstant};
 use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
@@ -14,7 +12,8 @@ use model::human::{micros, rate, size};
 pub type Rule = fn(&Facts) -> Option<Finding>;
 
 /// Every rule, in the order ties are broken.
-pub const ALL: [Rule; 11] = [
+pub const ALL: [Rule; 15] = [
+    crate::pacing::paced,
     link,
     application,
     receiver_cpu,
@@ -23,13 +22,19 @@ pub const ALL: [Rule; 11] = [
     receive_window,
     send_buffer,
     stop_and_go,
-    congestion,
+    crate::loss::queue_overflow,
+    crate::loss::random_loss,
+    crate::loss::congestion,
+    crate::pacing::emulator_late,
     traced_sender,
     crate::saturated::saturated_core,
 ];
 
 /// Receive-window-limited share of busy time from which the window counts as a limit.
 pub const RWND_LIMITED_FRAC: f64 = 0.2;
+/// Window-limited share (receive window or send buffer) from which the write size does not
+/// set the rate: a sender waiting for the window is not waiting for its writes.
+pub const WINDOW_BOUND_FRAC: f64 = 0.5;
 /// Share of traced ACK samples at the announced window that names the receive window.
 pub const TRACE_WINDOW_SHARE: f64 = 0.5;
 /// Send-buffer-limited share of busy time from which the buffer counts as a limit.
@@ -40,8 +45,6 @@ pub const SMALL_CALL_BYTES: f64 = 1024.0;
 pub const SHORT_CALL_BYTES: f64 = 4096.0;
 /// Buffers of fewer segments than this, with Nagle on, risk stop-and-go (theory.md §7).
 pub const STOP_AND_GO_SEGMENTS: f64 = 3.0;
-/// Retransmit rate from which loss contributes, and from which it is a strong suspect.
-pub const LOSS_RATE: (f64, f64) = (1e-4, 1e-3);
 /// Process time plus quota-throttled time, % of one core per data thread, that counts as a
 /// saturated end.
 pub const CPU_SATURATED_PCT: f64 = 85.0;
@@ -62,67 +65,85 @@ pub const NEAR_LINK_FRAC: f64 = 0.9;
 pub const ABOVE_LINK_FRAC: f64 = 1.05;
 
 /// Within a few % of the link's theoretical limit: the link is the limit. Over an emulated
-/// path whose only drops were its full queue, the retransmitted share counts too: the link
-/// was full, part of it carrying segments twice. Far above the limit, the link is not the
-/// path measured: [`crate::annotate`] warns and takes the reference away.
+/// path whose only drops were its full queue, the resent share counts too: the link was
+/// full, part of it carrying segments twice (said as what the sender *offered*: a link
+/// carries at most 100 %). Far above the limit, the link is not the path measured:
+/// [`crate::annotate`] warns and takes the reference away.
 pub fn link(f: &Facts) -> Option<Finding> {
     let r = f.reference.as_ref().filter(|r| r.kind == ReferenceKind::Link)?;
     let frac = f.of_reference().filter(|&x| x <= ABOVE_LINK_FRAC)?;
-    let carried = link_carried(f)?;
-    let resent = match carried > frac {
-        true => format!(
-            "; with {} of segments sent twice after the emulator's full queue dropped {}, the link carried {}",
-            pct(f.loss_rate()),
+    let offered = link_offered(f)?;
+    let share = match frac <= 1.0 {
+        true => format!("is {} of", pct(frac)),
+        false => "is at (within measurement noise)".to_string(),
+    };
+    let resent = match (offered > frac, f.loss_rate()) {
+        (true, Some(p)) => format!(
+            "; {} of segments were sent twice after the emulator's full queue dropped {}: the sender offered {} of the link's goodput",
+            pct(p),
             f.path_drops.map_or(0, |d| d.queue_overflow),
-            pct(carried)
+            pct(offered)
         ),
-        false => String::new(),
+        _ => String::new(),
     };
     Some(Finding {
         cause: Cause::Link,
         weight: 0.97,
         evidence: format!(
-            "{} is {} of the theoretical {} ({}){resent}",
+            "{} {share} the theoretical {} ({}){resent}",
             rate(f.goodput_bps),
-            pct(frac),
             rate(r.limit_bps),
             r.description
         ),
         advice: "the link is the limit: only a faster link, a larger MTU or fewer header bytes go faster"
             .into(),
+        bound_bps: Some(r.limit_bps.max(f.goodput_bps)),
     })
 }
 
-/// The share of the link's goodput the sender filled, when it is [`NEAR_LINK_FRAC`] or more:
-/// the goodput's share, plus the retransmitted share when the path's only drops were its
-/// full queue (the link was full).
-fn link_carried(f: &Facts) -> Option<f64> {
+/// The share of the link's goodput the sender offered, when it is [`NEAR_LINK_FRAC`] or more:
+/// the goodput's share, plus the resent share when the path's only drops were its full queue
+/// (the link was full).
+fn link_offered(f: &Facts) -> Option<f64> {
     let frac = f.of_reference()?;
     let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
-    let carried = match overflow_only && f.loss_rate() < 1.0 {
-        true => frac / (1.0 - f.loss_rate()),
-        false => frac,
+    let offered = match (overflow_only, f.loss_rate()) {
+        (true, Some(p)) if p < 1.0 => frac / (1.0 - p),
+        _ => frac,
     };
-    (carried >= NEAR_LINK_FRAC).then_some(carried)
+    (offered >= NEAR_LINK_FRAC).then_some(offered)
+}
+
+/// Whether most of the sender's busy time waited for a window (the receiver's or its own
+/// send buffer): then the calls' size did not set the rate.
+fn window_bound(f: &Facts) -> bool {
+    let rw = f.rwnd_limited_frac.unwrap_or(0.0);
+    let sb = f.sndbuf_limited_frac.unwrap_or(0.0);
+    rw + sb >= WINDOW_BOUND_FRAC
 }
 
 /// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
-/// per call's few bytes (the evidence gives the bytes per call measured). Calls made small by a small socket buffer are the buffer's doing, not this.
+/// per call's few bytes (the evidence gives the bytes per call measured). Calls made small
+/// by a small socket buffer are the buffer's doing, not this; a sender that waited for its
+/// window most of the time was held by the window, not by its writes.
 pub fn application(f: &Facts) -> Option<Finding> {
-    let measured = |avg: f64, asked: u32| if avg > 0.0 { avg } else { f64::from(asked) };
     let calls: Vec<(&str, &str, f64)> = [
-        ("writes", "-l", f.send_len, measured(f.avg_write_bytes, f.send_len)),
-        ("reads", "--recv-len", f.recv_len, measured(f.avg_read_bytes, f.recv_len)),
+        ("writes", "-l", f.send_len, f.avg_write_bytes),
+        ("reads", "--recv-len", f.recv_len, f.avg_read_bytes),
     ]
     .into_iter()
     .filter(|(_, _, asked, _)| *asked > 0 && f64::from(*asked) < SHORT_CALL_BYTES)
-    .map(|(side, flag, _, avg)| (side, flag, avg))
+    .map(|(side, flag, asked, avg)| (side, flag, avg.unwrap_or(f64::from(asked))))
     .collect();
-    let smallest = calls.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
     if calls.is_empty() {
         return None;
     }
-    let weight = if smallest < SMALL_CALL_BYTES { 0.95 } else { 0.6 };
+    let smallest = calls.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+    let weight = match (window_bound(f), smallest < SMALL_CALL_BYTES) {
+        (true, _) => 0.4,
+        (false, true) => 0.95,
+        (false, false) => 0.6,
+    };
     let nagle = if f.nodelay && calls.iter().any(|c| c.0 == "writes") {
         " with TCP_NODELAY: each write leaves as its own small segment"
     } else {
@@ -142,6 +163,7 @@ pub fn application(f: &Facts) -> Option<Finding> {
             flags.join(", "),
             if nagle.is_empty() { "" } else { "; or drop -N so Nagle coalesces small writes" }
         ),
+        bound_bps: None,
     })
 }
 
@@ -191,6 +213,7 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
             c.busiest_pct
         ),
         advice: advice.into(),
+        bound_bps: None,
     })
 }
 
@@ -198,7 +221,7 @@ fn cpu(f: &Facts, c: Option<&SideCpu>, cause: Cause, who: &str, advice: &str) ->
 /// they waited for a CPU (a shared or noisy machine).
 pub fn other_load(f: &Facts) -> Option<Finding> {
     // A result at its link's limit did not wait for a CPU: its threads had nothing more to do.
-    if link(f).is_some() {
+    if link(f).is_some() || crate::pacing::paced(f).is_some() {
         return None;
     }
     let ends = [("sender", f.sender_cpu.as_ref()), ("receiver", f.receiver_cpu.as_ref())];
@@ -217,6 +240,7 @@ pub fn other_load(f: &Facts) -> Option<Finding> {
             c.thread_busy_pct.unwrap_or(0.0)
         ),
         advice: "the test competed for CPU with other processes: rerun on a quiet host, or pin tcplab to a CPU of its own with -A".into(),
+        bound_bps: None,
     })
 }
 
@@ -233,30 +257,35 @@ fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
     (c.cores_busy - own / 100.0 - c.softirq_cores).max(0.0)
 }
 
-/// The receiver's advertised window: TCP_INFO rwnd-limited time, rcvbuf against the BDP.
+/// The receiver's advertised window: TCP_INFO rwnd-limited time, the granted rcvbuf against
+/// the BDP, or the trace's ACK samples at the window.
 pub fn receive_window(f: &Facts) -> Option<Finding> {
     let flag = if f.client_sends { "--remote-rcvbuf" } else { "--rcvbuf" };
-    let short_of_bdp = bdp_bytes(f).filter(|&bdp| f.rcvbuf_requested.is_some_and(|r| (r as f64) < bdp));
+    let limited = f.rwnd_limited_frac.filter(|&x| x >= RWND_LIMITED_FRAC);
+    let short_of_bdp = bdp_bytes(f)
+        .filter(|&bdp| f.rcvbuf_requested.is_some() && f.rcvbuf_bytes.is_some_and(|r| (r as f64) < bdp));
     let traced = traced_window(f);
-    if f.rwnd_limited_frac < RWND_LIMITED_FRAC && short_of_bdp.is_none() && traced.is_none() {
+    if limited.is_none() && short_of_bdp.is_none() && traced.is_none() {
         return None;
     }
     // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
     // is more often the symptom of a slow receiver.
-    let weight = match (f.rwnd_limited_frac >= RWND_LIMITED_FRAC, f.rcvbuf_requested) {
-        (true, Some(_)) => 0.92,
-        (true, None) => 0.5 + 0.35 * f.rwnd_limited_frac,
-        (false, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
+    let weight = match (limited, f.rcvbuf_requested) {
+        (Some(x), Some(_)) if x >= 0.9 => 0.96,
+        (Some(_), Some(_)) => 0.92,
+        (Some(x), None) => 0.5 + 0.35 * x,
+        (None, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
     };
+    let (bound_text, bound_bps) = window_bound_text(f, f.rcvbuf_bytes);
+    let granted = f.rcvbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {
         cause: Cause::ReceiveWindow,
         weight,
         evidence: format!(
-            "receive-window limited {} of busy time; receiver rcvbuf {}{}{}",
-            pct(f.rwnd_limited_frac),
-            size(f.rcvbuf_bytes as f64),
+            "receive-window limited {} of busy time; receiver rcvbuf granted {granted}{}{}",
+            f.rwnd_limited_frac.map_or_else(|| "–".to_string(), pct),
             asked(f.rcvbuf_requested),
-            f.rcvbuf_requested.map(|asked| window_rate(f, asked)).unwrap_or_else(|| " (autotuned; its size at the start)".into())
+            if f.rcvbuf_requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
         ) + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
         advice: match f.rcvbuf_requested {
             Some(asked) => buffer_advice(f, flag, asked),
@@ -264,6 +293,7 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
                 "the receiver did not read fast enough to keep its (autotuned) window open: check its CPU and read size, or set {flag} to a large value"
             ),
         },
+        bound_bps: bound_bps.filter(|_| f.rcvbuf_requested.is_some()),
     })
 }
 
@@ -284,26 +314,30 @@ fn traced_window(f: &Facts) -> Option<(f64, String)> {
 
 /// The sender's socket buffer.
 pub fn send_buffer(f: &Facts) -> Option<Finding> {
-    if f.sndbuf_limited_frac < SNDBUF_LIMITED_FRAC {
-        return None;
-    }
+    let limited = f.sndbuf_limited_frac.filter(|&x| x >= SNDBUF_LIMITED_FRAC)?;
     let flag = if f.client_sends { "--sndbuf" } else { "--remote-sndbuf" };
+    let (bound_text, bound_bps) = window_bound_text(f, f.sndbuf_bytes);
+    let granted = f.sndbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {
         cause: Cause::SendBuffer,
-        weight: 0.5 + 0.3 * f.sndbuf_limited_frac,
+        weight: match f.sndbuf_requested {
+            Some(_) if limited >= 0.9 => 0.96,
+            _ => 0.5 + 0.3 * limited,
+        },
         evidence: format!(
-            "send-buffer limited {} of busy time; sender sndbuf {}{}{}",
-            pct(f.sndbuf_limited_frac),
-            size(f.sndbuf_bytes as f64),
+            "send-buffer limited {} of busy time; sender sndbuf granted {granted}{}{}",
+            pct(limited),
             asked(f.sndbuf_requested),
-            f.sndbuf_requested
-                .map(|asked| window_rate(f, asked))
-                .unwrap_or_else(|| " (autotuned; its size at the start)".into())
+            if f.sndbuf_requested.is_some() {
+                bound_text
+            } else {
+                " (autotuned; its size at the start)".into()
+            }
         ),
-        advice: buffer_advice(f, flag, f.sndbuf_requested.unwrap_or(f.sndbuf_bytes)),
+        advice: buffer_advice(f, flag, f.sndbuf_requested.or(f.sndbuf_bytes).unwrap_or(0)),
+        bound_bps: bound_bps.filter(|_| f.sndbuf_requested.is_some()),
     })
 }
-
 /// Share of the traced sending time with room in both the announced window and cwnd from
 /// which the trace names the sender (it did not fill what TCP allowed).
 pub const TRACE_UNLIMITED_SHARE: f64 = 0.6;
@@ -328,6 +362,7 @@ pub fn traced_sender(f: &Facts) -> Option<Finding> {
         weight: 0.45 + 0.2 * w.unlimited_time,
         evidence: format!("{}{}", traced_room(f)?, busiest.unwrap_or_default()),
         advice: "the sending end produced segments no faster: its CPU (kernel send path included) or the application's writes; try larger writes (-l), -P 2, or pin the ends apart (-A 0,1)".into(),
+        bound_bps: None,
     })
 }
 
@@ -349,10 +384,7 @@ pub(crate) fn traced_room(f: &Facts) -> Option<String> {
 
 /// Nagle on with buffers of only a few segments (theory.md §7).
 pub fn stop_and_go(f: &Facts) -> Option<Finding> {
-    if f.nodelay || f.mss_bytes == 0 {
-        return None;
-    }
-    let mss = f.mss_bytes as f64;
+    let mss = f.mss_bytes.filter(|_| !f.nodelay)? as f64;
     let (name, bytes) = [("rcvbuf", f.rcvbuf_requested), ("sndbuf", f.sndbuf_requested)]
         .into_iter()
         .filter_map(|(n, b)| b.map(|b| (n, b)))
@@ -368,89 +400,20 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
         // window does.
         weight: 0.93,
         evidence: format!(
-            "{name} asked {} = {segments:.1} segments of {} B with Nagle on",
-            size(bytes as f64),
-            f.mss_bytes
+            "{name} asked {} = {segments:.1} segments of {mss:.0} B with Nagle on",
+            size(bytes as f64)
         ),
         advice: format!(
             "give the {name} at least {STOP_AND_GO_SEGMENTS:.0} segments ({} B), or set -N",
             (mss * STOP_AND_GO_SEGMENTS).ceil()
         ),
+        bound_bps: None,
     })
 }
 
-/// Loss and the congestion window (not on loopback, where retransmits are reordering). Over
-/// an emulated path the emulator says where packets dropped: all at its full queue is the
-/// bottleneck overflowing, the link's doing (the link rule names it near the link's rate). A
-/// Reno-like bound far below the measured rate shows the loss did not set the rate: no
-/// finding. The advice never names the congestion control already in use.
-pub fn congestion(f: &Facts) -> Option<Finding> {
-    let p = f.loss_rate();
-    if (f.same_host && f.path_drops.is_none()) || p < LOSS_RATE.0 {
-        return None;
-    }
-    let overflow_only = f.path_drops.is_some_and(|d| d.random == 0 && d.queue_overflow > 0);
-    if overflow_only && link(f).is_some() {
-        return None;
-    }
-    // A connection going MATHIS_FAR_BELOW times faster than the Reno-like bound at its loss
-    // rate was not held back by that loss (bbr, or drops in bursts counted one by one).
-    let bound = mathis_bound(f);
-    if bound.is_some_and(|b| b * MATHIS_FAR_BELOW < f.goodput_bps) {
-        return None;
-    }
-    let weight = if p >= LOSS_RATE.1 { 0.7 } else { 0.45 };
-    let bound_text = bound
-        .map(|b| format!("; Reno-like bound (Mathis, C = 1.22) at RTT {}: {}", micros(f.rtt_us), rate(b)))
-        .unwrap_or_default();
-    let drops = f
-        .path_drops
-        .map(|d| {
-            format!(
-                "; the emulator dropped {} packets at its full queue, {} at random",
-                d.queue_overflow, d.random
-            )
-        })
-        .unwrap_or_default();
-    Some(Finding {
-        cause: Cause::Congestion,
-        weight,
-        evidence: format!(
-            "{} retransmits in {} segments (p = {p:.1e}){drops}{bound_text}",
-            f.retransmits, f.segments_out
-        ),
-        advice: congestion_advice(f, overflow_only),
-    })
-}
-
-/// How far below the measured goodput a model bound may fall and still count as evidence.
-pub const MATHIS_FAR_BELOW: f64 = 2.0;
-
-fn mathis_bound(f: &Facts) -> Option<f64> {
-    if f.rtt_us <= 0.0 || f.mss_bytes == 0 {
-        return None;
-    }
-    let path = LossPath::new(f.mss_bytes, Duration::from_micros(f.rtt_us as u64), f.loss_rate().min(1.0));
-    mathis_bps(&path, MathisConstant::AckEverySegment).ok()
-}
-
-fn congestion_advice(f: &Facts, overflow_only: bool) -> String {
-    let find = if overflow_only {
-        "the drops are the bottleneck queue overflowing (the sender fills the link): a larger queue (queue=) trades loss for delay"
-    } else if f.path_drops.is_some() {
-        "the emulator's loss model drops these packets (see its counters)"
-    } else {
-        "find where packets drop (ip -s link, nstat, the emulator's drop log)"
-    };
-    match f.congestion_control.as_str() {
-        "bbr" => format!("{find}; bbr, in use, already does not back off on random loss"),
-        _ => format!("{find}; try -C bbr, which does not back off on random loss"),
-    }
-}
-
-/// The primary finding when no rule applies. A CPU of the host that was saturated is said so
-/// (the "CPU saturated" warning names it too): on one host it is shared by both ends and
-/// the network work, so it was not found to be one end's limit.
+/// The primary finding when no rule applies: a sentence of what was checked. A CPU of the
+/// host that was saturated is said so (the "CPU saturated" warning names it too): on one host
+/// it is shared by both ends and the network work, so it was not found to be one end's limit.
 pub fn nothing_found(f: &Facts) -> Finding {
     let busy = [f.sender_cpu.as_ref(), f.receiver_cpu.as_ref()]
         .into_iter()
@@ -459,21 +422,29 @@ pub fn nothing_found(f: &Facts) -> Finding {
         .max_by(|a, b| (a.busiest_pct + a.steal_pct).total_cmp(&(b.busiest_pct + b.steal_pct)));
     let cpu = match busy {
         Some(c) => format!(
-            "cpu{} {:.0}% busy{} but no tcplab thread saturated (that CPU is shared by both ends and the kernel's network work)",
+            "cpu{} was {:.0}% busy{} but no tcplab thread was saturated (that CPU is shared by both ends and the kernel's network work)",
             c.busiest_cpu,
             c.busiest_pct,
             if c.steal_pct >= 1.0 { format!(" + {:.0}% stolen", c.steal_pct) } else { String::new() }
         ),
-        None => "no end saturated".into(),
+        None if f.sender_cpu.is_none() && f.receiver_cpu.is_none() => "neither end's CPU was measured".into(),
+        None => "no end's CPU was saturated".into(),
+    };
+    let known = |v: Option<f64>| v.map_or_else(|| "unmeasured".to_string(), pct);
+    let reference = match &f.reference {
+        Some(r) => {
+            format!("it ran at {} of {}", f.of_reference().map_or_else(|| "–".into(), pct), r.description)
+        }
+        None => "no link was given to compare it with".into(),
     };
     Finding {
         cause: Cause::Unknown,
         weight: 0.0,
         evidence: format!(
-            "no rule applies: rwnd-limited {}, sndbuf-limited {}, writes of {}, {cpu}",
-            pct(f.rwnd_limited_frac),
-            pct(f.sndbuf_limited_frac),
-            size(f.avg_write_bytes)
+            "No limit was found: the receive window held the sender {} of its busy time and the send buffer {}, {}, there was no loss to speak of, and {reference}.",
+            known(f.rwnd_limited_frac),
+            known(f.sndbuf_limited_frac),
+            cpu
         ),
         advice: match busy {
             Some(_) => {
@@ -482,11 +453,12 @@ pub fn nothing_found(f: &Facts) -> Finding {
             }
             None => "run longer (-t), or with --link to compare with the link's limit".into(),
         },
+        bound_bps: None,
     }
 }
 
 /// `93%`.
-fn pct(frac: f64) -> String {
+pub(crate) fn pct(frac: f64) -> String {
     format!("{:.0}%", frac * 100.0)
 }
 
@@ -494,32 +466,34 @@ fn asked(requested: Option<u64>) -> String {
     requested.map(|r| format!(" (asked {})", size(r as f64))).unwrap_or_default()
 }
 
-/// ` ÷ RTT 45 µs = 728 Mbit/s`, or nothing without an RTT.
-fn window_rate(f: &Facts, window: u64) -> String {
-    if f.rtt_us <= 0.0 || window == 0 {
-        return String::new();
+/// `; 16 KiB ÷ RTT 702 µs allows 187 Mbit/s` and that rate, for a granted `window`: only when
+/// the RTT was sampled and the rate it allows is not below the measured goodput (then the
+/// window, as granted, bounded nothing the evidence could show).
+fn window_bound_text(f: &Facts, window: Option<u64>) -> (String, Option<f64>) {
+    let (Some(rtt), Some(window)) = (f.rtt_us.filter(|&r| r > 0.0), window.filter(|&w| w > 0)) else {
+        return (String::new(), None);
+    };
+    let allows = window as f64 * 8.0 / (rtt / 1e6);
+    if allows < crate::verdict::BOUND_SLACK * f.goodput_bps {
+        return (String::new(), None);
     }
-    format!(
-        "; {} ÷ RTT {} allows {}",
-        size(window as f64),
-        micros(f.rtt_us),
-        rate(window as f64 * 8.0 / (f.rtt_us / 1e6))
-    )
+    (format!("; {} ÷ RTT {} allows {}", size(window as f64), micros(rtt), rate(allows)), Some(allows))
 }
 
 /// The BDP at the reference rate and the measured RTT, bytes.
 fn bdp_bytes(f: &Facts) -> Option<f64> {
     let r = f.reference.as_ref()?;
-    (f.rtt_us > 0.0 && r.limit_bps > 0.0).then(|| r.limit_bps * f.rtt_us / 1e6 / 8.0)
+    let rtt = f.rtt_us.filter(|&r| r > 0.0)?;
+    (r.limit_bps > 0.0).then(|| r.limit_bps * rtt / 1e6 / 8.0)
 }
 
 fn buffer_advice(f: &Facts, flag: &str, now: u64) -> String {
-    match (bdp_bytes(f), &f.reference) {
-        (Some(bdp), Some(r)) => format!(
+    match (bdp_bytes(f), &f.reference, f.rtt_us) {
+        (Some(bdp), Some(r), Some(rtt)) => format!(
             "raise {flag} to ≥ {}: BDP at {} × RTT {}",
             size(bdp.max(now as f64 * 2.0).ceil()),
             rate(r.limit_bps),
-            micros(f.rtt_us)
+            micros(rtt)
         ),
         _ => format!("raise {flag} above {} (or leave it unset so Linux autotunes it)", size(now as f64)),
     }
@@ -536,15 +510,18 @@ mod tests {
             direction: "client→server".into(),
             client_sends: true,
             goodput_bps: 5e9,
-            rtt_us: 50.0,
-            rcvbuf_bytes: 131_072,
-            sndbuf_bytes: 16_384,
-            mss_bytes: 1448,
+            rtt_us: Some(50.0),
+            rwnd_limited_frac: Some(0.0),
+            sndbuf_limited_frac: Some(0.0),
+            rcvbuf_bytes: Some(131_072),
+            sndbuf_bytes: Some(16_384),
+            mss_bytes: Some(1448),
             send_len: 131_072,
             recv_len: 131_072,
-            avg_write_bytes: 131_072.0,
-            avg_read_bytes: 131_072.0,
-            segments_out: 1_000_000,
+            avg_write_bytes: Some(131_072.0),
+            avg_read_bytes: Some(131_072.0),
+            retransmits: Some(0),
+            segments_out: Some(1_000_000),
             ..Facts::default()
         }
     }
@@ -583,24 +560,24 @@ mod tests {
     #[test]
     fn small_writes_blame_the_application() {
         let mut f = base();
-        (f.send_len, f.avg_write_bytes) = (100, 100.0);
+        (f.send_len, f.avg_write_bytes) = (100, Some(100.0));
         f.nodelay = true;
         let x = application(&f);
         assert_eq!(x.as_ref().map(|x| x.weight), Some(0.95));
         assert!(x.is_some_and(
             |x| x.evidence.contains("writes of 100 B (10000 per MB)") && x.advice.contains("-N")
         ));
-        (f.send_len, f.avg_write_bytes) = (2048, 2048.0);
+        (f.send_len, f.avg_write_bytes) = (2048, Some(2048.0));
         assert_eq!(application(&f).map(|x| x.weight), Some(0.6));
         // The words follow the bytes: 1024-byte writes are not "a few bytes".
-        (f.send_len, f.avg_write_bytes) = (1024, 1024.0);
+        (f.send_len, f.avg_write_bytes) = (1024, Some(1024.0));
         let x = application(&f).map(|x| x.evidence).unwrap_or_default();
         assert!(!x.contains("few bytes") && x.contains("a syscall per 1.00 KiB"), "{x}");
-        (f.send_len, f.avg_write_bytes) = (65_536, 65_536.0);
-        (f.recv_len, f.avg_read_bytes) = (512, 512.0);
+        (f.send_len, f.avg_write_bytes) = (65_536, Some(65_536.0));
+        (f.recv_len, f.avg_read_bytes) = (512, Some(512.0));
         assert!(application(&f).is_some_and(|x| x.advice.contains("--recv-len") && !x.advice.contains("-l ")));
         // Reads made small by a 4 KB receive buffer are not the application's choice.
-        (f.recv_len, f.avg_read_bytes) = (131_072, 2000.0);
+        (f.recv_len, f.avg_read_bytes) = (131_072, Some(2000.0));
         assert!(application(&f).is_none());
     }
 
@@ -637,7 +614,7 @@ mod tests {
         f.receiver_cpu = Some(SideCpu { thread_busy_pct: Some(60.0), ..shared });
         assert!(receiver_cpu(&f).is_none());
         // An autotuned window that closes 21% of the time is the symptom, not the cause.
-        f.rwnd_limited_frac = 0.21;
+        f.rwnd_limited_frac = Some(0.21);
         assert_eq!(crate::diagnose(&f).primary.cause, Cause::SenderCpu);
     }
 
@@ -645,7 +622,7 @@ mod tests {
     fn other_load_is_told_from_tcplabs_own_cpu() {
         let mut f = base();
         f.same_host = true;
-        f.rwnd_limited_frac = 0.3;
+        f.rwnd_limited_frac = Some(0.3);
         let side = |process_pct: f64, busy: f64| SideCpu {
             process_pct,
             threads: 1,
@@ -719,14 +696,14 @@ mod tests {
         });
         let d = crate::diagnose(&f);
         assert_eq!(d.primary.cause, Cause::Unknown);
-        assert!(!d.primary.evidence.contains("no end saturated"), "{}", d.primary.evidence);
+        assert!(!d.primary.evidence.contains("no end's CPU was saturated"), "{}", d.primary.evidence);
         assert!(
-            d.primary.evidence.contains("cpu0 100% busy but no tcplab thread saturated"),
+            d.primary.evidence.contains("cpu0 was 100% busy but no tcplab thread was saturated"),
             "{}",
             d.primary.evidence
         );
         f.sender_cpu = Some(cpu(40.0));
-        assert!(nothing_found(&f).evidence.contains("no end saturated"));
+        assert!(nothing_found(&f).evidence.contains("no end's CPU was saturated"));
     }
 
     #[test]
@@ -761,18 +738,18 @@ mod tests {
     #[test]
     fn receive_window_from_tcp_info_or_bdp() {
         let mut f = base();
-        f.rwnd_limited_frac = 0.9;
+        f.rwnd_limited_frac = Some(0.9);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("did not read fast enough")));
         assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
         f.rcvbuf_requested = Some(4096);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
-        assert_eq!(x.map(|x| x.weight), Some(0.92), "a fixed window ranks above CPU");
+        assert_eq!(x.map(|x| x.weight), Some(0.96), "a fixed window ranks above CPU");
         // 1 Gbit/s × 170 ms: rcvbuf of 64 KB is far below the BDP of 21.25 MB.
-        f.rwnd_limited_frac = 0.0;
+        f.rwnd_limited_frac = Some(0.0);
         f.client_sends = false;
-        f.rtt_us = 170_000.0;
+        f.rtt_us = Some(170_000.0);
         f.rcvbuf_requested = Some(65_536);
         f.reference = link_ref(1e9);
         let x = receive_window(&f);
@@ -784,13 +761,13 @@ mod tests {
     #[test]
     fn send_buffer_names_the_senders_flag() {
         let mut f = base();
-        f.sndbuf_limited_frac = 0.5;
+        f.sndbuf_limited_frac = Some(0.5);
         assert!(
             send_buffer(&f).is_some_and(|x| x.advice.contains("--sndbuf") && (x.weight - 0.65).abs() < 1e-9)
         );
         f.client_sends = false;
         assert!(send_buffer(&f).is_some_and(|x| x.advice.contains("--remote-sndbuf")));
-        f.sndbuf_limited_frac = 0.1;
+        f.sndbuf_limited_frac = Some(0.1);
         assert!(send_buffer(&f).is_none());
     }
 
@@ -846,64 +823,106 @@ mod tests {
 
     #[test]
     fn loss_counts_off_loopback_only() {
+        use crate::loss::congestion;
         let mut f = base();
-        f.retransmits = 2_000;
-        f.rtt_us = 170_000.0;
+        f.retransmits = Some(2_000);
+        f.rtt_us = Some(170_000.0);
         f.goodput_bps = 1.5e6;
         let x = congestion(&f);
         assert!(x.as_ref().is_some_and(|x| x.weight == 0.7 && x.evidence.contains("Mathis")), "{x:?}");
-        f.retransmits = 200;
+        (f.retransmits, f.goodput_bps) = (Some(200), 3e6);
         assert_eq!(congestion(&f).map(|x| x.weight), Some(0.45));
+        f.goodput_bps = 30e6;
+        assert!(congestion(&f).is_none(), "a bound 5× below the rate: not the loss");
+        f.goodput_bps = 0.5e6;
+        assert!(congestion(&f).is_none(), "a bound 12× above the rate: the loss did not hold it back");
+        f.goodput_bps = 3e6;
         f.same_host = true;
         assert!(congestion(&f).is_none());
     }
 
     #[test]
-    fn loss_at_a_full_bottleneck_queue_is_the_links_doing() {
+    fn loss_at_a_full_bottleneck_queue_is_the_links_doing_at_the_links_rate() {
         // stream --path gige at 97% of the link, bbr, drops all at the emulator's full queue.
         let mut f = base();
         (f.goodput_bps, f.reference) = (913e6, link_ref(941.48e6));
-        (f.retransmits, f.rtt_us) = (2_000, 400.0);
+        (f.retransmits, f.rtt_us) = (Some(2_000), Some(400.0));
         f.congestion_control = "bbr".into();
         f.path_drops = Some(PathDrops { queue_overflow: 1_990, random: 0 });
         let d = crate::diagnose(&f);
         assert_eq!(d.primary.cause, Cause::Link, "{d:?}");
-        assert!(d.contributing.iter().all(|x| x.cause != Cause::Congestion), "{d:?}");
-        // Below the link's rate the overflowing queue is congestion, said as such.
+        assert!(d.contributing.iter().all(|x| x.cause != Cause::QueueOverflow), "{d:?}");
+        // Below the link's rate the overflowing queue is the limit, said as such.
         f.goodput_bps = 500e6;
-        let x = congestion(&f).unwrap_or_else(|| unreachable!());
-        assert!(x.evidence.contains("1990 packets at its full queue, 0 at random"), "{x:?}");
-        assert!(x.advice.contains("bottleneck queue overflowing"), "{x:?}");
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::QueueOverflow, "{d:?}");
+        assert!(d.primary.evidence.contains("full queue dropped 1990 packets (0 at random)"), "{d:?}");
+        assert!(!d.primary.advice.contains("-C bbr"), "{d:?}");
     }
 
     #[test]
-    fn a_bound_far_below_the_rate_is_no_evidence_and_the_control_in_use_is_not_advised() {
-        let mut f = base();
-        (f.goodput_bps, f.retransmits, f.rtt_us) = (913e6, 2_000, 5_000.0);
-        f.congestion_control = "bbr".into();
-        // Mathis allows 63 Mbit/s at p = 2e-3 and 5 ms: 913 Mbit/s was not held back by loss.
-        assert!(congestion(&f).is_none());
-        f.goodput_bps = 50e6;
-        let x = congestion(&f).unwrap_or_else(|| unreachable!());
-        assert!(x.evidence.contains("Reno-like bound (Mathis"), "{x:?}");
-        assert!(!x.advice.contains("-C bbr"), "{x:?}");
-        f.congestion_control = "cubic".into();
-        assert!(congestion(&f).is_some_and(|x| x.advice.contains("try -C bbr")));
-    }
-
-    #[test]
-    fn a_link_full_of_retransmits_is_still_the_link() {
+    fn a_link_full_of_retransmits_is_still_the_link_said_as_offered() {
         // 87% of the link delivered, 9% of segments resent after queue overflow: the link was full.
         let mut f = base();
         (f.goodput_bps, f.reference) = (1.68e9, link_ref(1.93e9));
-        (f.retransmits, f.segments_out, f.rtt_us) = (42_926, 479_680, 2_000.0);
+        (f.retransmits, f.segments_out, f.rtt_us) = (Some(42_926), Some(479_680), Some(2_000.0));
         f.path_drops = Some(PathDrops { queue_overflow: 43_021, random: 0 });
         let d = crate::diagnose(&f);
         assert_eq!(d.primary.cause, Cause::Link, "{d:?}");
-        assert!(d.primary.evidence.contains("the link carried 96%"), "{}", d.primary.evidence);
+        assert!(d.primary.evidence.contains("the sender offered 96%"), "{}", d.primary.evidence);
+        // Offered beyond the link: never "carried" more than 100 %.
+        f.goodput_bps = 1.9e9;
+        let d = crate::diagnose(&f);
+        assert!(
+            d.primary.evidence.contains("offered 108%") && !d.primary.evidence.contains("carried"),
+            "{d:?}"
+        );
         // Random drops are not the link being full.
+        f.goodput_bps = 1.68e9;
         f.path_drops = Some(PathDrops { queue_overflow: 0, random: 43_021 });
         assert!(link(&f).is_none());
+    }
+
+    #[test]
+    fn a_window_bound_is_computed_from_what_was_granted() {
+        // study atm-loss: 8 KiB asked, 16 KiB granted, RTT 702 µs, 113.7 Mbit/s measured.
+        let mut f = base();
+        (f.goodput_bps, f.rtt_us) = (113.7e6, Some(702.0));
+        (f.rcvbuf_requested, f.rcvbuf_bytes) = (Some(8192), Some(16_384));
+        f.rwnd_limited_frac = Some(0.6);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert!(x.evidence.contains("16.0 KiB ÷ RTT 702 µs allows 187 Mbit/s"), "{}", x.evidence);
+        assert!(x.bound_bps.is_some_and(|b| b >= 113.7e6));
+        // A granted window that allows less than was measured prints no bound at all.
+        f.rcvbuf_bytes = Some(8192);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert!(!x.evidence.contains("allows") && x.bound_bps.is_none(), "{}", x.evidence);
+    }
+
+    #[test]
+    fn a_window_limited_sender_is_not_blamed_on_its_writes() {
+        // stream --path atm-oc3-clip -l 1K -N -w 8K: rwnd-limited 99.6 %.
+        let mut f = base();
+        (f.send_len, f.avg_write_bytes, f.nodelay) = (1024, Some(1000.0), true);
+        (f.rcvbuf_requested, f.rcvbuf_bytes, f.rwnd_limited_frac) = (Some(8192), Some(16_384), Some(0.996));
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::ReceiveWindow);
+    }
+
+    #[test]
+    fn unknown_figures_are_never_read_as_zero() {
+        // A stock iperf3 sender: no TCP_INFO, no call counts.
+        let f = Facts {
+            direction: "server→client".into(),
+            goodput_bps: 9e9,
+            send_len: 131_072,
+            recv_len: 131_072,
+            ..Facts::default()
+        };
+        let d = crate::diagnose(&f);
+        assert_eq!(d.primary.cause, Cause::Unknown);
+        let e = &d.primary.evidence;
+        assert!(e.contains("unmeasured") && !e.contains("0 B") && !e.contains(" 0%"), "{e}");
+        assert!(e.starts_with("No limit was found") && e.ends_with('.'), "{e}");
     }
 
     #[test]
@@ -920,7 +939,7 @@ mod tests {
         // A throttled receiver closes the window: CPU first, window second.
         let mut f = base();
         f.same_host = true;
-        f.rwnd_limited_frac = 0.95;
+        f.rwnd_limited_frac = Some(0.95);
         f.receiver_cpu =
             Some(SideCpu { process_pct: 10.0, throttled_pct: 85.0, threads: 1, ..SideCpu::default() });
         let d = crate::diagnose(&f);
@@ -928,7 +947,7 @@ mod tests {
         assert_eq!(d.contributing.first().map(|x| x.cause), Some(Cause::ReceiveWindow));
         // Tiny writes saturate the sender: the application first.
         let mut f = base();
-        (f.send_len, f.avg_write_bytes) = (100, 100.0);
+        (f.send_len, f.avg_write_bytes) = (100, Some(100.0));
         f.sender_cpu = Some(cpu(99.0));
         let d = crate::diagnose(&f);
         assert_eq!(d.primary.cause, Cause::Application);

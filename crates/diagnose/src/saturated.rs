@@ -53,6 +53,7 @@ pub fn saturated_core(f: &Facts) -> Option<Finding> {
             "the {who}'s core is full, mostly in the kernel's network path (on loopback the sender's thread does most of the receive work too): spread the load with -P 2, use larger {}, or pin the ends apart (-A 0,1)",
             if cause == Cause::SenderCpu { "writes (-l)" } else { "reads (--recv-len)" }
         ),
+        bound_bps: None,
     })
 }
 
@@ -96,11 +97,11 @@ mod tests {
             client_sends: true,
             goodput_bps: 20e9,
             same_host: true,
-            mss_bytes: 65483,
+            mss_bytes: Some(65483),
             send_len: 131_072,
             recv_len: 131_072,
-            avg_write_bytes: 131_072.0,
-            avg_read_bytes: 131_072.0,
+            avg_write_bytes: Some(131_072.0),
+            avg_read_bytes: Some(131_072.0),
             sender_cpu: Some(side(72.0, 0, 100.0)),
             receiver_cpu: Some(side(40.0, 1, 70.0)),
             ..Facts::default()

@@ -155,10 +155,11 @@ pub(crate) fn finish(out: &mut TestResult, same_host: bool, local_host: &HostInf
         out.status = Status::Failed;
         out.error = Some(TestError { code: "verification".into(), message });
     }
+    // An interrupted or failed test keeps every warning a complete one would have, from what
+    // it measured (the same host, a saturated CPU, loopback retransmits): a reader of its
+    // stored result needs them as much.
     let cx = WarnContext { same_host, local_host };
-    if out.status == Status::Completed {
-        out.warnings = warnings(spec, &out.summary, &out.local, out.remote.as_ref(), cx);
-    }
+    out.warnings = warnings(spec, &out.summary, &out.local, out.remote.as_ref(), cx);
 }
 
 struct Session<'a> {

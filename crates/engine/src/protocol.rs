@@ -384,6 +384,7 @@ fn tcp_to_wire(t: r::TcpInfoSummary) -> w::TcpInfoReport {
         dsack_dups,
         data_segs_out,
         delivery_rate_bytes_per_s,
+        sampled: _,
     } = t;
     w::TcpInfoReport {
         retransmits,
@@ -421,6 +422,7 @@ fn tcp_from_wire(t: w::TcpInfoReport) -> r::TcpInfoSummary {
         dsack_dups: t.dsack_dups,
         data_segs_out: t.data_segs_out,
         delivery_rate_bytes_per_s: t.delivery_rate_bytes_per_s,
+        sampled: true,
     }
 }
 

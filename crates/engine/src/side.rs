@@ -412,6 +412,7 @@ fn tcp_summary(info: &TcpInfo, rtts: &[u32]) -> TcpInfoSummary {
         dsack_dups: info.dsack_dups,
         data_segs_out: info.data_segs_out.into(),
         delivery_rate_bytes_per_s: info.delivery_rate,
+        sampled: true,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use results::{
     DirectionSummary, Headline, HostInfo, Metric, Role, RrSummary, SideMeasurement, StreamStats, Summary,
-    TestSpec, Warning, WarningKind,
+    TcpInfoSummary, TestSpec, Warning, WarningKind,
 };
 
 /// The summary of a TCP bulk test (`directions`), headline goodput.
@@ -73,17 +73,19 @@ fn rate(bytes: u64, secs: f64) -> f64 {
     }
 }
 
-/// One direction: `sender` is the side that wrote, `receiver` the side that read.
+/// One direction: `sender` is the side that wrote, `receiver` the side that read. A figure
+/// some sending stream did not measure (a stock iperf3 peer reports retransmits at most) is
+/// `None`, never 0.
 fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasurement>) -> DirectionSummary {
     let sent: Vec<&StreamStats> = with_role(sender, Role::Send).collect();
     let sender_bytes = sent.iter().map(|s| s.bytes).sum();
     let receiver_bytes = receiver.map(|r| with_role(r, Role::Recv).map(|s| s.bytes).sum()).unwrap_or(0);
-    let tcp: Vec<_> = sent.iter().filter_map(|s| s.tcp.as_ref()).collect();
-    let busy: u64 = tcp.iter().map(|t| t.busy_us).sum();
-    let frac = |v: u64| if busy > 0 { v as f64 / busy as f64 } else { 0.0 };
+    let tcp: Option<Vec<&TcpInfoSummary>> = sent.iter().map(|s| s.tcp.as_ref()).collect();
+    let tcp = tcp.filter(|t| !t.is_empty());
+    let sampled = tcp.clone().filter(|t| t.iter().all(|t| t.sampled));
     let calls: u64 = sent.iter().map(|s| s.calls).sum();
-    let rtts: Vec<_> = tcp.iter().filter(|t| t.rtt_mean_us > 0).collect();
     let lifetime_us = (sender.measured_s * 1e6) * sent.len() as f64;
+    let rtt = sampled.as_deref().map(rtt_range).unwrap_or_default();
     DirectionSummary {
         direction: name.to_string(),
         streams: sent.len() as u32,
@@ -91,19 +93,46 @@ fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasure
         sender_bps: rate(sender_bytes, sender.measured_s),
         receiver_bytes,
         receiver_bps: receiver.map(|r| rate(receiver_bytes, r.measured_s)).unwrap_or(0.0),
-        retransmits: tcp.iter().map(|t| t.retransmits).sum(),
-        rtt_min_us: rtts.iter().map(|t| t.rtt_min_us).min().unwrap_or(0),
-        rtt_mean_us: if rtts.is_empty() {
-            0
-        } else {
-            rtts.iter().map(|t| t.rtt_mean_us).sum::<u32>() / rtts.len() as u32
-        },
-        rtt_max_us: rtts.iter().map(|t| t.rtt_max_us).max().unwrap_or(0),
-        busy_frac: if lifetime_us > 0.0 { (busy as f64 / lifetime_us).min(1.0) } else { 0.0 },
-        rwnd_limited_frac: frac(tcp.iter().map(|t| t.rwnd_limited_us).sum()),
-        sndbuf_limited_frac: frac(tcp.iter().map(|t| t.sndbuf_limited_us).sum()),
-        writes_per_mb: if sender_bytes > 0 { calls as f64 / (sender_bytes as f64 / 1e6) } else { 0.0 },
+        retransmits: tcp.map(|t| t.iter().map(|t| t.retransmits).sum()),
+        rtt_min_us: rtt.0,
+        rtt_mean_us: rtt.1,
+        rtt_max_us: rtt.2,
+        busy_frac: sampled.as_deref().and_then(|t| busy_share(t, lifetime_us)),
+        rwnd_limited_frac: sampled.as_deref().map(|t| of_busy(t, |t| t.rwnd_limited_us)),
+        sndbuf_limited_frac: sampled.as_deref().map(|t| of_busy(t, |t| t.sndbuf_limited_us)),
+        writes_per_mb: (calls > 0 && sender_bytes > 0).then(|| calls as f64 / (sender_bytes as f64 / 1e6)),
         of_reference: None,
+    }
+}
+
+/// Smallest, mean and largest sampled RTT over the streams that sampled one.
+fn rtt_range(tcp: &[&TcpInfoSummary]) -> (Option<u32>, Option<u32>, Option<u32>) {
+    let rtts: Vec<_> = tcp.iter().filter(|t| t.rtt_mean_us > 0).collect();
+    if rtts.is_empty() {
+        return (None, None, None);
+    }
+    let mean = rtts.iter().map(|t| u64::from(t.rtt_mean_us)).sum::<u64>() / rtts.len() as u64;
+    (
+        rtts.iter().map(|t| t.rtt_min_us).min(),
+        u32::try_from(mean).ok(),
+        rtts.iter().map(|t| t.rtt_max_us).max(),
+    )
+}
+
+/// TCP_INFO busy time ÷ the streams' lifetime, when both are known.
+fn busy_share(tcp: &[&TcpInfoSummary], lifetime_us: f64) -> Option<f64> {
+    let busy: u64 = tcp.iter().map(|t| t.busy_us).sum();
+    (lifetime_us > 0.0).then(|| (busy as f64 / lifetime_us).min(1.0))
+}
+
+/// A limited time's share of busy time (0 when the connection was never busy).
+fn of_busy(tcp: &[&TcpInfoSummary], part: impl Fn(&TcpInfoSummary) -> u64) -> f64 {
+    let busy: u64 = tcp.iter().map(|t| t.busy_us).sum();
+    let v: u64 = tcp.iter().map(|t| part(t)).sum();
+    if busy > 0 {
+        v as f64 / busy as f64
+    } else {
+        0.0
     }
 }
 
@@ -188,7 +217,7 @@ pub fn warnings(
             "treat CPU and service demand as lower bounds",
         );
     }
-    let retrans: u64 = summary.directions.iter().map(|d| d.retransmits).sum();
+    let retrans: u64 = summary.directions.iter().filter_map(|d| d.retransmits).sum();
     if cx.same_host && retrans > 0 {
         push(
             WarningKind::SpuriousRetransmits,

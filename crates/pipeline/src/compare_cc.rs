@@ -203,7 +203,7 @@ pub fn stream_figures(
         windowed_bps: series::mean_sd(&means),
         windows,
         stability: series::variation(&values),
-        retransmits: r.summary.directions.iter().map(|d| d.retransmits).sum(),
+        retransmits: r.summary.directions.iter().filter_map(|d| d.retransmits).sum(),
         series: spans.iter().map(|s| (s.end_s, s.value)).collect(),
     }
 }

@@ -145,7 +145,11 @@ impl Place {
         let Kind::Emulated(s) = &self.kind else { return None };
         let (spec, path) = s.path();
         let rtt = path.up.delay.saturating_add(path.down.delay);
-        Some(diagnose::Path { spec: spec.to_string(), rtt_us: rtt.as_secs_f64() * 1e6 })
+        Some(diagnose::Path {
+            spec: spec.to_string(),
+            rtt_us: rtt.as_secs_f64() * 1e6,
+            mtu: Some(path.mtu_bytes),
+        })
     }
 
     /// The reference of `spec`'s result over the emulated path: the link it emulates in the

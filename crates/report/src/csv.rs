@@ -125,7 +125,12 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         opt(in_column(true)),
         opt((!sm.directions.is_empty() && sm.headline_value().is_some())
             .then(|| sm.directions.iter().map(|d| d.sender_bps).sum::<f64>())),
-        sm.directions.iter().map(|d| d.retransmits).sum::<u64>().to_string(),
+        opt(sm
+            .directions
+            .iter()
+            .map(|d| d.retransmits)
+            .sum::<Option<u64>>()
+            .filter(|_| !sm.directions.is_empty())),
         opt(in_column(false)),
         opt(lat.map(|l| l.p50_us)),
         opt(lat.map(|l| l.p99_us)),

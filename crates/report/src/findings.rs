@@ -11,14 +11,14 @@ use crate::units::{micros, rate};
 /// One row per diagnosed direction: the primary cause, its evidence and advice, and the
 /// contributing causes.
 pub fn diagnosis(tests: &[&TestResult]) -> Table {
-    let mut t = Table::new(&["test", "direction", "limited by", "evidence", "advice", "also"]);
+    let mut t = Table::new(&["test", "direction", "verdict", "evidence", "advice", "also"]);
     for (r, label) in tests.iter().zip(distinct_labels(tests)) {
         for d in &r.diagnosis {
             let also: Vec<&str> = d.contributing.iter().map(|f| f.cause.label()).collect();
             t.rows.push(vec![
                 label.clone(),
                 d.direction.clone(),
-                d.primary.cause.label().to_string(),
+                d.verdict(),
                 d.primary.evidence.clone(),
                 d.primary.advice.clone(),
                 if also.is_empty() { "–".into() } else { also.join(", ") },
@@ -101,11 +101,13 @@ mod tests {
             weight: 0.9,
             evidence: evidence.into(),
             advice: "do this".into(),
+            bound_bps: None,
         };
         r.diagnosis = vec![Diagnosis {
             direction: "client→server".into(),
             primary: finding(Cause::ReceiveWindow, "rwnd-limited 80%"),
             contributing: vec![finding(Cause::SenderCpu, "busy")],
+            split: false,
         }];
         r.reference = Some(Reference {
             kind: ReferenceKind::Link,
@@ -115,7 +117,7 @@ mod tests {
         r.summary.directions[0].of_reference = Some(0.5);
         let tests = [&r];
         let d = diagnosis(&tests);
-        assert_eq!(d.rows[0][2], "receive window");
+        assert_eq!(d.rows[0][2], "limited by receive window");
         assert_eq!(d.rows[0][5], "sender CPU");
         let x = references(&tests);
         assert_eq!((x.rows[0][1].as_str(), x.rows[0][3].as_str()), ("ethernet:1g", "50.0%"));

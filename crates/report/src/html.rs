@@ -166,8 +166,10 @@ mod tests {
                 weight: 0.93,
                 evidence: "rwnd-limited 93% of busy time; 64 KB / 0.3 ms RTT".into(),
                 advice: "raise -w".into(),
+                bound_bps: None,
             },
             contributing: Vec::new(),
+            split: false,
         }];
         let mut p = Page::new();
         diagnosis_section(&mut p, &[&r]);

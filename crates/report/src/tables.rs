@@ -4,7 +4,7 @@
 use results::{HostInfo, Metric, RunRecord, Shape, Status, TestResult};
 
 use crate::param_grid::{distinct_labels, Grid};
-use crate::units::{count, micros, rate, sig3};
+use crate::units::{count, known, micros, rate, sig3};
 
 /// A header and rows of cells.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -144,17 +144,12 @@ pub fn streams(tests: &[&TestResult]) -> Table {
                 d.direction.clone(),
                 rate(d.receiver_bps) + &ci(r, "goodput_bps", rate),
                 rate(d.sender_bps),
-                d.retransmits.to_string(),
-                format!(
-                    "{} / {} / {}",
-                    micros(d.rtt_min_us.into()),
-                    micros(d.rtt_mean_us.into()),
-                    micros(d.rtt_max_us.into())
-                ),
-                pct(d.busy_frac),
-                pct(d.rwnd_limited_frac),
-                pct(d.sndbuf_limited_frac),
-                sig3(d.writes_per_mb),
+                known(d.retransmits, |n| n.to_string()),
+                crate::text::rtt_range(d),
+                known(d.busy_frac, pct),
+                known(d.rwnd_limited_frac, pct),
+                known(d.sndbuf_limited_frac, pct),
+                known(d.writes_per_mb, sig3),
             ]);
         }
     }

@@ -8,7 +8,7 @@ use results::{
     RrSummary, Shape, Status, StreamInterval, TestResult, TestSpec,
 };
 
-use crate::units::{bytes, count, micros, rate, sig3, UNKNOWN};
+use crate::units::{bytes, count, known, micros, rate, sig3, UNKNOWN};
 
 /// Header above interval lines of a test of `shape`.
 pub fn interval_header(shape: Shape) -> String {
@@ -199,9 +199,10 @@ fn finding_line(o: &mut String, lead: &str, f: &Finding) {
 }
 
 fn diagnosis_block(o: &mut String, d: &Diagnosis) {
-    finding_line(o, &format!("  diagnosis {}: limited by ", d.direction), &d.primary);
-    for f in &d.contributing {
-        finding_line(o, "    also: ", f);
+    let _ = writeln!(o, "  diagnosis {}: {}", d.direction, d.verdict());
+    finding_line(o, "    ", &d.primary);
+    for (i, f) in d.contributing.iter().enumerate() {
+        finding_line(o, if i == 0 && d.split { "    or: " } else { "    also: " }, f);
     }
 }
 
@@ -210,14 +211,7 @@ pub fn suite_diagnosis(results: &[TestResult]) -> String {
     let mut o = String::new();
     for r in results {
         for d in &r.diagnosis {
-            let _ = writeln!(
-                o,
-                "{} {}: limited by {} — {}",
-                r.label,
-                d.direction,
-                d.primary.cause.label(),
-                d.primary.evidence
-            );
+            let _ = writeln!(o, "{} {}: {} — {}", r.label, d.direction, d.verdict(), d.primary.evidence);
         }
     }
     o
@@ -230,25 +224,29 @@ fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Refe
         "    sender    {:>14}  {:>14}  retr {}",
         bytes(d.sender_bytes),
         rate(d.sender_bps),
-        d.retransmits
+        known(d.retransmits, |n| n.to_string())
     );
     let share = of_reference(d.of_reference, reference);
     let share = if share.is_empty() { share } else { format!("  ({share})") };
     let _ = writeln!(o, "    receiver  {:>14}  {:>14}{share}", bytes(d.receiver_bytes), rate(d.receiver_bps));
-    if d.rtt_mean_us > 0 {
-        let _ = writeln!(
-            o,
-            "    RTT min/mean/max {} / {} / {}",
-            micros(d.rtt_min_us.into()),
-            micros(d.rtt_mean_us.into()),
-            micros(d.rtt_max_us.into())
-        );
+    if d.rtt_mean_us.is_some() {
+        let _ = writeln!(o, "    RTT min/mean/max {}", rtt_range(d));
     }
+    let share = |v: Option<f64>, digits: usize| known(v, |x| format!("{:.digits$}%", x * 100.0));
     let _ = writeln!(
         o,
-        "    TCP_INFO busy {:.0}% · rwnd-limited {:.1}% · sndbuf-limited {:.1}% of busy time · {:.1} writes/MB",
-        d.busy_frac * 100.0, d.rwnd_limited_frac * 100.0, d.sndbuf_limited_frac * 100.0, d.writes_per_mb
+        "    TCP_INFO busy {} · rwnd-limited {} · sndbuf-limited {} of busy time · {} writes/MB",
+        share(d.busy_frac, 0),
+        share(d.rwnd_limited_frac, 1),
+        share(d.sndbuf_limited_frac, 1),
+        known(d.writes_per_mb, |w| format!("{w:.1}"))
     );
+}
+
+/// `min / mean / max` of a direction's sampled RTT, `–` for what was not sampled.
+pub(crate) fn rtt_range(d: &DirectionSummary) -> String {
+    let us = |v: Option<u32>| known(v, |v| micros(v.into()));
+    format!("{} / {} / {}", us(d.rtt_min_us), us(d.rtt_mean_us), us(d.rtt_max_us))
 }
 
 fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
@@ -534,6 +532,7 @@ mod tests {
             weight: 0.9,
             evidence: evidence.into(),
             advice: "do this".into(),
+            bound_bps: None,
         };
         let direction = DirectionSummary {
             direction: "client→server".into(),
@@ -556,6 +555,7 @@ mod tests {
                 direction: "client→server".into(),
                 primary: finding(Cause::Link, "at the link"),
                 contributing: vec![finding(Cause::SenderCpu, "busy")],
+                split: false,
             }],
             ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 0)
         };
@@ -563,7 +563,7 @@ mod tests {
         for needle in [
             "(95.6% of theoretical)",
             "theoretical maximum goodput: 941 Mbit/s (ethernet:1g)",
-            "diagnosis client→server: limited by link capacity — at the link",
+            "diagnosis client→server: limited by link capacity\n    link capacity — at the link",
             "also: sender CPU — busy",
             "→ do this",
         ] {

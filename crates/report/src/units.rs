@@ -61,6 +61,11 @@ pub fn headline(h: Option<results::Headline>) -> String {
 /// What tables show for a figure that was not measured (never a made-up 0).
 pub const UNKNOWN: &str = "–";
 
+/// `v` written by `show`, or [`UNKNOWN`] when it was not measured.
+pub fn known<T>(v: Option<T>, show: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| UNKNOWN.to_string(), show)
+}
+
 /// A setting's value as the command line takes it: sizes `64K` (powers of 1024), rates
 /// `100M` (powers of 1000), times `2.5 s`; a value that no suffix writes exactly as digits.
 pub fn setting_value(kind: ValueKind, v: &ParamValue) -> String {

@@ -48,6 +48,27 @@ pub enum Cause {
     OtherLoad,
     /// None of the rules found a limit.
     Unknown,
+    /// The sender's own pacing (`-b`): it sent no faster than asked.
+    Pacing,
+    /// Loss at the bottleneck's full drop-tail queue, below the link's rate: the sender's
+    /// window overran the queue and backed off.
+    QueueOverflow,
+    /// Random loss on the path (not at a queue): TCP's window follows the loss rate.
+    RandomLoss,
+    /// The link emulator released packets late: its timing, not the modelled link.
+    Emulator,
+    /// UDP: the receiver's socket buffer overflowed (its kernel dropped the datagrams).
+    ReceiverOverrun,
+    /// UDP: the sender's kernel refused sends (ENOBUFS or other errors).
+    SendErrors,
+    /// UDP: datagrams larger than the path MTU, sent as IP fragments.
+    Fragmentation,
+    /// Request/response: the path's round trip.
+    PathRtt,
+    /// Request/response: waking the sleeping threads at each end for every transaction.
+    WakeUp,
+    /// Request/response: a saturated CPU at one end.
+    HostCpu,
 }
 
 impl Cause {
@@ -63,7 +84,17 @@ impl Cause {
             Self::ReceiverCpu => "receiver CPU",
             Self::Link => "link capacity",
             Self::OtherLoad => "other load on the host's CPUs",
-            Self::Unknown => "not identified",
+            Self::Unknown => "no cause identified",
+            Self::Pacing => "the sender's pacing (-b)",
+            Self::QueueOverflow => "loss at the bottleneck queue",
+            Self::RandomLoss => "random loss on the path",
+            Self::Emulator => "the link emulator's timing",
+            Self::ReceiverOverrun => "receiver overrun",
+            Self::SendErrors => "the sender's send errors",
+            Self::Fragmentation => "IP fragmentation",
+            Self::PathRtt => "the path's round trip",
+            Self::WakeUp => "thread wake-ups per transaction",
+            Self::HostCpu => "a saturated CPU",
         }
     }
 }
@@ -79,6 +110,10 @@ pub struct Finding {
     pub evidence: String,
     /// What to do about it.
     pub advice: String,
+    /// The rate this cause allows, bit/s, when the evidence computes one (from what was
+    /// granted, never what was asked); never below the measured rate (see `diagnose`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_bps: Option<f64>,
 }
 
 /// What limited one direction of a stream test.
@@ -90,6 +125,34 @@ pub struct Diagnosis {
     pub primary: Finding,
     /// Further limits, strongest first.
     pub contributing: Vec<Finding>,
+    /// The evidence does not decide between the primary cause and the first contributing
+    /// one (their weights are within a few %): said as "between X and Y".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split: bool,
+}
+
+impl Diagnosis {
+    /// The causes this diagnosis names as the limit: the primary, and the first contributing
+    /// cause too when the evidence is split.
+    pub fn named(&self) -> Vec<Cause> {
+        let mut v = vec![self.primary.cause];
+        if self.split {
+            v.extend(self.contributing.first().map(|f| f.cause));
+        }
+        v
+    }
+
+    /// The verdict in words: `limited by the link's capacity`, `between X and Y (the evidence
+    /// does not decide)`, or `no limit identified`.
+    pub fn verdict(&self) -> String {
+        match (self.primary.cause, self.split, self.contributing.first()) {
+            (Cause::Unknown, _, _) => "no limit identified".into(),
+            (p, true, Some(second)) => {
+                format!("between {} and {} (the evidence does not decide)", p.label(), second.cause.label())
+            }
+            (p, _, _) => format!("limited by {}", p.label()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub struct SocketReport {
 }
 
 /// TCP_INFO over a whole stream: final counters plus RTT seen across samples.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfoSummary {
     /// Retransmitted segments over the connection's life.
     pub retransmits: u64,
@@ -71,6 +71,39 @@ pub struct TcpInfoSummary {
     pub data_segs_out: u64,
     /// Last delivery-rate sample, bytes/s.
     pub delivery_rate_bytes_per_s: u64,
+    /// Whether the figures above were sampled from TCP_INFO; `false` when a peer reported
+    /// only its retransmits (a stock iperf3's results document) and the rest is unknown.
+    #[serde(default = "sampled_by_default")]
+    pub sampled: bool,
+}
+
+/// Records stored before `sampled` existed came from TCP_INFO.
+fn sampled_by_default() -> bool {
+    true
+}
+
+impl Default for TcpInfoSummary {
+    /// All zeros, as sampled (a connection that moved nothing yet).
+    fn default() -> Self {
+        TcpInfoSummary {
+            retransmits: 0,
+            rtt_min_us: 0,
+            rtt_mean_us: 0,
+            rtt_max_us: 0,
+            min_rtt_us: 0,
+            busy_us: 0,
+            rwnd_limited_us: 0,
+            sndbuf_limited_us: 0,
+            cwnd_bytes: 0,
+            snd_wnd_bytes: 0,
+            snd_mss: 0,
+            reord_seen: 0,
+            dsack_dups: 0,
+            data_segs_out: 0,
+            delivery_rate_bytes_per_s: 0,
+            sampled: true,
+        }
+    }
 }
 
 /// Latency distribution from an HDR histogram (nearest-rank percentiles).

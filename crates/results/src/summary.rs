@@ -21,22 +21,25 @@ pub struct DirectionSummary {
     pub receiver_bytes: u64,
     /// Receiver's rate (goodput), bit/s.
     pub receiver_bps: f64,
-    /// Retransmitted segments (sum over streams).
-    pub retransmits: u64,
-    /// Smallest sampled RTT, µs.
-    pub rtt_min_us: u32,
-    /// Mean sampled RTT, µs.
-    pub rtt_mean_us: u32,
-    /// Largest sampled RTT, µs.
-    pub rtt_max_us: u32,
-    /// Busy time ÷ measured time (TCP_INFO chrono), 0–1.
-    pub busy_frac: f64,
-    /// Receive-window-limited time ÷ busy time, 0–1.
-    pub rwnd_limited_frac: f64,
-    /// Send-buffer-limited time ÷ busy time, 0–1.
-    pub sndbuf_limited_frac: f64,
-    /// Sender's writes per MB moved (small writes show here).
-    pub writes_per_mb: f64,
+    /// Retransmitted segments (sum over streams); `None` when a sending end did not report
+    /// them (a stock iperf3 peer that sent no count).
+    pub retransmits: Option<u64>,
+    /// Smallest sampled RTT, µs; `None` when no end sampled TCP_INFO that way.
+    pub rtt_min_us: Option<u32>,
+    /// Mean sampled RTT, µs; `None` when unknown.
+    pub rtt_mean_us: Option<u32>,
+    /// Largest sampled RTT, µs; `None` when unknown.
+    pub rtt_max_us: Option<u32>,
+    /// Busy time ÷ measured time (TCP_INFO chrono), 0–1; `None` when the sender's TCP_INFO
+    /// was not sampled (the sender was a stock iperf3).
+    pub busy_frac: Option<f64>,
+    /// Receive-window-limited time ÷ busy time, 0–1; `None` when unknown.
+    pub rwnd_limited_frac: Option<f64>,
+    /// Send-buffer-limited time ÷ busy time, 0–1; `None` when unknown.
+    pub sndbuf_limited_frac: Option<f64>,
+    /// Sender's writes per MB moved (small writes show here); `None` when the sender did not
+    /// count its calls.
+    pub writes_per_mb: Option<f64>,
     /// Goodput ÷ the result's reference (`TestResult::reference`), when there is one.
     #[serde(default)]
     pub of_reference: Option<f64>,

@@ -143,7 +143,8 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
         d.receiver_bps = mean(&|r| dir(r).map(|d| d.receiver_bps));
         d.sender_bytes = mean(&|r| dir(r).map(|d| d.sender_bytes as f64)) as u64;
         d.receiver_bytes = mean(&|r| dir(r).map(|d| d.receiver_bytes as f64)) as u64;
-        d.retransmits = mean(&|r| dir(r).map(|d| d.retransmits as f64)).round() as u64;
+        let retransmits: Option<Vec<u64>> = runs.iter().map(|r| dir(r).and_then(|d| d.retransmits)).collect();
+        d.retransmits = retransmits.map(|v| (v.iter().sum::<u64>() as f64 / n).round() as u64);
     }
     for (i, d) in s.udp.iter_mut().enumerate() {
         let dir = |r: &TestResult| r.summary.udp.get(i).cloned();

@@ -43,16 +43,27 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
 /// What a limiting cause means next to the paper's number.
 fn cause_sentence(cause: Cause, vs_paper: Option<f64>, r: &TestResult) -> String {
     let above = vs_paper.is_some_and(|x| x > 1.0 + NEAR);
-    let retrans: u64 = r.summary.directions.iter().map(|d| d.retransmits).sum();
+    let retrans: u64 = r.summary.directions.iter().filter_map(|d| d.retransmits).sum();
     match cause {
         Cause::Link if above => "A modern host is CPU-rich: the emulated link is the limit, where the paper's \
                                  end systems (CPU, adapter, driver) were."
             .into(),
         Cause::Link => "The link is the limit.".into(),
-        Cause::Congestion => format!(
+        Cause::QueueOverflow => format!(
             "Loss limits a loss-based control: the path's drop-tail queue overflows ({retrans} retransmissions), \
              and the window is cut on every loss."
         ),
+        Cause::Congestion | Cause::RandomLoss => {
+            format!("Loss limits a loss-based control ({retrans} retransmissions): the window is cut on every loss.")
+        }
+        Cause::Pacing => "The sender's own pacing (-b) is the limit.".into(),
+        Cause::Emulator => "The link emulator released packets late on this host: the number is a lower bound.".into(),
+        Cause::ReceiverOverrun => "The receiver's socket buffer overflowed: it read slower than data arrived.".into(),
+        Cause::SendErrors => "The sender's kernel refused sends (ENOBUFS).".into(),
+        Cause::Fragmentation => "Datagrams larger than the MTU left as IP fragments.".into(),
+        Cause::PathRtt => "The path's round trip bounds each transaction.".into(),
+        Cause::WakeUp => "Waking the sleeping ends bounds each transaction.".into(),
+        Cause::HostCpu => "An end system's CPU bounds each transaction.".into(),
         Cause::SenderCpu | Cause::ReceiverCpu if above => {
             "An end system's CPU limits, as in the paper, but today's CPU does more per second.".into()
         }

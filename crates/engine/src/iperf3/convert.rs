@@ -3,7 +3,8 @@
 //! such as system-wide CPU and TCP_INFO, stays absent).
 
 use results::{
-    Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TestKind, TestSpec, UdpCounts,
+    Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TcpInfoSummary, TestKind,
+    TestSpec, UdpCounts,
 };
 use wire::iperf3::{stream_id, Params, Results, StreamResults};
 
@@ -117,6 +118,7 @@ pub fn remote_measurement(
         let role = if mine.role == Role::Send { Role::Recv } else { Role::Send };
         let mut stream = counted(mine.index, role, theirs.bytes);
         stream.udp = udp.then(|| datagrams(role, theirs));
+        stream.tcp = (!udp && role == Role::Send).then(|| reported_retransmits(theirs)).flatten();
         streams.push(stream);
     }
     let measured_s = server.streams.iter().filter_map(|s| s.end_time).fold(0.0, f64::max);
@@ -127,6 +129,13 @@ pub fn remote_measurement(
     };
     m.sections.insert(SECTION.into(), iperf3_section(server));
     Ok(m)
+}
+
+/// A sending stream's retransmits as a stock iperf3 reports them (`-1`: not counted); nothing
+/// else of TCP_INFO is known.
+fn reported_retransmits(s: &StreamResults) -> Option<TcpInfoSummary> {
+    let retransmits = u64::try_from(s.retransmits).ok()?;
+    Some(TcpInfoSummary { retransmits, sampled: false, ..TcpInfoSummary::default() })
 }
 
 /// A stream known only by its byte count.

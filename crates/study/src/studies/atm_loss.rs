@@ -251,7 +251,8 @@ fn retrans_pct(r: &TestResult) -> Option<f64> {
     let d = r.summary.directions.first()?;
     let mss = 9128.0;
     let segments = d.sender_bytes as f64 / mss;
-    (segments > 0.0).then(|| d.retransmits as f64 / segments * 100.0)
+    let retransmits = d.retransmits?;
+    (segments > 0.0).then(|| retransmits as f64 / segments * 100.0)
 }
 
 /// UDP datagrams lost, %.

@@ -89,6 +89,7 @@ fn client_side(server: &SideMeasurement, client: &Results) -> SideMeasurement {
             let role = if ours.role == Role::Send { Role::Recv } else { Role::Send };
             let tcp = (theirs.retransmits >= 0).then(|| TcpInfoSummary {
                 retransmits: theirs.retransmits as u64,
+                sampled: false,
                 ..TcpInfoSummary::default()
             });
             Some(StreamStats {

@@ -1,0 +1,201 @@
+//! Loss as a TCP stream's limit. Over an emulated path the emulator says where packets
+//! dropped, so the two mechanisms are told apart: drops at the bottleneck's full drop-tail
+//! queue (the sender's window overran the queue, seed 003's 100-packet queue) and random
+//! drops of the path's loss model (TCP's window follows the loss rate: Mathis's regime).
+//! Without an emulator the location is unknown: "congestion/loss". A Reno-like bound far
+//! from the measured rate shows the loss did not set the rate: no finding. The advice never
+//! names the congestion control already in use.
+
+use std::time::Duration;
+
+use model::human::{micros, rate};
+use model::loss::{mathis_bps, LossPath, MathisConstant};
+use results::{Cause, Finding};
+
+use crate::facts::Facts;
+use crate::rules::{link, pct};
+
+/// Resent share from which loss contributes, and from which it is a strong suspect.
+pub const LOSS_RATE: (f64, f64) = (1e-4, 1e-3);
+/// How far below the measured goodput a model bound may fall and still count as evidence
+/// (bbr, or drops in bursts counted one by one, run far above it).
+pub const MATHIS_FAR_BELOW: f64 = 2.0;
+/// How far above the measured goodput a model bound may be and still be the limit: a loss
+/// rate that allows many times the rate measured did not hold it back.
+pub const MATHIS_FAR_ABOVE: f64 = 3.0;
+
+/// Drops at the emulated bottleneck's full queue, below the link's rate.
+pub fn queue_overflow(f: &Facts) -> Option<Finding> {
+    let d = f.path_drops?;
+    let p = f.loss_rate().filter(|&p| p >= LOSS_RATE.0)?;
+    if d.queue_overflow == 0 || d.queue_overflow < d.random || link(f).is_some() {
+        return None;
+    }
+    let share = f.of_reference().map(|x| format!("; {} is {} of the link", rate(f.goodput_bps), pct(x)));
+    Some(Finding {
+        cause: Cause::QueueOverflow,
+        weight: if p >= LOSS_RATE.1 { 0.86 } else { 0.6 },
+        evidence: format!(
+            "the emulator's full queue dropped {} packets ({} at random); {} retransmits in {} segments (p = {p:.1e}): the sender's window overran the queue and {} cut it{}",
+            d.queue_overflow,
+            d.random,
+            f.retransmits.unwrap_or(0),
+            f.segments_out.unwrap_or(0),
+            control(f),
+            share.unwrap_or_default()
+        ),
+        advice: advice(
+            f,
+            "a queue near the bandwidth-delay product (queue=) keeps the link busy through a back-off",
+        ),
+        bound_bps: None,
+    })
+}
+
+/// Random drops of the emulated path's loss model, in Mathis's regime.
+pub fn random_loss(f: &Facts) -> Option<Finding> {
+    let d = f.path_drops?;
+    let p = f.loss_rate().filter(|&p| p >= LOSS_RATE.0)?;
+    if d.random == 0 || d.random <= d.queue_overflow {
+        return None;
+    }
+    let (bound_text, bound_bps) = mathis_evidence(f, p)?;
+    Some(Finding {
+        cause: Cause::RandomLoss,
+        weight: if p >= LOSS_RATE.1 { 0.86 } else { 0.6 },
+        evidence: format!(
+            "the path's loss model dropped {} packets ({} at the full queue); {} retransmits in {} segments (p = {p:.1e}){bound_text}",
+            d.random,
+            d.queue_overflow,
+            f.retransmits.unwrap_or(0),
+            f.segments_out.unwrap_or(0)
+        ),
+        advice: advice(f, "the drops are the path's own loss (see the emulator's counters)"),
+        bound_bps,
+    })
+}
+
+/// Loss whose location is unknown (not over an emulated path; not on loopback, where
+/// retransmits are reordering).
+pub fn congestion(f: &Facts) -> Option<Finding> {
+    if f.path_drops.is_some() || f.same_host {
+        return None;
+    }
+    let p = f.loss_rate().filter(|&p| p >= LOSS_RATE.0)?;
+    let (bound_text, bound_bps) = mathis_evidence(f, p)?;
+    Some(Finding {
+        cause: Cause::Congestion,
+        weight: if p >= LOSS_RATE.1 { 0.7 } else { 0.45 },
+        evidence: format!(
+            "{} retransmits in {} segments (p = {p:.1e}){bound_text}",
+            f.retransmits.unwrap_or(0),
+            f.segments_out.unwrap_or(0)
+        ),
+        advice: advice(f, "find where packets drop (ip -s link, nstat, the switches' counters)"),
+        bound_bps,
+    })
+}
+
+/// The Reno-like bound at loss rate `p` as evidence, or `None` when it is far from the
+/// measured rate (then the loss did not set it). Printed as a bound only when it is not below
+/// the measured rate.
+fn mathis_evidence(f: &Facts, p: f64) -> Option<(String, Option<f64>)> {
+    let Some(bound) = mathis_bound(f, p) else { return Some((String::new(), None)) };
+    if bound * MATHIS_FAR_BELOW < f.goodput_bps || bound > MATHIS_FAR_ABOVE * f.goodput_bps {
+        return None;
+    }
+    let rtt = f.rtt_us.unwrap_or(0.0);
+    if bound >= crate::verdict::BOUND_SLACK * f.goodput_bps {
+        let text =
+            format!("; the Reno-like bound (Mathis, C = 1.22) at RTT {} allows {}", micros(rtt), rate(bound));
+        return Some((text, Some(bound)));
+    }
+    let text = format!(
+        "; the Reno-like estimate (Mathis, C = 1.22) at RTT {} is {}, within {MATHIS_FAR_BELOW:.0}× of the rate measured",
+        micros(rtt),
+        rate(bound)
+    );
+    Some((text, None))
+}
+
+fn mathis_bound(f: &Facts, p: f64) -> Option<f64> {
+    let rtt = f.rtt_us.filter(|&r| r > 0.0)?;
+    let path = LossPath::new(f.mss_bytes?, Duration::from_micros(rtt as u64), p.min(1.0));
+    mathis_bps(&path, MathisConstant::AckEverySegment).ok()
+}
+
+/// `reno`, `cubic`: the control that backed off, as the sender named it.
+fn control(f: &Facts) -> &str {
+    if f.congestion_control.is_empty() {
+        "the congestion control"
+    } else {
+        &f.congestion_control
+    }
+}
+
+fn advice(f: &Facts, find: &str) -> String {
+    match f.congestion_control.as_str() {
+        "bbr" => format!("{find}; bbr, in use, already does not back off on each loss"),
+        _ => format!("{find}; or try -C bbr, which does not back off on each loss"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::PathDrops;
+    use results::{Reference, ReferenceKind};
+
+    fn lossy() -> Facts {
+        Facts {
+            goodput_bps: 29e6,
+            rtt_us: Some(170_000.0),
+            mss_bytes: Some(1448),
+            retransmits: Some(614),
+            segments_out: Some(50_000),
+            congestion_control: "reno".into(),
+            reference: Some(Reference {
+                kind: ReferenceKind::Link,
+                description: "1g".into(),
+                limit_bps: 941e6,
+            }),
+            path_drops: Some(PathDrops { queue_overflow: 614, random: 0 }),
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn seed_003s_queue_overflow_is_named_though_mathis_is_far_below() {
+        let f = lossy();
+        let x = queue_overflow(&f);
+        assert!(x.as_ref().is_some_and(|x| x.cause == Cause::QueueOverflow && x.weight > 0.8), "{x:?}");
+        assert!(
+            x.is_some_and(|x| x.evidence.contains("reno cut it") && x.evidence.contains("3% of the link"))
+        );
+        assert!(random_loss(&f).is_none() && congestion(&f).is_none());
+    }
+
+    #[test]
+    fn random_drops_are_random_loss_with_a_bound_not_below_the_rate() {
+        let mut f = lossy();
+        f.path_drops = Some(PathDrops { queue_overflow: 0, random: 614 });
+        // p = 1.2e-2 at 170 ms: Mathis allows ~0.76 Mbit/s, far below 29 Mbit/s: not the limit.
+        assert!(random_loss(&f).is_none());
+        f.goodput_bps = 0.8e6;
+        let x = random_loss(&f);
+        assert!(x.as_ref().is_some_and(|x| x.bound_bps.is_none_or(|b| b >= 0.9 * 0.8e6)), "{x:?}");
+        f.goodput_bps = 0.1e6;
+        assert!(random_loss(&f).is_none(), "a bound 7× the rate did not hold it back");
+    }
+
+    #[test]
+    fn unknown_figures_claim_no_loss() {
+        let mut f = lossy();
+        f.segments_out = None;
+        assert!(queue_overflow(&f).is_none() && random_loss(&f).is_none());
+        let mut f = lossy();
+        f.path_drops = None;
+        f.retransmits = None;
+        assert!(congestion(&f).is_none());
+    }
+}
