@@ -9,8 +9,9 @@ use crate::facts::{busiest_thread, side_cpu, streams, SideCpu};
 use crate::rules::{pct, CPU_SATURATED_PCT, THROTTLED_PCT};
 use crate::Path;
 
-/// Share of the median transaction the configured round trip must reach to be the limit.
-pub const PATH_RTT_FRAC: f64 = 0.8;
+/// Share of the median transaction the configured round trip must reach to be the limit
+/// (the rest is the ends' and the emulator's own time).
+pub const PATH_RTT_FRAC: f64 = 0.6;
 /// Time beyond the path's round trip in the median transaction from which Nagle waiting on
 /// a delayed ACK (Linux's at least 40 ms) is the limit, µs.
 pub const DELAYED_ACK_US: f64 = 30_000.0;

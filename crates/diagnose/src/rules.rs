@@ -396,9 +396,9 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     Some(Finding {
         cause: Cause::StopAndGo,
         // A buffer the user fixed under three segments comes before the CPU it keeps busy
-        // (the sender spins on a window that opens a segment at a time), as a fixed receive
-        // window does.
-        weight: 0.93,
+        // (the sender spins on a window that opens a segment at a time) and before the
+        // window it makes: stop-and-go is the window's mechanism here, said specifically.
+        weight: 0.99,
         evidence: format!(
             "{name} asked {} = {segments:.1} segments of {mss:.0} B with Nagle on",
             size(bytes as f64)

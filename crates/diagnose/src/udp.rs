@@ -161,6 +161,10 @@ pub fn random_loss(f: &UdpFacts) -> Option<Finding> {
 /// The sender's kernel refused sends (ENOBUFS: its socket buffer or the device queue full).
 pub fn send_errors(f: &UdpFacts) -> Option<Finding> {
     let attempts = f.d.sent + f.d.send_errors;
+    if fragmentation(f).is_some() {
+        // The kernel refused datagrams larger than the MTU: fragmentation names why.
+        return None;
+    }
     if f.d.send_errors == 0 || (f.d.send_errors as f64) < SEND_ERROR_FRAC * attempts as f64 {
         return None;
     }
@@ -191,14 +195,19 @@ pub fn fragmentation(f: &UdpFacts) -> Option<Finding> {
         return None;
     }
     let fragments = (f.d.datagram_len + 8).div_ceil(mtu - 20 - (mtu - 20) % 8);
+    let fate = match (f.d.sent, f.d.send_errors) {
+        (0, errors) => format!("the sender's kernel refused all {errors} sends"),
+        (sent, 0) => format!("{} of {sent} sent were lost", pct(f.lost_frac())),
+        (sent, errors) => {
+            format!("the sender's kernel refused {errors} sends; {} of {sent} sent were lost", pct(f.lost_frac()))
+        }
+    };
     Some(Finding {
         cause: Cause::Fragmentation,
         weight: 0.94,
         evidence: format!(
-            "datagrams of {} (+ {IP_UDP_HEADER} B of headers) over an MTU of {mtu} B leave as {fragments} IP fragments each: {} of {} sent were lost",
+            "datagrams of {} (+ {IP_UDP_HEADER} B of headers) over an MTU of {mtu} B need {fragments} IP fragments each: {fate}",
             size(f64::from(f.d.datagram_len)),
-            pct(f.lost_frac()),
-            f.d.sent
         ),
         advice: format!("send datagrams of at most {} B (-l) so each fits one packet", mtu - IP_UDP_HEADER),
         bound_bps: None,
@@ -342,6 +351,8 @@ mod tests {
         f.d.datagram_len = 8192;
         let x = fragmentation(&f);
         assert!(x.as_ref().is_some_and(|x| x.evidence.contains("6 IP fragments")), "{x:?}");
+        (f.d.sent, f.d.send_errors) = (0, 5_000);
+        assert_eq!(best(&f), Some(Cause::Fragmentation), "refused for their size, not the sender's errors");
         f.d.datagram_len = 1472;
         assert!(fragmentation(&f).is_none());
     }

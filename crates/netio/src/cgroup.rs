@@ -5,10 +5,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Time this process's cgroup has spent throttled so far, if the cgroup has a CPU controller
-/// that reports it.
+/// Time the calling thread's cgroup has spent throttled so far, if the cgroup has a CPU
+/// controller that reports it. The thread's, not the process's: over an emulated path with a
+/// client CPU quota only the client's threads are in the quota (cgroup v1), and the server end
+/// in the same process must not report the client's throttling as its own.
 pub fn throttled() -> Option<Duration> {
-    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let membership = std::fs::read_to_string("/proc/thread-self/cgroup")
+        .or_else(|_| std::fs::read_to_string("/proc/self/cgroup"))
+        .ok()?;
     let (path, v2) = cpu_stat_path(&membership)?;
     let stat = std::fs::read_to_string(path).ok()?;
     parse_throttled(&stat, v2)
