@@ -86,6 +86,18 @@ fn with_two_streams_each_stream_is_paced_to_the_rate() {
 }
 
 #[test]
+fn a_paced_byte_count_ends_at_its_last_write_not_a_pacing_step_later() {
+    let srv = ServerProc::start(&[]);
+    // 1 MiB at 20 Mbit/s: 8 writes of 128 KiB over 0.42 s; a wait for a ninth write that the
+    // budget will not allow would add 52 ms (12 %) to the sender's time.
+    for extra in [&["-n", "1M"][..], &["-n", "1M", "-R"][..]] {
+        let t = paced(&srv, extra);
+        assert_eq!(t["summary"]["directions"][0]["sender_bytes"], 1 << 20, "{extra:?}");
+        check(&t, 1, &format!("{extra:?}"));
+    }
+}
+
+#[test]
 fn text_output_says_the_stream_was_paced_and_at_what_rate() {
     let srv = ServerProc::start(&[]);
     let port = srv.port();

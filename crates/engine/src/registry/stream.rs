@@ -98,7 +98,7 @@ pub fn send_loop(mut sock: TcpStream, len: usize, rate_bps: u64, ctx: &WorkerCtx
         if ctx.should_stop_sending(now) {
             break;
         }
-        if !paced::ready(&mut throttle, now) {
+        if !paced::ready(&mut throttle, ctx, now) {
             continue;
         }
         let chunk = match &ctx.budget {

@@ -25,7 +25,7 @@ pub fn send_zerocopy(sock: TcpStream, len: usize, rate_bps: u64, ctx: &WorkerCtx
         if ctx.should_stop_sending(now) {
             break;
         }
-        if !paced::ready(&mut throttle, now) {
+        if !paced::ready(&mut throttle, ctx, now) {
             continue;
         }
         let chunk = match &ctx.budget {

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::CALL_SLICE;
-use crate::meter::Timeline;
+use crate::meter::{Budget, Timeline, WorkerCtx};
 use crate::pacing::Pacer;
 
 /// Holds one sending stream to its rate.
@@ -56,9 +56,15 @@ impl Throttle {
     }
 }
 
-/// Whether a stream with an optional throttle may write at `now` (always, without one).
-pub(crate) fn ready(throttle: &mut Option<Throttle>, now: Instant) -> bool {
-    throttle.as_mut().is_none_or(|t| t.ready(now))
+/// Whether a stream with an optional throttle may write at `now` (always, without one). A
+/// stream whose byte budget is spent does not wait for its next write: its claim gets nothing
+/// and it ends at once, so that idle time after the last byte is not counted as sending time.
+pub(crate) fn ready(throttle: &mut Option<Throttle>, ctx: &WorkerCtx, now: Instant) -> bool {
+    match throttle {
+        None => true,
+        Some(_) if ctx.budget.as_ref().is_some_and(Budget::is_spent) => true,
+        Some(t) => t.ready(now),
+    }
 }
 
 /// Records `n` bytes written on a stream with an optional throttle.
