@@ -163,17 +163,12 @@ pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
     if a.udp {
         bail!("-u: `tcplab stream` is TCP; for UDP run `tcplab udp HOST -b RATE -l SIZE`");
     }
-    if let Some(rate) = &a.rate {
-        bail!(
-            "-b {rate}: `tcplab stream` does not pace TCP; emulate a link of that rate with \
-             --path rate={rate}, or pace UDP with `tcplab udp -b {rate}`"
-        );
-    }
     let mut spec = engine::registry::defaults(TestKind::TcpStream);
     apply_timing(&mut spec, &a.timing);
     apply_socket(&mut spec, &a.socket);
     spec.send_len = a.len;
     spec.recv_len = a.recv_len.unwrap_or(a.len);
+    spec.rate_bps = a.rate;
     a.copy.apply(&mut spec);
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => Direction::Reverse,
@@ -394,8 +389,15 @@ mod tests {
         assert!(Cli::try_parse_from(["tcplab", "stream"]).is_err(), "a server is needed");
         let e = error_of(&["tcplab", "stream", "h", "-u"]);
         assert!(e.contains("tcplab udp"), "{e}");
-        let e = error_of(&["tcplab", "stream", "h", "-b", "100M"]);
-        assert!(e.starts_with("-b 100M: `tcplab stream` does not pace TCP"), "{e}");
+    }
+
+    #[test]
+    fn stream_b_paces_each_stream_and_a_bad_rate_is_refused() {
+        let s = spec_of(&["tcplab", "stream", "h", "-b", "50M", "-P", "2", "-R"]);
+        assert_eq!((s.rate_bps, s.parallel), (50_000_000, 2));
+        assert_eq!(spec_of(&["tcplab", "stream", "h"]).rate_bps, 0, "unlimited by default");
+        let e = error_of(&["tcplab", "stream", "h", "-b", "fast"]);
+        assert!(e.contains("--rate <RATE>") && e.contains("'fast'"), "{e}");
     }
 
     #[test]

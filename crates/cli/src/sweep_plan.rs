@@ -403,8 +403,8 @@ mod tests {
         let err = error_of(TestKind::TcpStream, &["burst=1,2,4"], &[]);
         assert!(err.contains("'burst' does not apply to tcp-stream tests"), "{err}");
         assert!(err.contains("may vary: len, window, send_len, recv_len,"), "{err}");
-        let err = error_of(TestKind::TcpStream, &["rate=1M,2M"], &[]);
-        assert!(err.contains("'rate' (rate_bps) does not apply to tcp-stream tests"), "{err}");
+        let err = error_of(TestKind::TcpRr, &["rate=1M,2M"], &[]);
+        assert!(err.contains("'rate' (rate_bps) does not apply to tcp-rr tests"), "{err}");
         assert!(error_of(TestKind::TcpRr, &["len=1K,2K"], &[]).contains("does not apply to tcp-rr"));
         assert!(error_of(TestKind::UdpRr, &["nodelay=true,false"], &[]).contains("does not apply to udp-rr"));
         let err = error_of(TestKind::TcpStream, &["len=1K,2K"], &["len=send_len=burst"]);
@@ -412,6 +412,7 @@ mod tests {
         for (kind, vary) in [
             (TestKind::UdpStream, "len=64,1400"),
             (TestKind::UdpStream, "burst=1,8"),
+            (TestKind::TcpStream, "rate=10M,0"),
             (TestKind::TcpRr, "burst=1,8"),
             (TestKind::TcpRr, "size=1,64"),
             (TestKind::TcpCrr, "window=64K,128K"),

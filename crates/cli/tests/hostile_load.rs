@@ -5,7 +5,7 @@
 //! undisturbed (the reference), then again while 500 silent connections, 100 garbage senders,
 //! 50 slowloris clients (one byte per second), 20 peers announcing oversized frame lengths
 //! 20 forged data hellos and 20 wrong-key handshakes hit the same server. The server runs as
-//! one left on the internet would: with `--keys`, the good client showing its key. tcplab does not pace TCP, so the paced
+//! one left on the internet would: with `--keys`, the good client showing its key. The paced
 //! stream is UDP; its rate is a fraction of what even a debug build sustains here, and the
 //! server's receive buffer absorbs a scheduling stall of a few hundred ms, so on a shared
 //! 2-core machine the comparison measures whether the server keeps serving, not how the

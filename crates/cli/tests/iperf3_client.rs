@@ -213,6 +213,33 @@ fn udp_bidir_one_and_four_streams() {
     udp_case(&["--bidir", "-P", "4"]);
 }
 
+/// `stream --iperf3 HOST -b RATE`: the rate goes to the iperf3 server as `bandwidth` (per
+/// stream, as iperf3's own `-b`); this client paces forward, the stock server with `-R`. Both
+/// ends' counts are checked within ±10 % of the rate × streams.
+#[test]
+fn b_paces_tcp_streams_both_ways() {
+    for (extra, streams) in [(&[][..], 1.0), (&["-R"][..], 1.0), (&["-R", "-P", "2"][..], 2.0)] {
+        let Some(server) = Iperf3::start(&["-1", "-J"]) else { return };
+        let mut args = vec!["-t", "2", "-b", "20M"];
+        args.extend_from_slice(extra);
+        let out = stream(&server.addr(), &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let ours = json_of(&out)["tests"][0].clone();
+        assert_eq!(ours["status"], "completed", "{}", ours["error"]);
+        assert_eq!(ours["spec"]["rate_bps"], 20_000_000);
+        let want = 20e6 * streams;
+        let d = &ours["summary"]["directions"][0];
+        for key in ["sender_bps", "receiver_bps"] {
+            let got = d[key].as_f64().unwrap();
+            assert!((got - want).abs() <= 0.1 * want, "{extra:?} {key}: {got} bit/s, asked {want}");
+        }
+        // The server's own count of what it received (forward) or sent (-R).
+        let key = if extra.contains(&"-R") { "sum_sent" } else { "sum_received" };
+        let theirs = server.json()["end"][key]["bits_per_second"].as_f64().unwrap();
+        assert!((theirs - want).abs() <= 0.1 * want, "{extra:?}: iperf3 server's {key} {theirs} bit/s");
+    }
+}
+
 #[test]
 fn a_busy_server_is_one_clear_error() {
     let Some(server) = Iperf3::start(&[]) else { return };

@@ -174,6 +174,33 @@ fn the_real_iperf3_client_runs_every_mode_and_the_archive_agrees() {
     assert_eq!(text.matches("iperf3-client").count(), 12, "{text}\n{}", srv.log());
 }
 
+/// iperf3's `-b` on TCP is per stream; the sender paces: the iperf3 client itself forward,
+/// this server with `-R` (and each stream at the rate with `-P 2`). The rate each end saw is
+/// checked within ±10 %, and the archive records the target.
+#[test]
+fn a_tcp_client_with_b_gets_its_rate_both_ways() {
+    if !have_iperf3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("served.db");
+    let (srv, port) = server(&["--db", db.to_str().unwrap()]);
+    for (extra, streams) in [(&[][..], 1.0), (&["-R"][..], 1.0), (&["-R", "-P", "2"][..], 2.0)] {
+        let mut args = vec!["-b", "20M", "-t", "2"];
+        args.extend_from_slice(extra);
+        let out = iperf3(port, &args).output().expect("iperf3 runs");
+        let doc = json(&out);
+        assert!(out.status.success() && doc.get("error").is_none(), "{args:?}: {doc}\n{}", srv.log());
+        let want = 20e6 * streams;
+        for key in ["sum_sent", "sum_received"] {
+            let got = num(&doc["end"], &format!("{key}/bits_per_second"));
+            assert!((got - want).abs() <= 0.1 * want, "{args:?} {key}: {got} bit/s, asked {want}");
+        }
+        let t = archived(&db, doc["start"]["cookie"].as_str().expect("start.cookie"));
+        assert_eq!(t.spec.rate_bps, 20_000_000, "{args:?}: the archive records the target");
+    }
+}
+
 #[test]
 fn two_iperf3_clients_at_once_both_succeed() {
     if !have_iperf3() {

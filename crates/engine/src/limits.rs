@@ -415,11 +415,13 @@ mod tests {
     }
 
     #[test]
-    fn udp_settings_are_refused_on_tcp_tests() {
+    fn udp_settings_are_refused_on_tcp_tests_but_a_stream_may_be_paced() {
         let mut s = spec(TestKind::TcpStream);
         s.rate_bps = 1_000_000;
+        assert!(ok(&s), "-b on a TCP stream");
+        s.test = TestKind::TcpRr;
         assert_eq!(field_of(&s).as_deref(), Some("rate_bps"));
-        s.rate_bps = 0;
+        (s.test, s.rate_bps) = (TestKind::TcpStream, 0);
         s.no_offload = true;
         assert_eq!(field_of(&s).as_deref(), Some("no_offload"));
         let mut u = spec(TestKind::UdpStream);

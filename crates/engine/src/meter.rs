@@ -211,6 +211,11 @@ impl Budget {
     pub fn refund(&self, n: u64) {
         self.0.fetch_add(n, Relaxed);
     }
+
+    /// Whether nothing is left to claim (until a writer gives some back).
+    pub fn is_spent(&self) -> bool {
+        self.0.load(Relaxed) == 0
+    }
 }
 
 /// What every worker gets.

@@ -1,5 +1,7 @@
-//! When a UDP sender may send: a schedule anchored at the start, so the long-run rate is exact
-//! whatever each sleep overshoots. Time is passed in (ns since the sender's start).
+//! When a paced sender may send: a schedule anchored at the start, so the long-run rate is exact
+//! whatever each sleep overshoots. A UDP sender counts datagrams; a TCP sender counts bytes
+//! ([`Pacer::bytes`]), since a write may take only part of its buffer. Time is passed in (ns since
+//! the sender's start).
 
 /// A send schedule for one flow.
 #[derive(Debug, Clone)]
@@ -38,6 +40,15 @@ impl Pacer {
             max_backlog: backlog.max(4 * max_batch),
             skipped: 0,
         }
+    }
+
+    /// A byte schedule for a TCP sender writing `write_len` bytes per call (`-b` on a stream):
+    /// a write goes once the schedule has earned all of its bytes, so the bytes written by any
+    /// time never exceed the rate × the time since the start by more than one byte; [`Pacer::due`]
+    /// answers in bytes (0 or up to `write_len`) and [`Pacer::sent`] takes the bytes a write
+    /// took. A sender held up (a full socket buffer) makes up to 250 ms of the schedule.
+    pub fn bytes(rate_bps: u64, write_len: u32) -> Pacer {
+        Pacer::new(rate_bps, 1, write_len, write_len as usize)
     }
 
     /// How many datagrams may go now (0: wait until [`Pacer::next_ns`]).
@@ -120,6 +131,69 @@ mod tests {
         let t = simulate(1_000_000, 64, 8, 2);
         assert!((3900..=3907).contains(&t.len()));
         assert!(t.chunks(8).all(|c| c.iter().all(|&x| x == c[0])));
+    }
+
+    /// A TCP writer that wakes exactly when told and whose writes take `took(i)` of the bytes
+    /// offered; returns (time, bytes) of each write.
+    fn simulate_bytes(rate: u64, len: u32, secs: u64, took: impl Fn(usize) -> u64) -> Vec<(u64, u64)> {
+        let mut p = Pacer::bytes(rate, len);
+        let mut writes = Vec::new();
+        let mut now = 0;
+        while now < secs * 1_000_000_000 {
+            let n = p.due(now);
+            if n == 0 {
+                now = p.next_ns().max(now + 1);
+                continue;
+            }
+            let n = n.min(took(writes.len()));
+            writes.push((now, n));
+            p.sent(n);
+        }
+        writes
+    }
+
+    #[test]
+    fn a_byte_schedule_writes_whole_blocks_at_the_exact_rate() {
+        // 20 Mbit/s = 2.5 MB/s in 128 KiB writes: one every 52.4288 ms.
+        let w = simulate_bytes(20_000_000, 131_072, 10, |_| 131_072);
+        assert!(w.iter().all(|&(_, n)| n == 131_072));
+        // 25 MB in 10 s = 190.7 writes; a write goes only once earned.
+        assert_eq!(w.len(), 190);
+        for (k, &(t, _)) in w.iter().enumerate() {
+            let earned_ns = ((k as u64 + 1) * 131_072 - 1) * 400;
+            assert!(t.abs_diff(earned_ns) <= 1, "write {k} at {t} ns, earned at {earned_ns} ns");
+        }
+        // Never ahead of the rate: bytes written by t ≤ rate × t + 1 byte.
+        let mut total = 0;
+        for &(t, n) in &w {
+            total += n;
+            assert!(total as f64 <= t as f64 * 20e6 / 8e9 + 1.0 + 1e-6, "{total} B by {t} ns");
+        }
+    }
+
+    #[test]
+    fn partial_writes_count_what_they_took() {
+        // Every other write takes only 1000 bytes: the rest is owed, the rate stays exact.
+        let w = simulate_bytes(8_000_000, 10_000, 5, |i| if i % 2 == 1 { 1000 } else { 10_000 });
+        let total: u64 = w.iter().map(|&(_, n)| n).sum();
+        // 1 MB/s for 5 s, less at most one write still being earned.
+        assert!((4_990_000..=5_000_000).contains(&total), "{total}");
+        assert!(w.iter().any(|&(_, n)| n == 1000));
+    }
+
+    #[test]
+    fn a_byte_schedule_makes_up_a_short_stall_and_skips_a_long_one() {
+        let mut p = Pacer::bytes(80_000_000, 100_000);
+        // 100 ms stalled from the start: 1 MB owed, written in 10 full writes at once.
+        let mut writes = 0;
+        while p.due(100_000_000) == 100_000 {
+            p.sent(100_000);
+            writes += 1;
+        }
+        assert_eq!((writes, p.skipped()), (10, 0));
+        // Then 2 s stalled: more than 250 ms behind; the schedule moves on.
+        assert_eq!(p.due(2_100_000_000), 100_000);
+        assert!(p.skipped() > 15_000_000, "{}", p.skipped());
     }
 
     #[test]

@@ -81,9 +81,10 @@ impl Observer for Live {
             Format::Text if self.show_intervals => {
                 let streams = if spec.parallel == 1 { "" } else { "s" };
                 emit(&format!(
-                    "tcplab {label} → {server} · {} stream{streams} · {}",
+                    "tcplab {label} → {server} · {} stream{streams} · {}{}",
                     spec.parallel,
-                    limit(spec)
+                    limit(spec),
+                    text::pacing(spec)
                 ));
                 if spec.interval_ms > 0 {
                     emit(&text::interval_header(engine::registry::of(spec.test).shape()));

@@ -112,6 +112,15 @@ fn rr_lines(iv: &Interval) -> Vec<String> {
     lines
 }
 
+/// ` · paced at 20.0 Mbit/s per stream` for a TCP stream with `-b`, else nothing (a UDP
+/// test's target is in its own block).
+pub fn pacing(spec: &TestSpec) -> String {
+    match (spec.test, spec.rate_bps) {
+        (results::TestKind::TcpStream, r) if r > 0 => format!(" · paced at {} per stream", rate(r as f64)),
+        _ => String::new(),
+    }
+}
+
 /// The full summary block of one test.
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
@@ -135,7 +144,7 @@ pub fn test_summary(r: &TestResult) -> String {
         return o;
     }
     for d in &r.summary.directions {
-        direction_block(&mut o, d, r.reference.as_ref());
+        direction_block(&mut o, d, r.spec.rate_bps, r.reference.as_ref());
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
         let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
@@ -217,11 +226,24 @@ pub fn suite_diagnosis(results: &[TestResult]) -> String {
     o
 }
 
-fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Reference>) {
-    let _ = writeln!(o, "  {} ({} stream{})", d.direction, d.streams, if d.streams == 1 { "" } else { "s" });
+/// One direction of a bulk test; `paced_bps` is each sending stream's target (`-b`), 0 = none.
+fn direction_block(o: &mut String, d: &DirectionSummary, paced_bps: u64, reference: Option<&Reference>) {
+    let plural = if d.streams == 1 { "" } else { "s" };
+    let (paced, of_target) = match paced_bps {
+        0 => (String::new(), String::new()),
+        r => {
+            let target = r as f64 * f64::from(d.streams.max(1));
+            let each = if d.streams > 1 { "each " } else { "" };
+            (
+                format!(", {each}paced at {}", rate(r as f64)),
+                format!(" ({:.1}% of paced)", 100.0 * d.sender_bps / target),
+            )
+        }
+    };
+    let _ = writeln!(o, "  {} ({} stream{plural}{paced})", d.direction, d.streams);
     let _ = writeln!(
         o,
-        "    sender    {:>14}  {:>14}  retr {}",
+        "    sender    {:>14}  {:>14}{of_target}  retr {}",
         bytes(d.sender_bytes),
         rate(d.sender_bps),
         known(d.retransmits, |n| n.to_string())
@@ -523,6 +545,30 @@ mod tests {
         assert!(bidir[2].starts_with("[  3][RX]") && !bidir[2].contains("190 µs"), "{}", bidir[2]);
         assert!(bidir[4].starts_with("[SUM][TX]") && bidir[4].contains("3.00 MiB"), "{}", bidir[4]);
         assert!(bidir[5].starts_with("[SUM][RX]") && bidir[5].contains("3.00 MiB"), "{}", bidir[5]);
+    }
+
+    #[test]
+    fn a_paced_stream_says_its_rate_per_stream_and_the_share_achieved() {
+        let direction = DirectionSummary {
+            direction: "client→server".into(),
+            streams: 2,
+            sender_bps: 39.8e6,
+            receiver_bps: 39.8e6,
+            ..Default::default()
+        };
+        let summary = results::Summary {
+            headline: Some(results::Headline::measured(results::Metric::Goodput, 39.8e6)),
+            directions: vec![direction],
+            ..Default::default()
+        };
+        let spec = TestSpec { rate_bps: 20_000_000, parallel: 2, ..TestSpec::new(TestKind::TcpStream) };
+        let r = TestResult { summary, ..TestResult::new("stream", spec, "h:1", 0) };
+        let text = test_summary(&r);
+        assert!(text.contains("client→server (2 streams, each paced at 20.0 Mbit/s)"), "{text}");
+        assert!(text.contains("(99.5% of paced)"), "{text}");
+        assert_eq!(pacing(&r.spec), " · paced at 20.0 Mbit/s per stream");
+        let unpaced = TestResult { spec: TestSpec::new(TestKind::TcpStream), ..r };
+        assert!(!test_summary(&unpaced).contains("paced") && pacing(&unpaced.spec).is_empty());
     }
 
     #[test]

@@ -344,7 +344,7 @@ pub static CONGESTION: Setting = Setting {
     },
 };
 
-/// UDP target rate per stream, bit/s.
+/// Target rate per sending stream, bit/s (UDP, and TCP streams paced with `-b`).
 pub static RATE_BPS: Setting = Setting {
     id: "rate_bps",
     aliases: &["rate", "b"],

@@ -121,7 +121,8 @@ pub struct TestSpec {
     /// Spin on non-blocking reads instead of sleeping in them (`--busy-poll`, both ends).
     #[serde(default)]
     pub busy_poll: bool,
-    /// UDP: target rate of each stream, bit/s of UDP payload (0 = as fast as possible).
+    /// Target rate of each sending stream, bit/s of payload (`-b`; 0 = as fast as possible): UDP
+    /// datagrams, or a TCP stream's writes (paced as iperf3's `-b` on TCP).
     #[serde(default)]
     pub rate_bps: u64,
     /// UDP: send without UDP checksums (SO_NO_CHECK; IPv4 only).

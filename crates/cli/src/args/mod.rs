@@ -342,9 +342,11 @@ pub struct StreamArgs {
     /// iperf3's `-u`: refused with a pointer to `tcplab udp`.
     #[arg(short = 'u', long = "udp", hide = true)]
     pub udp: bool,
-    /// iperf3's `-b` on TCP: refused (tcplab does not pace TCP; see README).
-    #[arg(short = 'b', long = "rate", hide = true, value_name = "RATE")]
-    pub rate: Option<String>,
+    /// Pace each sending stream to this rate, bit/s of TCP payload, as iperf3's -b on TCP: the
+    /// rate is per stream (-P 4 -b 50M sends 200 Mbit/s; --bidir sends it each way). k, M, G are
+    /// powers of 1000 (50M = 5·10⁷ bit/s); writes stay -l bytes; 0 = unlimited (default).
+    #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps, default_value = "0", value_name = "RATE")]
+    pub rate: u64,
 }
 
 /// `tcplab rr`.

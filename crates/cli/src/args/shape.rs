@@ -18,8 +18,9 @@ pub struct TestShapeArgs {
     /// Bytes per write and read (stream; default 128K), datagram size (udp; default 1460).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32)]
     pub len: Option<u32>,
-    /// UDP target rate per stream in bit/s; k, M, G are powers of 1000 (100M = 10⁸ bit/s);
-    /// 0 = as fast as possible (default: the test type's, 1M for udp as `tcplab udp`).
+    /// Target rate per stream in bit/s (udp; stream paces each sending stream as iperf3's -b on
+    /// TCP); k, M, G are powers of 1000 (100M = 10⁸ bit/s); 0 = as fast as possible (default:
+    /// the test type's, 1M for udp as `tcplab udp`, unlimited for stream).
     #[arg(short = 'b', long = "rate", value_parser = parse::rate_bps)]
     pub rate: Option<u64>,
     /// Request and response sizes, REQ,RESP (rr, crr, udp-rr; default: the test type's).

@@ -199,6 +199,8 @@ mod tests {
         let p = params(&spec).unwrap();
         assert_eq!((p.time, p.omit, p.parallel, p.len), (Some(2), Some(1), Some(2), Some(65536)));
         assert!(p.reverse && p.nodelay && p.tcp && p.bandwidth.is_none());
+        let paced = TestSpec { rate_bps: 50_000_000, ..spec.clone() };
+        assert_eq!(params(&paced).unwrap().bandwidth, Some(50_000_000), "-b goes to iperf3 per stream");
         let half = TestSpec { omit_ms: 500, ..spec.clone() };
         assert!(params(&half).is_err());
         let counted = TestSpec { bytes_limit: Some(1 << 20), ..spec };

@@ -1,6 +1,7 @@
 //! `tcp-stream`: bulk transfer one way, the other, or both (netperf TCP_STREAM / TCP_MAERTS,
 //! iperf3 `-R` / `--bidir`). The sender writes `send_len` bytes per call until the deadline, the
-//! byte budget or a stop; then shuts its side down. The receiver reads `recv_len` bytes per call
+//! byte budget or a stop, each sending stream paced to `rate_bps` when set (iperf3's `-b` for
+//! TCP, per stream); then shuts its side down. The receiver reads `recv_len` bytes per call
 //! until end of stream.
 
 use std::io::{ErrorKind, Read, Write};
@@ -18,6 +19,7 @@ use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
 use crate::Error;
 
 mod copy_modes;
+mod paced;
 
 /// How long a blocked call waits before re-checking stop, deadline and watchdog.
 pub(crate) const CALL_SLICE: Duration = Duration::from_millis(200);
@@ -62,15 +64,15 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         let index = ds.index;
         let role = role(spec, end, index);
         let (sock, probe) = ds.split()?;
-        let (send_len, recv_len) = (spec.send_len as usize, spec.recv_len as usize);
+        let (send_len, recv_len, rate) = (spec.send_len as usize, spec.recv_len as usize, spec.rate_bps);
         if zerocopy && role == Role::Send {
             netio::zerocopy::enable_zerocopy(&sock)?;
         }
         let work: crate::side::Work = match role {
             Role::Send if zerocopy => {
-                Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, ctx))
+                Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, rate, ctx))
             }
-            Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, ctx)),
+            Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, rate, ctx)),
             _ if skip => Box::new(move |ctx: &WorkerCtx| copy_modes::recv_skip(sock, recv_len, ctx)),
             _ => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
         };
@@ -84,15 +86,20 @@ pub(crate) fn payload(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0]).collect()
 }
 
-/// Writes until the deadline, budget or stop; then shuts down the write side.
-pub fn send_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+/// Writes until the deadline, budget or stop, at most `rate_bps` (0 = unlimited); then shuts
+/// down the write side.
+pub fn send_loop(mut sock: TcpStream, len: usize, rate_bps: u64, ctx: &WorkerCtx) -> WorkerOutcome {
     let buf = payload(len);
     let _ = sock.set_write_timeout(Some(CALL_SLICE));
+    let mut throttle = paced::Throttle::new(rate_bps, len, &ctx.timeline);
     let mut error = None;
     loop {
         let now = Instant::now();
         if ctx.should_stop_sending(now) {
             break;
+        }
+        if !paced::ready(&mut throttle, ctx, now) {
+            continue;
         }
         let chunk = match &ctx.budget {
             Some(b) => b.claim(len as u64) as usize,
@@ -105,6 +112,7 @@ pub fn send_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
             Ok(n) => {
                 ctx.meter.add(n);
                 refund(ctx, chunk - n);
+                paced::took(&mut throttle, n);
             }
             Err(e) if is_timeout(&e) => refund(ctx, chunk),
             Err(e) => {
@@ -179,7 +187,7 @@ impl TestType for TcpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit])
+        only(spec, &[Optional::BytesLimit, Optional::Rate])
     }
 
     fn data_connections(&self, spec: &TestSpec) -> u32 {
@@ -213,6 +221,7 @@ impl TestType for TcpStreamTest {
         &[
             "send_len",
             "recv_len",
+            "rate_bps",
             "bytes_limit",
             "direction",
             "sndbuf",

@@ -8,19 +8,25 @@ use std::time::{Duration, Instant};
 
 use netio::zerocopy;
 
-use super::{payload, refund, sock_name, CALL_SLICE};
+use super::{paced, payload, refund, sock_name, CALL_SLICE};
 use crate::control::is_timeout;
 use crate::meter::WorkerCtx;
 use crate::side::WorkerOutcome;
 
-/// Writes with `MSG_ZEROCOPY` until the deadline, budget or stop; then shuts down.
-pub fn send_zerocopy(sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+/// Writes with `MSG_ZEROCOPY` until the deadline, budget or stop, at most `rate_bps` (0 =
+/// unlimited); then shuts down.
+pub fn send_zerocopy(sock: TcpStream, len: usize, rate_bps: u64, ctx: &WorkerCtx) -> WorkerOutcome {
     let buf = payload(len);
     let _ = sock.set_write_timeout(Some(CALL_SLICE));
+    let mut throttle = paced::Throttle::new(rate_bps, len, &ctx.timeline);
     let mut error = None;
     loop {
-        if ctx.should_stop_sending(Instant::now()) {
+        let now = Instant::now();
+        if ctx.should_stop_sending(now) {
             break;
+        }
+        if !paced::ready(&mut throttle, ctx, now) {
+            continue;
         }
         let chunk = match &ctx.budget {
             Some(b) => b.claim(len as u64) as usize,
@@ -33,6 +39,7 @@ pub fn send_zerocopy(sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
             Ok(n) => {
                 ctx.meter.add(n);
                 refund(ctx, chunk - n);
+                paced::took(&mut throttle, n);
             }
             Err(e) if netio::udp::is_enobufs(&e) => {
                 refund(ctx, chunk);

@@ -73,8 +73,6 @@ pub struct Plan {
     pub spec: TestSpec,
     /// TCP or UDP.
     pub protocol: Protocol,
-    /// Each server-sending TCP stream's rate, bit/s (`-b` with `-R`), 0 = unlimited.
-    pub tcp_rate_bps: u64,
     /// 64-bit UDP sequence numbers.
     pub counters_64bit: bool,
     /// The client asked for the server's output (`--get-server-output`).
@@ -101,14 +99,9 @@ pub fn plan(p: &Params, limits: &Limits) -> Result<Plan, Refusal> {
     check_limits(&spec, limits)?;
     crate::limits::check_pin("cpu_remote", spec.cpu_remote)
         .map_err(|r| Refusal::new(errno::AFFINITY, r.message))?;
-    let tcp_rate_bps = match protocol {
-        Protocol::Tcp => nonneg(p.bandwidth),
-        _ => 0,
-    };
     Ok(Plan {
         spec,
         protocol,
-        tcp_rate_bps,
         counters_64bit: p.udp_counters_64bit == Some(1),
         server_output: p.get_server_output == Some(1),
         client_version: p.client_version.clone(),
@@ -190,8 +183,10 @@ fn spec_of(p: &Params, protocol: Protocol) -> Result<TestSpec, Refusal> {
     (spec.remote_sndbuf, spec.remote_rcvbuf) = (window, window);
     spec.cpu_remote = p.server_affinity.map(|a| a as u32);
     spec.interval_ms = 1000;
+    // Per stream, for TCP as for UDP; the sending end paces (the client's own for TCP
+    // forward, this server's with -R and --bidir).
+    spec.rate_bps = nonneg(p.bandwidth);
     if protocol == Protocol::Udp {
-        spec.rate_bps = nonneg(p.bandwidth);
         spec.burst = nonneg(p.burst).max(1) as u32;
     } else if p.skip_rx_copy == Some(1) {
         spec.options.insert("skip-rx-copy".into(), ParamValue::Bool(true));
@@ -242,6 +237,15 @@ mod tests {
         assert_eq!((s.test, s.direction, s.parallel), (TestKind::UdpStream, Direction::Reverse, 2));
         assert_eq!((s.duration_ms, s.omit_ms, s.send_len, s.rate_bps), (4000, 1000, 1448, 10_000_000));
         assert_eq!(plan.client_version.as_deref(), Some("3.12"));
+    }
+
+    #[test]
+    fn a_tcp_bandwidth_is_the_paced_rate_of_each_stream() {
+        let p = params(r#"{"tcp":true,"time":2,"parallel":2,"reverse":true,"bandwidth":20000000}"#);
+        let s = plan(&p, &Limits::default()).unwrap().spec;
+        assert_eq!((s.test, s.rate_bps, s.parallel), (TestKind::TcpStream, 20_000_000, 2));
+        let p = params(r#"{"tcp":true,"time":2,"parallel":1}"#);
+        assert_eq!(plan(&p, &Limits::default()).unwrap().spec.rate_bps, 0, "no -b: unlimited");
     }
 
     #[test]
