@@ -31,7 +31,10 @@ pub fn queue_overflow(f: &Facts) -> Option<Finding> {
     if d.queue_overflow == 0 || d.queue_overflow < d.random || link(f).is_some() {
         return None;
     }
-    let share = f.of_reference().map(|x| format!("; {} is {} of the link", rate(f.goodput_bps), pct(x)));
+    let share = f
+        .of_reference()
+        .filter(|&x| x <= 1.0)
+        .map(|x| format!("; {} is {} of the link", rate(f.goodput_bps), pct(x)));
     Some(Finding {
         cause: Cause::QueueOverflow,
         weight: if p >= LOSS_RATE.1 { 0.86 } else { 0.6 },

@@ -199,7 +199,10 @@ pub fn fragmentation(f: &UdpFacts) -> Option<Finding> {
         (0, errors) => format!("the sender's kernel refused all {errors} sends"),
         (sent, 0) => format!("{} of {sent} sent were lost", pct(f.lost_frac())),
         (sent, errors) => {
-            format!("the sender's kernel refused {errors} sends; {} of {sent} sent were lost", pct(f.lost_frac()))
+            format!(
+                "the sender's kernel refused {errors} sends; {} of {sent} sent were lost",
+                pct(f.lost_frac())
+            )
         }
     };
     Some(Finding {
