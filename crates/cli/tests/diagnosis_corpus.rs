@@ -97,18 +97,23 @@ const CORPUS: &[Scenario] = &[
         false,
     ),
     // TCP: one end's CPU held by a cgroup quota.
-    s("sender-cpu-3%", "sender-cpu", "stream --path rate=1gbit,delay=1ms --host-cpu client=3% -t 3", true),
-    s("sender-cpu-8%", "sender-cpu", "stream --path rate=1gbit,delay=1ms --host-cpu client=8% -t 3", false),
+    s("sender-cpu-1%", "sender-cpu", "stream --path rate=1gbit,delay=1ms --host-cpu client=1% -t 3", true),
     s(
-        "receiver-cpu-3%",
+        "sender-cpu-1%-atm",
+        "sender-cpu",
+        "stream --path atm-oc3-clip,delay=1ms --host-cpu client=1% -l 8K -t 3",
+        false,
+    ),
+    s(
+        "receiver-cpu-1%",
         "receiver-cpu",
-        "stream --path rate=1gbit,delay=1ms --host-cpu server=3% -t 3",
+        "stream --path rate=1gbit,delay=1ms --host-cpu server=1% -t 3",
         true,
     ),
     s(
-        "receiver-cpu-8%",
+        "receiver-cpu-1%-atm",
         "receiver-cpu",
-        "stream --path rate=1gbit,delay=1ms --host-cpu server=8% -t 3",
+        "stream --path atm-oc3-clip,delay=1ms --host-cpu server=1% -t 3",
         false,
     ),
     // TCP: an application that paces itself.
@@ -160,8 +165,8 @@ const CORPUS: &[Scenario] = &[
     s("rr-path-20ms", "path-rtt", "rr --path rate=100mbit,delay=20ms -r 1K,1K -t 2", false),
     s("rr-wake-up", "wake-up", "rr 127.0.0.1 -r 1,1 -t 2", true),
     s("rr-wake-up-64", "wake-up", "rr 127.0.0.1 -r 64,64 -t 2", false),
-    s("rr-cpu-client", "host-cpu", "rr --path delay=0ms --host-cpu client=3% -t 2", true),
-    s("rr-cpu-server", "host-cpu", "rr --path delay=0ms --host-cpu server=3% -t 2", false),
+    s("rr-cpu-client", "host-cpu", "rr --path delay=0ms --host-cpu client=1% -t 2", true),
+    s("rr-cpu-server", "host-cpu", "rr --path delay=0ms --host-cpu server=1% -t 2", false),
 ];
 
 /// What one scenario's run named: the primary cause and, when split, the second.

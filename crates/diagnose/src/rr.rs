@@ -11,7 +11,7 @@ use crate::Path;
 
 /// Share of the median transaction the configured round trip must reach to be the limit
 /// (the rest is the ends' and the emulator's own time).
-pub const PATH_RTT_FRAC: f64 = 0.6;
+pub const PATH_RTT_FRAC: f64 = 0.5;
 /// Time beyond the path's round trip in the median transaction from which Nagle waiting on
 /// a delayed ACK (Linux's at least 40 ms) is the limit, µs.
 pub const DELAYED_ACK_US: f64 = 30_000.0;
@@ -133,7 +133,7 @@ pub fn cpu(f: &RrFacts) -> Option<Finding> {
             "the {who}'s data thread was busy {:.0}% of the time{}; median transaction {}",
             c.thread_busy_pct.unwrap_or(c.process_pct),
             if c.throttled_pct >= 1.0 {
-                format!(" and throttled by its cgroup CPU quota {:.0}% of the time", c.throttled_pct)
+                format!(" and throttled by its cgroup CPU quota {:.0}% of the time", c.throttled_pct.min(100.0))
             } else {
                 String::new()
             },

@@ -13,6 +13,9 @@ use crate::Path;
 
 /// Lost share of sent datagrams from which loss is worth explaining.
 pub const LOSS_FRAC: f64 = 1e-3;
+/// Lost share up to which a sender that reached its target was limited by its pacing (the
+/// datagrams in flight when the test ended count as lost).
+pub const PACED_LOSS_FRAC: f64 = 0.01;
 /// Share of the lost datagrams a counter must account for to name its cause.
 pub const ACCOUNTS_FRAC: f64 = 0.5;
 /// Failed sends, as a share of attempts, from which the sender's errors are the limit.
@@ -98,7 +101,10 @@ pub fn overrun(f: &UdpFacts) -> Option<Finding> {
 /// `; the receiver was throttled by its CPU quota 80% of the time`, for a reader that was slow.
 fn slow_reader(c: &SideCpu) -> String {
     if c.throttled_pct >= THROTTLED_PCT {
-        format!("; the receiver was throttled by its cgroup CPU quota {:.0}% of the time", c.throttled_pct)
+        format!(
+            "; the receiver was throttled by its cgroup CPU quota {:.0}% of the time",
+            c.throttled_pct.min(100.0)
+        )
     } else if c.thread_busy_pct.is_some_and(|b| b >= CPU_SATURATED_PCT) {
         format!("; the receiving thread was busy {:.0}% of the time", c.thread_busy_pct.unwrap_or(0.0))
     } else {
@@ -220,7 +226,10 @@ pub fn fragmentation(f: &UdpFacts) -> Option<Finding> {
 /// The sender paced itself (`-b`) and the path carried what it sent.
 pub fn paced(f: &UdpFacts) -> Option<Finding> {
     let target = f.d.target_bps as f64;
-    if target <= 0.0 || f.d.sender_bps < crate::pacing::PACED_FRAC * target || f.lost_frac() >= LOSS_FRAC {
+    if target <= 0.0
+        || f.d.sender_bps < crate::pacing::PACED_FRAC * target
+        || f.lost_frac() >= PACED_LOSS_FRAC
+    {
         return None;
     }
     let below = f.reference.as_ref().map(|r| format!(", {} of the link", pct(target / r.limit_bps)));
@@ -258,7 +267,7 @@ pub fn sender_cpu(f: &UdpFacts) -> Option<Finding> {
         evidence: format!(
             "the sending thread was busy {busy:.0}% of the time{}: it sent {} datagrams/s",
             if c.throttled_pct >= 1.0 {
-                format!(", throttled {:.0}%", c.throttled_pct)
+                format!(", throttled {:.0}%", c.throttled_pct.min(100.0))
             } else {
                 String::new()
             },
