@@ -42,7 +42,7 @@ const CORPUS: &[Scenario] = &[
     s("link-atm-clip", "link", "stream --path atm-oc3-clip,delay=1ms -t 3", false),
     s("link-atm-lane", "link", "stream --path atm-oc3-lane,delay=1ms -t 3", false),
     s("link-1g", "link", "stream --path gige,delay=1ms -t 3", false),
-    s("link-50m+loss", "link", "stream --path rate=50mbit,delay=10ms,loss=0.01% -t 4", false),
+    s("link-50m+loss", "link", "stream --path rate=50mbit,delay=10ms,loss=0.01% -C cubic -t 4", false),
     // TCP: the receiver's window on a long path.
     s("rwnd-1g-64K", "receive-window", "stream --path rate=1gbit,delay=20ms --remote-rcvbuf 64K -t 3", true),
     s(
@@ -83,7 +83,7 @@ const CORPUS: &[Scenario] = &[
     ),
     s("queue-transatlantic", "queue-overflow", "stream --path transatlantic -C reno -t 6", false),
     // TCP: random loss, Mathis's regime.
-    s("random-1%", "random-loss", "stream --path rate=1gbit,delay=10ms,loss=1% -t 3", true),
+    s("random-1%", "random-loss", "stream --path rate=1gbit,delay=10ms,loss=1% -C reno -t 3", true),
     s(
         "random-0.3%-cubic",
         "random-loss",
@@ -93,7 +93,7 @@ const CORPUS: &[Scenario] = &[
     s(
         "random-2%+queue",
         "random-loss",
-        "stream --path rate=100mbit,delay=10ms,loss=2%,queue=50pkt -t 3",
+        "stream --path rate=100mbit,delay=10ms,loss=2%,queue=50pkt -C reno -t 3",
         false,
     ),
     // TCP: one end's CPU held by a cgroup quota.

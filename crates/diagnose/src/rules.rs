@@ -324,9 +324,12 @@ pub fn send_buffer(f: &Facts) -> Option<Finding> {
     let granted = f.sndbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {
         cause: Cause::SendBuffer,
+        // A buffer the user fixed comes before the CPU or load around it, as a fixed receive
+        // window does; an autotuned one that fills is more often a symptom.
         weight: match f.sndbuf_requested {
             Some(_) if limited >= 0.9 => 0.96,
-            _ => 0.5 + 0.3 * limited,
+            Some(_) => 0.92,
+            None => 0.5 + 0.3 * limited,
         },
         evidence: format!(
             "send-buffer limited {} of busy time; sender sndbuf granted {granted}{}{}",
@@ -769,6 +772,9 @@ mod tests {
         assert!(
             send_buffer(&f).is_some_and(|x| x.advice.contains("--sndbuf") && (x.weight - 0.65).abs() < 1e-9)
         );
+        f.sndbuf_requested = Some(65_536);
+        assert_eq!(send_buffer(&f).map(|x| x.weight), Some(0.92), "a fixed buffer ranks above CPU and load");
+        f.sndbuf_requested = None;
         f.client_sends = false;
         assert!(send_buffer(&f).is_some_and(|x| x.advice.contains("--remote-sndbuf")));
         f.sndbuf_limited_frac = Some(0.1);

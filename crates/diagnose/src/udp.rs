@@ -211,9 +211,11 @@ pub fn fragmentation(f: &UdpFacts) -> Option<Finding> {
             )
         }
     };
+    // Fragments that all arrived cost headers and CPU, but did not set the result.
+    let harmed = f.d.send_errors > 0 || f.lost_frac() >= LOSS_FRAC;
     Some(Finding {
         cause: Cause::Fragmentation,
-        weight: 0.94,
+        weight: if harmed { 0.96 } else { 0.7 },
         evidence: format!(
             "datagrams of {} (+ {IP_UDP_HEADER} B of headers) over an MTU of {mtu} B need {fragments} IP fragments each: {fate}",
             size(f64::from(f.d.datagram_len)),
@@ -235,7 +237,9 @@ pub fn paced(f: &UdpFacts) -> Option<Finding> {
     let below = f.reference.as_ref().map(|r| format!(", {} of the link", pct(target / r.limit_bps)));
     Some(Finding {
         cause: Cause::Pacing,
-        weight: 0.85,
+        // The receiver got nearly all the sender paced: the pacing set the rate, and a little
+        // loss (overrun included) contributes.
+        weight: 0.95,
         evidence: format!(
             "the sender paced itself at -b {}{}: it sent {}, the receiver got {} ({} lost)",
             rate(target),
@@ -363,7 +367,7 @@ mod tests {
         f.d.datagram_len = 8192;
         let x = fragmentation(&f);
         assert!(x.as_ref().is_some_and(|x| x.evidence.contains("6 IP fragments")), "{x:?}");
-        (f.d.sent, f.d.send_errors) = (0, 5_000);
+        (f.d.sent, f.d.send_errors, f.d.sender_bps, f.d.receiver_bps) = (0, 5_000, 0.0, 0.0);
         assert_eq!(best(&f), Some(Cause::Fragmentation), "refused for their size, not the sender's errors");
         f.d.datagram_len = 1472;
         assert!(fragmentation(&f).is_none());
