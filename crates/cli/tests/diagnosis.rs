@@ -182,3 +182,46 @@ fn a_receiver_held_by_a_cpu_quota_is_a_receiver_cpu_limit() {
     assert!(evidence.contains("quota"), "{evidence}");
     drop(group);
 }
+
+/// Issue 25: an interrupted stream keeps every warning a complete one has (on loopback, the
+/// shared host) and is diagnosed from what it measured: no loss bound on loopback.
+#[test]
+fn an_interrupted_stream_keeps_its_warnings() {
+    let _one_at_a_time = serial();
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "20", "-i", "0", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let t = &v["tests"][0];
+    assert_eq!(t["status"], "interrupted", "{t:#}");
+    let kinds: Vec<&str> =
+        t["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+    assert!(kinds.contains(&"same-host"), "{kinds:?}");
+    let causes = t["diagnosis"].to_string();
+    assert!(!causes.contains("congestion") && !causes.contains("Mathis"), "{causes}");
+}
+
+/// Issue 25: request/response and UDP results are diagnosed in the text output too.
+#[test]
+fn transactions_and_datagrams_get_a_verdict() {
+    let _one_at_a_time = serial();
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    for args in [["rr", "-r", "1,1"], ["udp", "-b", "20M"]] {
+        let mut all = vec![args[0], "127.0.0.1", "-p", &port, "-t", "1", "--no-store"];
+        all.extend_from_slice(&args[1..]);
+        let out = command().args(&all).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("  diagnosis ") && !text.contains("not identified"), "{text}");
+    }
+}

@@ -343,3 +343,24 @@ fn an_unknown_control_byte_and_an_over_long_results_frame_are_one_clear_error() 
         }
     }
 }
+
+/// Issue 25: against a stock iperf3 server sending (`-R`), the sender's TCP_INFO and call
+/// counts are unknown: they read "–"/null, the retransmits iperf3 counted are kept, and no
+/// rule reasons from a figure tcplab did not measure ("writes of 0 B").
+#[test]
+fn a_stock_senders_unmeasured_figures_stay_unknown() {
+    let Some(srv) = Iperf3::start(&[]) else { return };
+    let out = stream(&srv.addr(), &["-R", "-t", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json_of(&out);
+    let d = &doc["tests"][0]["summary"]["directions"][0];
+    assert!(d["retransmits"].is_u64(), "iperf3 reports its sender's retransmits: {d:#}");
+    for unknown in ["busy_frac", "rwnd_limited_frac", "sndbuf_limited_frac", "writes_per_mb", "rtt_mean_us"] {
+        assert!(d[unknown].is_null(), "{unknown} was not measured: {d:#}");
+    }
+    let diagnosis = doc["tests"][0]["diagnosis"].to_string();
+    assert!(!diagnosis.contains("0 B") && !diagnosis.contains("writes of"), "{diagnosis}");
+    let text = tcplab(&["stream", "--iperf3", &srv.addr(), "-R", "-t", "1", "--no-store"]);
+    let text = support::stdout(&text);
+    assert!(text.contains("busy – · rwnd-limited –"), "{text}");
+}

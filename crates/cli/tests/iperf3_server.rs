@@ -305,3 +305,23 @@ fn garbage_and_oversized_frames_get_a_log_line_and_no_crash() {
     assert_eq!(log.matches("not an iperf3 client").count(), 1, "{log}");
     assert!(log.contains("iperf3 error 114"), "{log}");
 }
+
+/// Issue 25: `show` of a `server --iperf3` run prints what an iperf3 client did not report as
+/// unknown ("–", "not reported"), never as empty fields or zeros.
+#[test]
+fn show_of_a_served_run_says_what_the_peer_did_not_report() {
+    if !have_iperf3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("served.db");
+    let (srv, port) = server(&["--db", db.to_str().unwrap()]);
+    let out = iperf3(port, &["-t", "1"]).output().expect("iperf3 runs");
+    assert!(out.status.success(), "{}", srv.log());
+    drop(srv);
+    let show = support::tcplab(&["show", "1", "--db", db.to_str().unwrap()]);
+    let text = support::stdout(&show);
+    assert!(show.status.success(), "{}", support::stderr(&show));
+    assert!(!text.contains("(, 0 × , )") && text.contains("not reported"), "{text}");
+    assert!(text.contains("busy –") && !text.contains("busy 0%"), "{text}");
+}

@@ -226,6 +226,11 @@ pub fn other_load(f: &Facts) -> Option<Finding> {
     if link(f).is_some() || crate::pacing::paced(f).is_some() || window_bound(f) {
         return None;
     }
+    // On one host with a peer that measured no CPU (a stock iperf3), its work cannot be told
+    // from anyone else's.
+    if f.same_host && (f.sender_cpu.is_none() || f.receiver_cpu.is_none()) {
+        return None;
+    }
     let ends = [("sender", f.sender_cpu.as_ref()), ("receiver", f.receiver_cpu.as_ref())];
     let (who, c, other) = ends
         .into_iter()

@@ -104,7 +104,18 @@ fn header(run: &RunRecord) -> String {
         run.command_line.join(" ")
     );
     let host = |h: &results::HostInfo| {
-        format!("{} ({}, {} × {}, {})", h.hostname, h.kernel, h.cpus, h.cpu_model, h.congestion_default)
+        let text = |v: &str| if v.is_empty() { crate::units::UNKNOWN.to_string() } else { v.to_string() };
+        if h.kernel.is_empty() && h.cpus == 0 && h.cpu_model.is_empty() {
+            return format!("{} (host not reported by this peer)", text(&h.hostname));
+        }
+        let cpus = if h.cpus == 0 { crate::units::UNKNOWN.to_string() } else { h.cpus.to_string() };
+        format!(
+            "{} ({}, {cpus} × {}, {})",
+            text(&h.hostname),
+            text(&h.kernel),
+            text(&h.cpu_model),
+            text(&h.congestion_default)
+        )
     };
     let _ = writeln!(o, "client {}", host(&run.local_host));
     if let Some(h) = &run.remote_host {
