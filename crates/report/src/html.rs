@@ -112,7 +112,7 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
 
 fn diagnosis_section(p: &mut Page, tests: &[&TestResult]) {
     let parts = [
-        ("What limited each stream", findings::diagnosis(tests)),
+        ("What limited each result", findings::diagnosis(tests)),
         ("Compared with", findings::references(tests)),
         ("Emulated path", findings::emu(tests)),
     ];

@@ -64,7 +64,7 @@ fn section(o: &mut String, title: &str, t: &Table) {
 }
 
 fn diagnosis(o: &mut String, tests: &[&TestResult]) {
-    section(o, "What limited each stream", &findings::diagnosis(tests));
+    section(o, "What limited each result", &findings::diagnosis(tests));
     section(o, "Compared with", &findings::references(tests));
     section(o, "Emulated path", &findings::emu(tests));
 }
