@@ -37,13 +37,12 @@ pub fn queue_overflow(f: &Facts) -> Option<Finding> {
         .map(|x| format!("; {} is {} of the link", rate(f.goodput_bps), pct(x)));
     Some(Finding {
         cause: Cause::QueueOverflow,
-        weight: if p >= LOSS_RATE.1 { 0.86 } else { 0.6 },
+        weight: strength(p, (0.86, 0.6)),
         evidence: format!(
-            "the emulator's full queue dropped {} packets ({} at random); {} retransmits in {} segments (p = {p:.1e}): the sender's window overran the queue and {} cut it{}",
+            "the emulator's full queue dropped {} packets ({} at random); {}: the sender's window overran the queue and {} cut it{}",
             d.queue_overflow,
             d.random,
-            f.retransmits.unwrap_or(0),
-            f.segments_out.unwrap_or(0),
+            resent(f, p),
             control(f),
             share.unwrap_or_default()
         ),
@@ -65,13 +64,12 @@ pub fn random_loss(f: &Facts) -> Option<Finding> {
     let (bound_text, bound_bps) = mathis_evidence(f, p)?;
     Some(Finding {
         cause: Cause::RandomLoss,
-        weight: if p >= LOSS_RATE.1 { 0.86 } else { 0.6 },
+        weight: strength(p, (0.86, 0.6)),
         evidence: format!(
-            "the path's loss model dropped {} packets ({} at the full queue); {} retransmits in {} segments (p = {p:.1e}){bound_text}",
+            "the path's loss model dropped {} packets ({} at the full queue); {}{bound_text}",
             d.random,
             d.queue_overflow,
-            f.retransmits.unwrap_or(0),
-            f.segments_out.unwrap_or(0)
+            resent(f, p)
         ),
         advice: advice(f, "the drops are the path's own loss (see the emulator's counters)"),
         bound_bps,
@@ -88,12 +86,8 @@ pub fn congestion(f: &Facts) -> Option<Finding> {
     let (bound_text, bound_bps) = mathis_evidence(f, p)?;
     Some(Finding {
         cause: Cause::Congestion,
-        weight: if p >= LOSS_RATE.1 { 0.7 } else { 0.45 },
-        evidence: format!(
-            "{} retransmits in {} segments (p = {p:.1e}){bound_text}",
-            f.retransmits.unwrap_or(0),
-            f.segments_out.unwrap_or(0)
-        ),
+        weight: strength(p, (0.7, 0.45)),
+        evidence: format!("{}{bound_text}", resent(f, p)),
         advice: advice(f, "find where packets drop (ip -s link, nstat, the switches' counters)"),
         bound_bps,
     })
@@ -125,6 +119,24 @@ fn mathis_bound(f: &Facts, p: f64) -> Option<f64> {
     let rtt = f.rtt_us.filter(|&r| r > 0.0)?;
     let path = LossPath::new(f.mss_bytes?, Duration::from_micros(rtt as u64), p.min(1.0));
     mathis_bps(&path, MathisConstant::AckEverySegment).ok()
+}
+
+/// The weight of a loss finding: `(strong, weak)` from the strong loss rate on, and below it.
+fn strength(p: f64, (strong, weak): (f64, f64)) -> f64 {
+    if p >= LOSS_RATE.1 {
+        strong
+    } else {
+        weak
+    }
+}
+
+/// `40 retransmits in 1916 segments (p = 2.1e-2)`.
+fn resent(f: &Facts, p: f64) -> String {
+    format!(
+        "{} retransmits in {} segments (p = {p:.1e})",
+        f.retransmits.unwrap_or(0),
+        f.segments_out.unwrap_or(0)
+    )
 }
 
 /// `reno`, `cubic`: the control that backed off, as the sender named it.
