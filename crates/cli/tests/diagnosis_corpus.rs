@@ -188,8 +188,11 @@ fn run(sc: &Scenario, srv_port: &str) -> Result<Outcome, String> {
         args.extend(["-p".into(), srv_port.into()]);
     }
     args.extend(["--json", "--no-store", "-i", "0"].map(String::from));
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = tcplab(&argv);
+    // bench/diagnosis.sh runs the scenarios with a release binary through this test.
+    let out = match std::env::var_os("TCPLAB_CORPUS_BIN") {
+        Some(bin) => support::command_with(bin).args(&args).output().unwrap(),
+        None => tcplab(&args.iter().map(String::as_str).collect::<Vec<_>>()),
+    };
     if !out.status.success() {
         return Err(format!("exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr)));
     }

@@ -239,7 +239,7 @@ pub fn paced(f: &UdpFacts) -> Option<Finding> {
         cause: Cause::Pacing,
         // The receiver got nearly all the sender paced: the pacing set the rate, and a little
         // loss (overrun included) contributes.
-        weight: 0.95,
+        weight: 0.97,
         evidence: format!(
             "the sender paced itself at -b {}{}: it sent {}, the receiver got {} ({} lost)",
             rate(target),

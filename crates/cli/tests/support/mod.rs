@@ -39,6 +39,13 @@ pub fn command() -> Command {
     command_in(None)
 }
 
+/// Another build of `tcplab` (a release binary, for benches) with the test archive.
+pub fn command_with(bin: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env("XDG_DATA_HOME", store_dir()).env_remove("TCPLAB_DB");
+    cmd
+}
+
 /// Runs `tcplab ARGS` to the end.
 pub fn tcplab(args: &[&str]) -> Output {
     command().args(args).output().expect("the tcplab binary runs")
