@@ -99,9 +99,9 @@ const CORPUS: &[Scenario] = &[
     // TCP: one end's CPU held by a cgroup quota.
     s("sender-cpu-1%", "sender-cpu", "stream --path rate=1gbit,delay=1ms --host-cpu client=1% -t 3", true),
     s(
-        "sender-cpu-1%-atm",
+        "sender-cpu-1%+2K-writes",
         "sender-cpu",
-        "stream --path atm-oc3-clip,delay=1ms --host-cpu client=1% -l 8K -t 3",
+        "stream --path rate=1gbit,delay=5ms --host-cpu client=1% -l 2K -t 3",
         false,
     ),
     s(
@@ -111,16 +111,16 @@ const CORPUS: &[Scenario] = &[
         true,
     ),
     s(
-        "receiver-cpu-1%-atm",
+        "receiver-cpu-1%+8K-reads",
         "receiver-cpu",
-        "stream --path atm-oc3-clip,delay=1ms --host-cpu server=1% -t 3",
+        "stream --path rate=1gbit,delay=5ms --host-cpu server=1% --recv-len 8K -t 3",
         false,
     ),
     // TCP: an application that paces itself.
     s("paced-20M", "pacing", "stream --path rate=100mbit,delay=5ms -b 20M -t 3", true),
     s("paced-loopback", "pacing", "stream 127.0.0.1 -b 200M -t 2", false),
     // TCP: Nagle and delayed ACKs, a window of under three segments.
-    s("stop-and-go-4K", "stop-and-go", "stream --path rate=100mbit,delay=1ms --remote-rcvbuf 2K -t 3", true),
+    s("stop-and-go-2K", "stop-and-go", "stream --path rate=100mbit,delay=1ms --remote-rcvbuf 2K -t 3", true),
     s(
         "stop-and-go-reverse",
         "stop-and-go",
@@ -138,9 +138,9 @@ const CORPUS: &[Scenario] = &[
         true,
     ),
     s(
-        "udp-overrun-small-rcvbuf",
+        "udp-overrun-1%",
         "receiver-overrun",
-        "udp 127.0.0.1 -b 0 -l 64 --remote-rcvbuf 4K -t 2",
+        "udp --path rate=1gbit,delay=1ms -b 200M -l 1400 --host-cpu server=1% -t 3",
         false,
     ),
     s("udp-link-10m", "link", "udp --path ethernet-10,delay=1ms -b 50M -l 1400 -t 3", true),

@@ -114,12 +114,13 @@ fn link_offered(f: &Facts) -> Option<f64> {
     (offered >= NEAR_LINK_FRAC).then_some(offered)
 }
 
-/// Whether most of the sender's busy time waited for a window (the receiver's or its own
-/// send buffer): then the calls' size did not set the rate.
+/// Whether most of the sender's busy time waited for a window the user fixed (the
+/// receiver's or its own send buffer): then the calls' size did not set the rate. An
+/// autotuned window that closes is the symptom of slow reads, not a limit of its own.
 fn window_bound(f: &Facts) -> bool {
-    let rw = f.rwnd_limited_frac.unwrap_or(0.0);
-    let sb = f.sndbuf_limited_frac.unwrap_or(0.0);
-    rw + sb >= WINDOW_BOUND_FRAC
+    let fixed = |share: Option<f64>, asked: Option<u64>| asked.and(share).unwrap_or(0.0);
+    fixed(f.rwnd_limited_frac, f.rcvbuf_requested) + fixed(f.sndbuf_limited_frac, f.sndbuf_requested)
+        >= WINDOW_BOUND_FRAC
 }
 
 /// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
@@ -912,6 +913,15 @@ mod tests {
         f.rcvbuf_bytes = Some(8192);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
         assert!(!x.evidence.contains("allows") && x.bound_bps.is_none(), "{}", x.evidence);
+    }
+
+    #[test]
+    fn tiny_reads_that_close_an_autotuned_window_are_the_application() {
+        // stream -l 100 -N on loopback: the receiver's 100-byte reads close its window.
+        let mut f = base();
+        (f.send_len, f.avg_write_bytes, f.nodelay) = (100, Some(100.0), true);
+        (f.recv_len, f.avg_read_bytes, f.rwnd_limited_frac) = (100, Some(100.0), Some(0.84));
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::Application);
     }
 
     #[test]

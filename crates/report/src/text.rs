@@ -203,7 +203,15 @@ fn reference_line(o: &mut String, r: Option<&Reference>) {
 }
 
 fn finding_line(o: &mut String, lead: &str, f: &Finding) {
-    let _ = writeln!(o, "{lead}{} — {}", f.cause.label(), f.evidence);
+    match f.cause {
+        // Its evidence is the sentence: "No limit was found: …".
+        results::Cause::Unknown => {
+            let _ = writeln!(o, "{lead}{}", f.evidence);
+        }
+        cause => {
+            let _ = writeln!(o, "{lead}{} — {}", cause.label(), f.evidence);
+        }
+    }
     let _ = writeln!(o, "      → {}", f.advice);
 }
 
