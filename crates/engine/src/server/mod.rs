@@ -95,7 +95,8 @@ struct Shared {
     third_party: AtomicUsize,
     running: quota::Running,
     per_minute: quota::PerMinute,
-    handshaking: AtomicUsize,
+    /// Authenticated control connections that have not asked for a test yet, per class.
+    handshaking: quota::Running,
 }
 
 /// A bound server, not yet accepting.
@@ -129,7 +130,7 @@ impl Server {
             third_party: AtomicUsize::new(0),
             running: quota::Running::default(),
             per_minute: quota::PerMinute::default(),
-            handshaking: AtomicUsize::new(0),
+            handshaking: quota::Running::default(),
         };
         Ok(Server { listener, iperf3, shared: Arc::new(shared) })
     }
@@ -204,23 +205,6 @@ fn busy() -> wire::Rejection {
             wire::ErrorCode::Busy,
             "the server is busy running another test; try again later",
         )
-    }
-}
-
-/// A control connection authenticating; counted until dropped.
-#[derive(Debug)]
-struct Handshaking(Arc<Shared>);
-
-impl Handshaking {
-    fn start(shared: &Arc<Shared>) -> Handshaking {
-        shared.handshaking.fetch_add(1, Relaxed);
-        Handshaking(shared.clone())
-    }
-}
-
-impl Drop for Handshaking {
-    fn drop(&mut self) {
-        self.0.handshaking.fetch_sub(1, Relaxed);
     }
 }
 

@@ -15,12 +15,17 @@ use wire::iperf3::{Cookie, State, COOKIE_LEN};
 
 use super::streams::{CookieBytes, Routed};
 use super::{session, Service};
-use crate::server::pending::{Acceptor, Greeting, Pending};
+use crate::server::pending::{one_stage, Acceptor, Greeting, Pending};
 use crate::stop::StopFlag;
 
 /// iperf3's cookie.
-const COOKIE: Greeting =
-    Greeting { max: COOKIE_LEN, want: |_| COOKIE_LEN, logged_as: Some("cookie"), prefix: "iperf3 " };
+const COOKIE: Greeting = Greeting {
+    max: COOKIE_LEN,
+    want: |_| COOKIE_LEN,
+    next: one_stage,
+    logged_as: Some("cookie"),
+    prefix: "iperf3 ",
+};
 
 /// Runs the accept loop until `shutdown`.
 pub fn run(listener: TcpListener, service: &Arc<Service>, shutdown: &StopFlag) -> io::Result<()> {

@@ -1,0 +1,144 @@
+//! Lock-out attacks (issue 28): a keyed `tcplab server` must serve a key holder while
+//! unauthenticated peers flood it. The attacker sends a valid control hello and nothing
+//! more, as fast as the issue's report (~35 a second) and faster, from its own loop-back
+//! address (127.0.0.2); the keyed client (127.0.0.1) runs short tests through the flood and
+//! each must be served (not "busy", not timed out). How long each took from asking to its
+//! result is printed (a timing is reported, not asserted: the machine is shared).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use support::{command, stderr, ServerProc};
+use wire::Hello;
+
+/// Hello-only connections opened per second (the report saw lock-out at 35).
+const FLOOD_PER_S: u64 = 60;
+/// Most connections the flood opens, and longest it runs: bounded in count and time.
+const FLOOD_MAX: u64 = 1500;
+const FLOOD_FOR: Duration = Duration::from_secs(25);
+/// How long the attacker keeps each connection open unless the server closes it first
+/// (longer than the server's 5 s handshake deadline).
+const HOLD: Duration = Duration::from_secs(7);
+/// Keyed tests run through the flood.
+const ROUNDS: usize = 8;
+
+/// A hello-only flood from `from`, until stopped.
+struct Flood {
+    stop: Arc<AtomicBool>,
+    opened: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Flood {
+    fn start(server: SocketAddr, from: [u8; 4]) -> Flood {
+        let (stop, opened) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let (s, o) = (stop.clone(), opened.clone());
+        let thread = std::thread::spawn(move || flood(server, from, &s, &o));
+        Flood { stop, opened, thread: Some(thread) }
+    }
+
+    /// Stops the flood (closing its connections); how many it opened.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        self.opened.load(Relaxed)
+    }
+}
+
+/// Opens a connection from `from`, sends a control hello, keeps it [`HOLD`]; paced to
+/// [`FLOOD_PER_S`].
+fn flood(server: SocketAddr, from: [u8; 4], stop: &AtomicBool, opened: &AtomicU64) {
+    let started = Instant::now();
+    let mut held: Vec<(TcpStream, Instant)> = Vec::new();
+    let mut n = 0u64;
+    while !stop.load(Relaxed) && n < FLOOD_MAX && started.elapsed() < FLOOD_FOR {
+        let due = started + Duration::from_micros(n * 1_000_000 / FLOOD_PER_S);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        n += 1;
+        if let Some(mut s) = connect_from(from, server) {
+            let _ = s.write_all(&Hello::control([n as u8; 32]).encode());
+            opened.fetch_add(1, Relaxed);
+            held.push((s, Instant::now()));
+        }
+        held.retain(|(_, at)| at.elapsed() < HOLD);
+    }
+}
+
+fn connect_from(from: [u8; 4], to: SocketAddr) -> Option<TcpStream> {
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    sock.bind(&SocketAddr::from((from, 0)).into()).ok()?;
+    sock.connect_timeout(&to.into(), Duration::from_secs(1)).ok()?;
+    Some(sock.into())
+}
+
+fn keygen(dir: &std::path::Path) -> String {
+    let key = dir.join("good.key").display().to_string();
+    let made = command().args(["keygen", "--id", "good", "-o", &key]).output().unwrap();
+    assert!(made.status.success(), "keygen: {}", stderr(&made));
+    key
+}
+
+/// One keyed rr test of 0.2 s; how long it took from asking to its result, or why it failed.
+fn keyed_test(port: u16, key: &str) -> Result<Duration, String> {
+    let asked = Instant::now();
+    let out = command()
+        .args(["rr", "127.0.0.1", "-p", &port.to_string(), "-t", "0.2", "-i", "0", "--no-store"])
+        .args(["--key-file", key])
+        .output()
+        .unwrap();
+    let took = asked.elapsed();
+    if out.status.success() {
+        Ok(took)
+    } else {
+        Err(stderr(&out).lines().find(|l| l.starts_with("error:")).unwrap_or("no error line").to_string())
+    }
+}
+
+/// Runs [`ROUNDS`] keyed tests through a flood from `from`; the results as text and how many
+/// failed.
+fn through_a_flood(srv: &ServerProc, key: &str, from: [u8; 4]) -> (String, usize) {
+    let addr: SocketAddr = ([127, 0, 0, 1], srv.port).into();
+    let flood = Flood::start(addr, from);
+    // Long enough for the flood to hold more than the 64 handshakes main admitted at once.
+    std::thread::sleep(Duration::from_secs(3));
+    let rounds: Vec<Result<Duration, String>> = (0..ROUNDS).map(|_| keyed_test(srv.port, key)).collect();
+    let opened = flood.stop();
+    assert!(opened >= 3 * FLOOD_PER_S, "the flood opened only {opened} connections");
+    let shown: Vec<String> = rounds
+        .iter()
+        .map(|r| match r {
+            Ok(d) => format!("{:.2} s", d.as_secs_f64()),
+            Err(e) => e.clone(),
+        })
+        .collect();
+    let from = std::net::Ipv4Addr::from(from);
+    let text = format!("{opened} hello-only connections from {from} ({FLOOD_PER_S}/s): {}", shown.join(", "));
+    (text, rounds.iter().filter(|r| r.is_err()).count())
+}
+
+#[test]
+fn a_key_holder_is_served_through_a_hello_only_flood() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let srv = ServerProc::start(&["--keys", &key]);
+    let quiet = keyed_test(srv.port, &key).expect("a keyed test without a flood");
+    eprintln!("without a flood a 0.2 s keyed rr test took {:.2} s", quiet.as_secs_f64());
+    // From another address, then from the client's own (a client behind the attacker's NAT).
+    for from in [[127, 0, 0, 2], [127, 0, 0, 1]] {
+        let (text, failed) = through_a_flood(&srv, &key, from);
+        eprintln!("{text}");
+        assert_eq!(failed, 0, "{failed} of {ROUNDS} keyed tests failed under {text}");
+    }
+    assert!(!srv.log().contains("panicked"), "{}", srv.log());
+}
