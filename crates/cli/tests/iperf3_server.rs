@@ -278,3 +278,97 @@ fn garbage_and_oversized_frames_get_a_log_line_and_no_crash() {
     assert_eq!(log.matches("not an iperf3 client").count(), 1, "{log}");
     assert!(log.contains("iperf3 error 114"), "{log}");
 }
+
+/// A keys file holding one new key (`tcplab keygen`); its path.
+fn keygen(dir: &Path) -> String {
+    let key = dir.join("good.key").display().to_string();
+    let made = support::tcplab(&["keygen", "--id", "good", "-o", &key]);
+    assert!(made.status.success(), "keygen: {}", support::stderr(&made));
+    key
+}
+
+/// A keyed server does not serve iperf3 clients without explicit anonymous limits (issue 28:
+/// an anonymous iperf3 client got 3600 s × 8 streams and unpaced UDP there).
+#[test]
+fn a_keyed_server_needs_anonymous_limits_for_iperf3() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let mut child = support::command()
+        .args(["server", "-p", "0", "--bind", "127.0.0.1", "--keys", &key, "--iperf3", "--iperf3-port", "0"])
+        .args(["--anon-max-duration", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or_default();
+    for flag in ["--anon-max-streams", "--anon-max-rate", "--anon-max-concurrent"] {
+        assert!(line.contains(flag), "{flag} not named: {err}");
+    }
+    assert!(!line.contains("--anon-max-duration"), "{err}");
+}
+
+/// On a keyed server iperf3 clients get the anonymous caps and never a key holder's slot:
+/// with one test slot, a keyed client is served while an iperf3 test runs, and a second
+/// iperf3 client is told busy (`--anon-max-concurrent 1`).
+#[test]
+fn iperf3_clients_on_a_keyed_server_never_take_a_key_holders_slot() {
+    if !have_iperf3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let (srv, port) = server(&[
+        "--keys",
+        &key,
+        "--max-concurrent",
+        "1",
+        "--anon-max-duration",
+        "3",
+        "--anon-max-streams",
+        "2",
+        "--anon-max-rate",
+        "20M",
+        "--anon-max-concurrent",
+        "1",
+    ]);
+    for (args, what) in [
+        (&["-t", "3600", "-P", "8"][..], "3600 s x 8 streams"),
+        (&["-t", "1", "-P", "8"][..], "8 streams"),
+        (&["-u", "-b", "0", "-t", "1"][..], "unpaced UDP"),
+        (&["-u", "-b", "1G", "-t", "1"][..], "UDP over the rate cap"),
+    ] {
+        let out = iperf3(port, args).output().unwrap();
+        assert!(json(&out).get("error").is_some(), "{what} ran: {}", json(&out));
+    }
+    let running = iperf3(port, &["-t", "3"]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let second = iperf3(port, &["-t", "1"]).output().unwrap();
+    let keyed = support::command()
+        .args([
+            "rr",
+            "127.0.0.1",
+            "-p",
+            &srv.port(),
+            "-t",
+            "0.3",
+            "-i",
+            "0",
+            "--no-store",
+            "--key-file",
+            &key,
+        ])
+        .output()
+        .unwrap();
+    let first = running.wait_with_output().unwrap();
+    assert!(keyed.status.success(), "keyed client refused: {}\n{}", support::stderr(&keyed), srv.log());
+    assert!(json(&second).get("error").is_some(), "a second iperf3 test ran: {}", json(&second));
+    assert!(first.status.success(), "the iperf3 test within the caps failed: {}", json(&first));
+}

@@ -154,8 +154,10 @@ pub struct ServerArgs {
     pub allow_trace: bool,
     #[command(flatten)]
     pub ops: serve::OpsArgs,
-    /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port), within the same
-    /// limits and --max-concurrent. iperf3 clients are anonymous: they cannot use tcplab's keys.
+    /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port). iperf3 clients are
+    /// anonymous (they cannot use tcplab's keys): the --anon-* limits apply, and with --keys
+    /// --anon-max-duration, --anon-max-streams, --anon-max-rate and --anon-max-concurrent are
+    /// required and iperf3 tests never count in --max-concurrent (the key holders' slots).
     #[arg(long)]
     pub iperf3: bool,
     /// Port for iperf3 clients, TCP and UDP.

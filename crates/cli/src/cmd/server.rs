@@ -29,6 +29,7 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         }
         None => None,
     };
+    check_iperf3_limits(a)?;
     let store = match &a.ops.keys {
         Some(path) => Some(Arc::new(KeyStore::new(load_keys(path)?))),
         None => None,
@@ -60,6 +61,20 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     }
     server.run(stop).context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A keyed server serves iperf3 clients (who cannot show a key) only under explicit
+/// anonymous limits: name the flags missing.
+fn check_iperf3_limits(a: &ServerArgs) -> Result<()> {
+    let unset = anonymous(&a.ops).unset_caps();
+    if a.ops.keys.is_none() || a.iperf3_addr().is_none() || unset.is_empty() {
+        return Ok(());
+    }
+    let flags: Vec<String> = unset.iter().map(|c| format!("--anon-{c}")).collect();
+    Err(anyhow!(
+        "--iperf3 with --keys: iperf3 clients cannot show a key, so they are served only under anonymous limits; add {}",
+        flags.join(" ")
+    ))
 }
 
 /// The tracer of `--allow-trace`; without root it says at start why, and tells each client

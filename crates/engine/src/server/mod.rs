@@ -117,8 +117,17 @@ pub struct ServerHandle {
 }
 
 impl Server {
-    /// Binds the listening socket.
+    /// Binds the listening socket. A keyed server serves iperf3 clients (who cannot show a
+    /// key) only under explicit anonymous caps: without them it refuses to start.
     pub fn bind(cfg: ServerConfig) -> io::Result<Server> {
+        let unset = cfg.anonymous.unset_caps();
+        if cfg.keys.is_some() && cfg.iperf3.is_some() && !unset.is_empty() {
+            let msg = format!(
+                "iperf3 clients cannot show a key: a keyed server serves them only under anonymous limits, and {} are not set",
+                unset.join(", ")
+            );
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
+        }
         let listener = netio::listen::tcp(cfg.bind)?;
         let iperf3 = cfg.iperf3.map(iperf3::Listeners::bind).transpose()?;
         let shared = Shared {
