@@ -372,3 +372,43 @@ fn iperf3_clients_on_a_keyed_server_never_take_a_key_holders_slot() {
     assert!(json(&second).get("error").is_some(), "a second iperf3 test ran: {}", json(&second));
     assert!(first.status.success(), "the iperf3 test within the caps failed: {}", json(&first));
 }
+
+/// A forged log line the injection tests try to plant (issue 28: a newline in iperf3's
+/// `client_version` wrote a fake `finished … key=admin` line).
+const FORGED: &str = "FORGED INFO engine::server::record: 6.6.6.6:1: finished tcp-stream key=admin";
+
+/// Speaks iperf3's protocol by hand: cookie, then the parameters `params` (JSON); waits for
+/// the server's next state byte, then closes.
+fn raw_iperf3(port: u16, seed: u8, params: &str) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&wire::iperf3::Cookie::from_random([seed; 36]).encode()).unwrap();
+    let mut state = [0u8; 1];
+    s.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], wire::iperf3::State::ParamExchange.to_byte());
+    s.write_all(&wire::iperf3::frame::encode(params.as_bytes(), 8192).unwrap()).unwrap();
+    let _ = s.read(&mut state);
+}
+
+/// Every string an iperf3 client sends is escaped in the server's log: a newline in its
+/// version or in a congestion control name the server refuses never starts a line of its
+/// own.
+#[test]
+fn peer_strings_cannot_forge_log_lines() {
+    let (srv, port) = server(&["--max-concurrent", "2"]);
+    let version = serde_json::to_string(&format!("3.12\n{FORGED}\r\x1b[2J")).unwrap();
+    let cc = serde_json::to_string(&format!("nope\n{FORGED}")).unwrap();
+    let accepted = format!(r#"{{"tcp":true,"time":1,"parallel":1,"client_version":{version}}}"#);
+    let refused = format!(r#"{{"tcp":true,"time":1,"parallel":1,"congestion":{cc}}}"#);
+    for (seed, params) in [(1, &accepted), (2, &refused)] {
+        raw_iperf3(port, seed, params);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(srv.log().contains("accepted") && srv.log().contains("refused")) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = srv.log();
+    assert!(log.contains(r#"from iperf3 "3.12\nFORGED"#), "version not quoted and escaped: {log}");
+    assert!(log.lines().all(|l| !l.starts_with("FORGED")), "a forged line: {log}");
+    assert!(!log.contains('\x1b') && !log.contains('\r'), "a control character reached the log: {log:?}");
+}

@@ -112,8 +112,8 @@ fn anonymous(o: &OpsArgs) -> Policy {
     }
 }
 
-/// SIGINT and SIGTERM stop the server; SIGHUP re-reads the keys file (a bad file keeps the
-/// old keys and logs one error line).
+/// SIGINT and SIGTERM stop the server; SIGHUP reopens the --logfile (for logrotate) and
+/// re-reads the keys file (a bad file keeps the old keys and logs one error line).
 fn signals(stop: &StopFlag, keys: Option<(Arc<KeyStore>, PathBuf)>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -121,10 +121,18 @@ fn signals(stop: &StopFlag, keys: Option<(Arc<KeyStore>, PathBuf)>) -> Result<()
     let stop = stop.clone();
     std::thread::Builder::new().name("signals".into()).spawn(move || {
         for sig in signals.forever() {
-            match (sig, &keys) {
-                (SIGHUP, Some((store, path))) => reload(store, path),
-                (SIGHUP, None) => tracing::warn!("SIGHUP: no --keys file to re-read"),
-                _ => stop.set(),
+            if sig != SIGHUP {
+                stop.set();
+                continue;
+            }
+            match crate::logfile::reopen() {
+                Ok(true) => tracing::info!("SIGHUP: reopened the log file"),
+                Ok(false) => {}
+                Err(e) => tracing::error!("SIGHUP: keeping the old log file: {e:#}"),
+            }
+            match &keys {
+                Some((store, path)) => reload(store, path),
+                None => tracing::info!("SIGHUP: no --keys file to re-read"),
             }
         }
     })?;

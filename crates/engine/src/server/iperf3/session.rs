@@ -62,7 +62,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, cookie: Cookie, service
             }
         }
         Err(Failure::Refused(r)) => {
-            tracing::info!("iperf3 {peer}: refused: {} (iperf3 error {})", r.message, r.i_errno);
+            // The message can quote the client's parameters: logged escaped and quoted.
+            tracing::info!("iperf3 {peer}: refused: {:?} (iperf3 error {})", r.message, r.i_errno);
             slot.release();
             let _ = ctl.send_error(r.i_errno);
         }
@@ -83,8 +84,9 @@ fn run(
 ) -> Result<served::Served, Failure> {
     let cfg = &service.shared.cfg;
     let plan = exchange_params(ctl, cfg.handshake_timeout, service)?;
+    // The version is the client's own text: logged escaped and quoted.
     tracing::info!(
-        "iperf3 {peer}: accepted {} from iperf3 {}",
+        "iperf3 {peer}: accepted {} from iperf3 {:?}",
         crate::server::session::describe(&plan.spec),
         plan.client_version.as_deref().unwrap_or("(version unknown)")
     );
@@ -142,7 +144,7 @@ fn drop_unavailable_congestion(spec: &mut TestSpec) {
         if netio::host::congestion_available().contains(&cc) {
             spec.congestion = Some(cc);
         } else {
-            tracing::info!("congestion control '{cc}' is not available here: using the default");
+            tracing::info!("congestion control {cc:?} is not available here: using the default");
         }
     }
 }
