@@ -4,6 +4,9 @@
 //! address (127.0.0.2); the keyed client (127.0.0.1) runs short tests through the flood and
 //! each must be served (not "busy", not timed out). How long each took from asking to its
 //! result is printed (a timing is reported, not asserted: the machine is shared).
+//!
+//! And what such floods leave in the log: a few lines a minute per address, not one per
+//! connection; the log file reopened on SIGHUP, as logrotate needs.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
@@ -141,4 +144,76 @@ fn a_key_holder_is_served_through_a_hello_only_flood() {
         assert_eq!(failed, 0, "{failed} of {ROUNDS} keyed tests failed under {text}");
     }
     assert!(!srv.log().contains("panicked"), "{}", srv.log());
+}
+
+/// Connects from `from`, says hello and authenticates anonymously (refused by a keyed
+/// server); waits for the answer.
+fn anonymous_attempt(server: SocketAddr, from: [u8; 4]) {
+    use std::io::Read;
+    let Some(mut s) = connect_from(from, server) else { return };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = s.write_all(&Hello::control([3; 32]).encode());
+    let mut hello = [0u8; wire::HELLO_LEN];
+    if s.read_exact(&mut hello).is_ok() {
+        let _ = s.write_all(&wire::auth::ClientAuth::Anonymous.encode());
+        let _ = s.read(&mut hello);
+    }
+}
+
+/// Waits until the server's log has a line containing `what`, at most 10 s.
+fn await_log(srv: &ServerProc, what: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !srv.log().contains(what) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    srv.log()
+}
+
+#[test]
+fn repeated_refusals_from_one_address_take_a_few_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let srv = ServerProc::start(&["--keys", &key]);
+    let addr: SocketAddr = ([127, 0, 0, 1], srv.port).into();
+    const ATTEMPTS: usize = 200;
+    for _ in 0..ATTEMPTS {
+        anonymous_attempt(addr, [127, 0, 0, 3]);
+    }
+    // Another address afterwards: its line shows the server has logged the flood's.
+    anonymous_attempt(addr, [127, 0, 0, 4]);
+    let log = await_log(&srv, "127.0.0.4:");
+    let flood_lines = log.lines().filter(|l| l.contains("127.0.0.3:")).count();
+    eprintln!("{ATTEMPTS} refused connections from 127.0.0.3 took {flood_lines} log lines");
+    assert!(log.contains("127.0.0.3:") && log.contains("authentication required"), "{log}");
+    assert!(flood_lines <= 5, "{flood_lines} lines for {ATTEMPTS} refusals: {log}");
+}
+
+#[test]
+fn sighup_reopens_the_log_file_for_logrotate() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let log = dir.path().join("server.log");
+    let srv = ServerProc::start(&["--keys", &key, "--logfile", log.to_str().unwrap()]);
+    let addr: SocketAddr = ([127, 0, 0, 1], srv.port).into();
+    let await_file = |path: &std::path::Path, what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            if text.contains(what) || Instant::now() >= deadline {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    anonymous_attempt(addr, [127, 0, 0, 5]);
+    assert!(await_file(&log, "127.0.0.5:").contains("authentication required"));
+    let rotated = dir.path().join("server.log.1");
+    std::fs::rename(&log, &rotated).unwrap();
+    let hup = std::process::Command::new("kill").args(["-HUP", &srv.pid().to_string()]).status().unwrap();
+    assert!(hup.success());
+    anonymous_attempt(addr, [127, 0, 0, 6]);
+    let fresh = await_file(&log, "127.0.0.6:");
+    assert!(fresh.contains("127.0.0.6:") && fresh.contains("reopened the log file"), "new file: {fresh}");
+    let old = std::fs::read_to_string(&rotated).unwrap();
+    assert!(old.contains("127.0.0.5:") && !old.contains("127.0.0.6:"), "rotated file: {old}");
 }

@@ -36,7 +36,8 @@ pub struct OpsArgs {
     /// live process refuses the start.
     #[arg(long, value_name = "FILE")]
     pub pidfile: Option<PathBuf>,
-    /// Append the log (one line per test) to FILE instead of stderr.
+    /// Append the log (one line per test) to FILE instead of stderr; SIGHUP reopens it (for
+    /// logrotate: rename, then `kill -HUP`).
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
 }

@@ -27,6 +27,9 @@ use crate::stop::StopFlag;
 /// their test request at once.
 pub const MAX_HANDSHAKES: u32 = 64;
 
+/// How often the summaries of refusals not logged are written.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A control hello and the authentication after it.
 const CONTROL_GREETING: usize = HELLO_LEN + CLIENT_AUTH_LEN;
 
@@ -64,9 +67,15 @@ fn answer_hello(got: &[u8]) -> Option<Stage> {
 /// Runs the accept loop until `shutdown` (or one-off completion).
 pub fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: &StopFlag) -> io::Result<()> {
     let mut acceptor = Acceptor::new(listener, GREETING)?;
+    let mut flushed = std::time::Instant::now();
     while !shutdown.is_set() && !one_off_done(&shared) {
-        acceptor.turn(shared.cfg.handshake_timeout, |p| dispatch(p, &shared))?;
+        acceptor.turn(shared.cfg.handshake_timeout, &shared.refusals, |p| dispatch(p, &shared))?;
+        if flushed.elapsed() >= FLUSH_EVERY {
+            shared.refusals.flush();
+            flushed = std::time::Instant::now();
+        }
     }
+    shared.refusals.flush();
     Ok(())
 }
 
@@ -120,7 +129,7 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
         let mut out = Hello::server(nonce).encode().to_vec();
         out.extend(Message::Error(why.clone()).encode().unwrap_or_default());
         send_now(&mut stream, &out);
-        return rec.log("refused", Some(&why.to_string()));
+        return rec.log_refused(&shared.refusals, &why.to_string());
     };
     let ring = shared.cfg.keys.as_ref().map(|k| k.current());
     let judged = auth::judge(ring.as_deref(), (&nc, &ns), &buf[HELLO_LEN..]);
@@ -133,7 +142,7 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
             }
             send_now(&mut stream, &out);
             rec.key = why.key_id.as_ref().map(|i| i.to_string());
-            return rec.log("refused", Some(&why.reason));
+            return rec.log_refused(&shared.refusals, &why.reason);
         }
     };
     rec.key = client.key_id.as_ref().map(|i| i.to_string());
@@ -155,7 +164,7 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
         } else {
             format!("busy ({running} test(s) running)")
         };
-        return rec.log("refused", Some(&why));
+        return rec.log_refused(&shared.refusals, &why);
     };
     if !send_now(&mut stream, &out) {
         return;

@@ -11,6 +11,7 @@ pub mod iperf3;
 mod pending;
 pub mod quota;
 mod record;
+mod refusals;
 mod routes;
 mod session;
 mod third_party;
@@ -97,6 +98,8 @@ struct Shared {
     per_minute: quota::PerMinute,
     /// Authenticated control connections that have not asked for a test yet, per class.
     handshaking: quota::Running,
+    /// Log lines of refusals, per source.
+    refusals: refusals::Refusals,
 }
 
 /// A bound server, not yet accepting.
@@ -140,6 +143,7 @@ impl Server {
             running: quota::Running::default(),
             per_minute: quota::PerMinute::default(),
             handshaking: quota::Running::default(),
+            refusals: refusals::Refusals::default(),
         };
         Ok(Server { listener, iperf3, shared: Arc::new(shared) })
     }

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener as MioListener, TcpStream as MioStream};
 use mio::{Events, Interest, Poll, Token as PollToken};
 
+use super::refusals::Refusals;
+
 /// Connections allowed to be waiting for their greeting at once.
 pub const MAX_PENDING: usize = 256;
 /// How long a connection has for the first stage of its greeting (a client sends it as soon
@@ -151,31 +153,37 @@ impl Acceptor {
     /// Waits up to a tick for connections and greeting bytes; hands each connection whose
     /// greeting is complete, or that closed or failed first, to `ready` (blocking again);
     /// closes those older than `timeout`.
-    pub fn turn(&mut self, timeout: Duration, mut ready: impl FnMut(Pending)) -> io::Result<()> {
+    /// Lines about dropped connections go through `gate`.
+    pub fn turn(
+        &mut self,
+        timeout: Duration,
+        gate: &Refusals,
+        mut ready: impl FnMut(Pending),
+    ) -> io::Result<()> {
         if let Err(e) = self.poll.poll(&mut self.events, Some(TICK)) {
             return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
         }
         let tokens: Vec<PollToken> = self.events.iter().map(|e| e.token()).collect();
         for token in tokens {
             if token == LISTENER {
-                self.accept_all();
+                self.accept_all(gate);
             } else if let Some(mut p) = self.advance(token.0).and_then(|id| self.pending.remove(&id)) {
                 let _ = self.poll.registry().deregister(&mut p.stream);
                 ready(p);
             }
         }
-        self.expire(timeout);
+        self.expire(timeout, gate);
         Ok(())
     }
 
-    fn accept_all(&mut self) {
+    fn accept_all(&mut self, gate: &Refusals) {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, peer)) => {
                     // On a dual-stack socket an IPv4 client is ::ffff:a.b.c.d: name it as IPv4.
                     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
                     if self.pending.len() >= MAX_PENDING {
-                        self.evict_oldest();
+                        self.evict_oldest(gate);
                     }
                     let id = self.next_id;
                     self.next_id = self.next_id.wrapping_add(1).max(1);
@@ -197,16 +205,16 @@ impl Acceptor {
     }
 
     /// Drops the oldest connection of the source holding the most.
-    fn evict_oldest(&mut self) {
+    fn evict_oldest(&mut self, gate: &Refusals) {
         let victim = evictee(self.pending.iter().map(|(&id, p)| (id, p.peer.ip(), p.since)))
             .and_then(|id| self.pending.get(&id).map(|p| (id, p)));
         if let Some((id, p)) = victim {
             if let Some(what) = self.greeting.logged_as {
-                tracing::info!(
+                let line = format!(
                     "{}{}: dropped: too many connections waiting for their {what}",
-                    self.greeting.prefix,
-                    p.peer
+                    self.greeting.prefix, p.peer
                 );
+                gate.log(p.peer.ip(), &line);
             }
             self.pending.remove(&id);
         }
@@ -240,14 +248,16 @@ impl Acceptor {
 
     /// Closes the connections past their deadline: [`FIRST_BYTES`] for the first stage,
     /// `timeout` for the whole greeting.
-    fn expire(&mut self, timeout: Duration) {
+    fn expire(&mut self, timeout: Duration, gate: &Refusals) {
         let now = Instant::now();
         let g = self.greeting;
         self.pending.retain(|_, p| {
             let limit = if p.second.is_some() { timeout } else { timeout.min(FIRST_BYTES) };
             let alive = now.saturating_duration_since(p.since) < limit;
             if let (false, Some(what)) = (alive, g.logged_as) {
-                tracing::info!("{}{}: dropped: no {what} within {} s", g.prefix, p.peer, limit.as_secs_f64());
+                let line =
+                    format!("{}{}: dropped: no {what} within {} s", g.prefix, p.peer, limit.as_secs_f64());
+                gate.log(p.peer.ip(), &line);
             }
             alive
         });

@@ -48,6 +48,11 @@ impl Record {
         )
     }
 
+    /// Logs a refusal's line, rate-limited per source ([`super::refusals`]).
+    pub fn log_refused(&self, gate: &super::refusals::Refusals, reason: &str) {
+        gate.log(self.peer.ip(), &self.line("refused", Some(reason)));
+    }
+
     /// Logs the line at info level.
     pub fn log(&self, result: &str, reason: Option<&str>) {
         tracing::info!("{}", self.line(result, reason));

@@ -53,7 +53,7 @@ pub(super) fn serve(
                 s.release();
             }
             let _ = ctrl.send(&Message::Error(r.clone()));
-            rec.log("refused", Some(&r.to_string()));
+            rec.log_refused(&shared.refusals, &r.to_string());
         }
         Err(Failure::Lost(e)) => rec.log("failed", Some(&e.to_string())),
     }

@@ -33,14 +33,16 @@ const COOKIE: Greeting = Greeting {
 pub fn run(listener: TcpListener, service: &Arc<Service>, shutdown: &StopFlag) -> io::Result<()> {
     let mut acceptor = Acceptor::new(listener, COOKIE)?;
     while !shutdown.is_set() {
-        acceptor.turn(service.shared.cfg.handshake_timeout, |p| dispatch(p, service))?;
+        acceptor
+            .turn(service.shared.cfg.handshake_timeout, &service.shared.refusals, |p| dispatch(p, service))?;
     }
     Ok(())
 }
 
 fn dispatch(p: Pending, service: &Arc<Service>) {
     if !p.complete(&COOKIE) {
-        tracing::info!("iperf3 {}: closed after {} bytes, before a whole cookie", p.peer, p.got);
+        let line = format!("iperf3 {}: closed after {} bytes, before a whole cookie", p.peer, p.got);
+        service.shared.refusals.log(p.peer.ip(), &line);
         return;
     }
     let Pending { stream, peer, buf, .. } = p;
@@ -53,12 +55,15 @@ fn dispatch(p: Pending, service: &Arc<Service>) {
     match service.streams.deliver_tcp(&cookie_bytes, peer.ip(), stream) {
         Routed::Delivered => {}
         Routed::Refused => {
-            tracing::info!("iperf3 {peer}: data stream refused (its test takes no streams from it)");
+            let line = format!("iperf3 {peer}: data stream refused (its test takes no streams from it)");
+            service.shared.refusals.log(peer.ip(), &line);
             deny(probe);
         }
         Routed::Unknown => match Cookie::decode(&cookie_bytes) {
             Ok(cookie) => control(probe, peer, cookie, service),
-            Err(e) => tracing::info!("iperf3 {peer}: not an iperf3 client: {e}"),
+            Err(e) => {
+                service.shared.refusals.log(peer.ip(), &format!("iperf3 {peer}: not an iperf3 client: {e}"))
+            }
         },
     }
 }
@@ -68,7 +73,7 @@ fn control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, service: &Arc<Se
     let slot = match Slot::take(&service.shared, peer) {
         Ok(slot) => slot,
         Err(why) => {
-            tracing::info!("iperf3 {peer}: refused: {why}");
+            service.shared.refusals.log(peer.ip(), &format!("iperf3 {peer}: refused: {why}"));
             deny(stream);
             return;
         }

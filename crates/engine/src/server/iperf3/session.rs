@@ -63,7 +63,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, cookie: Cookie, service
         }
         Err(Failure::Refused(r)) => {
             // The message can quote the client's parameters: logged escaped and quoted.
-            tracing::info!("iperf3 {peer}: refused: {:?} (iperf3 error {})", r.message, r.i_errno);
+            let line = format!("iperf3 {peer}: refused: {:?} (iperf3 error {})", r.message, r.i_errno);
+            service.shared.refusals.log(peer.ip(), &line);
             slot.release();
             let _ = ctl.send_error(r.i_errno);
         }
