@@ -144,6 +144,12 @@ pub struct ServerArgs {
     /// server as the client end against another tcplab server, within this server's limits.
     #[arg(long)]
     pub allow_third_party: bool,
+    /// The key this server shows to server B in third-party tests (a `key ID SECRET` file from
+    /// `tcplab keygen`, whose line is in B's --keys; for its own loop-back baseline, in this
+    /// server's). Without it, B is reached anonymously. The asking client's key is never
+    /// forwarded.
+    #[arg(long, value_name = "FILE", requires = "allow_third_party")]
+    pub third_party_key: Option<std::path::PathBuf>,
     /// Record this end of a test whose client traces it (`--trace DIR` against this server)
     /// and send the segments back with the results: AF_PACKET on every device and
     /// tcp:tcp_probe, filtered to this server's port (root and tracefs; the files are removed

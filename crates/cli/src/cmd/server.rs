@@ -39,6 +39,12 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         one_off: a.one_off,
         max_concurrent: a.max_concurrent as usize,
         allow_third_party: a.allow_third_party,
+        third_party_key: a
+            .third_party_key
+            .as_deref()
+            .map(|k| crate::settings::client_key(Some(k)).context("--third-party-key"))
+            .transpose()?
+            .flatten(),
         keys: store.clone(),
         anonymous: anonymous(&a.ops),
         iperf3: a.iperf3_addr(),

@@ -52,6 +52,9 @@ pub struct ServerConfig {
     /// Run third-party tests on request (`--allow-third-party`): this server as the client end
     /// against another tcplab server.
     pub allow_third_party: bool,
+    /// The key this server shows to server B in a third-party test (`--third-party-key`);
+    /// `None`: it reaches B anonymously. Never the asking client's key.
+    pub third_party_key: Option<crate::auth::ClientKey>,
     /// Pre-shared keys (`--keys`): when set, only clients with one of them are served, under
     /// their key's class; `None`: anonymous clients only.
     pub keys: Option<Arc<KeyStore>>,
@@ -75,6 +78,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(5),
             allow_third_party: false,
+            third_party_key: None,
             keys: None,
             anonymous: Policy::open(ANONYMOUS),
             iperf3: None,

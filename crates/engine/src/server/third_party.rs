@@ -1,7 +1,8 @@
 //! Server A's side of a third-party test: with `--allow-third-party`, run the requested test
 //! as its client end against server B and send both ends' measurements back. A's limits
-//! apply to the test; B must answer the control handshake as a tcplab server before A sends
-//! it anything but its fixed-size hello, so A cannot be used to talk to arbitrary services.
+//! apply to the test, and A authenticates to B with a key of its own, if it has one. B must
+//! answer the control handshake as a tcplab server before A sends it anything but its
+//! fixed-size hello, so A cannot be used to talk to arbitrary services.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
@@ -26,7 +27,9 @@ const MAX_HOST_LEN: usize = 253;
 /// Runs the third-party test `req` for the client on `ctrl`. The server's test slot is freed
 /// first (A measures as a client, and B may be A itself: its loop-back baseline); at most
 /// `max_concurrent` third-party tests run at once. The asking client's key class (`policy`)
-/// limits the test as it would its own; A reaches B as an anonymous client.
+/// limits the test as it would its own; A reaches B with its own third-party key
+/// ([`super::ServerConfig::third_party_key`]), or anonymously without one: the asking
+/// client's key is never forwarded.
 pub(super) fn serve(
     ctrl: &mut Control,
     req: ThirdPartyRequest,
@@ -51,7 +54,7 @@ pub(super) fn serve(
         family: None,
         timeout: shared.cfg.handshake_timeout,
         busy_wait: std::time::Duration::ZERO,
-        key: None,
+        key: shared.cfg.third_party_key.clone(),
     };
     let same_host = resolve(&opts).map(same_host).unwrap_or(false);
     let stop = StopFlag::new();
