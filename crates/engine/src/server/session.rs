@@ -135,7 +135,7 @@ fn run(
     await_start(ctrl, &data, Instant::now() + timeout.max(PREPARE))?;
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
-    let mut side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
+    let mut side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits), rec)?;
     if let Some(r) = recording {
         side.sections
             .insert(end_trace::SECTION.into(), r.map_or_else(|why| end_trace::refused(&why), |t| t.finish()));
@@ -316,12 +316,14 @@ fn timed_out(what: &'static str) -> Failure {
     Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
 }
 
-/// Runs the server side while watching the control connection.
+/// Runs the server side while watching the control connection. A client lost during the
+/// test ends it at once; what moved until then goes into `rec` (the log line says it).
 fn measure(
     ctrl: &mut Control,
     spec: &TestSpec,
     jobs: Vec<Job>,
     max_ms: u64,
+    rec: &mut Record,
 ) -> Result<SideMeasurement, Failure> {
     let signals = Signals::default();
     let timeline = Timeline::new(spec, Instant::now(), max_ms);
@@ -343,7 +345,9 @@ fn measure(
                 tracing::info!("{}: control connection lost during the test: {e}", ctrl.peer());
                 signals.stop.set();
                 signals.abort.set();
-                let _ = worker.join();
+                if let Ok(run) = worker.join() {
+                    rec.measured(&run.measurement);
+                }
                 return Err(Failure::Lost(e));
             }
         }
