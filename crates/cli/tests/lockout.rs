@@ -6,7 +6,8 @@
 //! result is printed (a timing is reported, not asserted: the machine is shared).
 //!
 //! And what such floods leave in the log: a few lines a minute per address, not one per
-//! connection; the log file reopened on SIGHUP, as logrotate needs.
+//! connection; the log file reopened on SIGHUP, as logrotate needs. And `--from` is no port
+//! scanner: a closed port and a silent one get the same answer at the same deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
@@ -216,4 +217,34 @@ fn sighup_reopens_the_log_file_for_logrotate() {
     assert!(fresh.contains("127.0.0.6:") && fresh.contains("reopened the log file"), "new file: {fresh}");
     let old = std::fs::read_to_string(&rotated).unwrap();
     assert!(old.contains("127.0.0.5:") && !old.contains("127.0.0.6:"), "rotated file: {old}");
+}
+
+/// A third-party test from A against `port` on loop-back: A's error line and how long it took.
+fn third_party_to(a: &ServerProc, port: u16) -> (String, Duration) {
+    let asked = Instant::now();
+    let out = command()
+        .args(["stream", "127.0.0.1", "-p", &port.to_string(), "-t", "0.5", "-i", "0", "--no-store"])
+        .args(["--from", &format!("127.0.0.1:{}", a.port)])
+        .output()
+        .unwrap();
+    let took = asked.elapsed();
+    assert!(!out.status.success());
+    let line = stderr(&out).lines().find(|l| l.starts_with("error:")).unwrap_or_default().to_string();
+    (line.replace(&port.to_string(), "PORT"), took)
+}
+
+#[test]
+fn from_is_not_a_port_oracle() {
+    let a = ServerProc::start(&["--allow-third-party"]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // Listening, accepting (in the backlog), never answering: another service.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let (closed_line, closed_took) = third_party_to(&a, closed);
+    let (silent_line, silent_took) = third_party_to(&a, silent_port);
+    eprintln!("closed: {closed_took:?} {closed_line}\nsilent: {silent_took:?} {silent_line}");
+    assert_eq!(closed_line, silent_line);
+    assert!(closed_line.contains("is not a tcplab server A can reach"), "{closed_line}");
+    // A deliberate wait, not a performance figure: A answers at its 5 s handshake deadline.
+    assert!(closed_took >= Duration::from_millis(4500), "a closed port answered in {closed_took:?}");
 }
