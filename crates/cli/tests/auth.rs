@@ -237,3 +237,23 @@ fn third_party_tests_run_between_keyed_servers() {
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("authentication required"), "{}", stderr(&out));
 }
+
+/// The pidfile is locked, not trusted for the pid it names (issue 28): a stale file naming an
+/// unrelated live process (here pid 1) does not block a start; a running server's does.
+#[test]
+fn a_stale_pidfile_naming_a_live_process_does_not_block_a_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    std::fs::write(&pidfile, "1\n").unwrap();
+    let first = ServerProc::start(&["--pidfile", pidfile.to_str().unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pidfile).unwrap_or_default().trim() != first.pid().to_string() {
+        assert!(Instant::now() < deadline, "the server did not take over the stale pidfile");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second =
+        tcplab(&["server", "-p", "0", "--bind", "127.0.0.1", "--pidfile", pidfile.to_str().unwrap()]);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    let err = stderr(&second);
+    assert!(err.contains("held by a running server") && err.contains(&first.pid().to_string()), "{err}");
+}
