@@ -62,8 +62,8 @@ pub fn append(path: &Path) -> Result<std::fs::File> {
 #[derive(Debug)]
 pub struct Pidfile {
     path: PathBuf,
-    /// Open and locked until dropped.
-    file: std::fs::File,
+    /// Open, so locked, until dropped.
+    _lock: std::fs::File,
 }
 
 impl Pidfile {
@@ -80,7 +80,7 @@ impl Pidfile {
             file.write_all(format!("{}\n", std::process::id()).as_bytes())
         });
         written.with_context(|| format!("writing the pidfile {}", path.display()))?;
-        Ok(Pidfile { path: path.to_path_buf(), file })
+        Ok(Pidfile { path: path.to_path_buf(), _lock: file })
     }
 
     /// The file, open and exclusively locked; an error naming the holder when a server has it.
@@ -110,15 +110,13 @@ impl Pidfile {
             .mode(0o644)
             .open(path)
             .with_context(|| format!("opening the pidfile {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => {
+        match netio::process::try_lock_exclusive(&file) {
+            Ok(true) => Ok(file),
+            Ok(false) => {
                 let holder = Pidfile::read(path).map(|p| format!(" (process {p})")).unwrap_or_default();
                 bail!("{} is held by a running server{holder}: is a server already running?", path.display())
             }
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).with_context(|| format!("locking the pidfile {}", path.display()))
-            }
+            Err(e) => Err(e).with_context(|| format!("locking the pidfile {}", path.display())),
         }
     }
 
@@ -130,8 +128,7 @@ impl Pidfile {
 
 impl Drop for Pidfile {
     fn drop(&mut self) {
-        // Still locked: no other server can have taken the path over.
+        // Still locked (until `_lock` closes): no other server can have taken the path over.
         let _ = std::fs::remove_file(&self.path);
-        let _ = self.file.unlock();
     }
 }
