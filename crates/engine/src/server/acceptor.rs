@@ -34,7 +34,7 @@ const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 const CONTROL_GREETING: usize = HELLO_LEN + CLIENT_AUTH_LEN;
 
 /// The native greeting.
-const GREETING: Greeting = Greeting {
+pub const GREETING: Greeting = Greeting {
     max: if CONTROL_GREETING > DATA_HELLO_LEN { CONTROL_GREETING } else { DATA_HELLO_LEN },
     want: hello_len,
     next: answer_hello,
@@ -87,7 +87,7 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
     if !p.complete(&GREETING) {
         return;
     }
-    let hello = match Hello::decode(&p.buf) {
+    let hello = match Hello::decode(&p.progress.buf) {
         Ok(h) => h,
         Err(e) => {
             tracing::debug!("{}: {e}", p.peer);
@@ -102,7 +102,8 @@ fn dispatch(p: Pending, shared: &Arc<Shared>) {
 }
 
 fn data(p: Pending, shared: &Shared) {
-    let Pending { stream, peer, buf, .. } = p;
+    let Pending { stream, peer, progress, .. } = p;
+    let buf = progress.buf;
     let Some(stream) = blocking(stream) else { return };
     let delivered = DataHello::decode(&buf)
         .map_err(|_| "malformed data hello")
@@ -114,7 +115,8 @@ fn data(p: Pending, shared: &Shared) {
 
 /// Judges a control connection's authentication and starts its session, or refuses it.
 fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
-    let Pending { mut stream, peer, buf, second, .. } = p;
+    let Pending { mut stream, peer, progress, .. } = p;
+    let (buf, second) = (progress.buf, progress.second);
     let mut rec = Record::new(peer);
     let ns = second.and_then(|s| Hello::decode(&s.answer).ok()).and_then(|h| match h.kind {
         HelloKind::Server { nonce } => Some(nonce),

@@ -8,7 +8,7 @@
 mod acceptor;
 pub mod end_trace;
 pub mod iperf3;
-mod pending;
+pub mod pending;
 pub mod quota;
 mod record;
 mod refusals;
@@ -17,6 +17,10 @@ mod session;
 mod third_party;
 
 pub use third_party::OFF as THIRD_PARTY_OFF;
+
+/// The native port's greeting (hello, server hello, authentication), for tests and fuzzing
+/// of the acceptor's state machine ([`pending::Progress`]).
+pub const NATIVE_GREETING: pending::Greeting = acceptor::GREETING;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};

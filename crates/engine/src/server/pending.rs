@@ -63,13 +63,11 @@ pub fn one_stage(_: &[u8]) -> Option<Stage> {
     None
 }
 
-/// A connection and what has arrived of its greeting.
-pub struct Pending {
-    /// The connection (non-blocking).
-    pub stream: MioStream,
-    /// Its peer, IPv4-mapped addresses named as IPv4.
-    pub peer: SocketAddr,
-    since: Instant,
+/// What has arrived of one connection's greeting: the state machine the acceptor drives,
+/// without I/O (the acceptor reads into `buf[got..need]` and sends the answers), so that it
+/// is tested and fuzzed on bytes alone.
+#[derive(Debug, Clone)]
+pub struct Progress {
     /// The greeting's bytes so far (`buf[..got]`).
     pub buf: Vec<u8>,
     /// How many have arrived.
@@ -78,14 +76,30 @@ pub struct Pending {
     pub second: Option<Stage>,
 }
 
-impl Pending {
-    /// Whether the whole greeting arrived (else the peer closed or failed before it).
+/// What the acceptor does after bytes arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Read more (up to [`Progress::need`]).
+    More,
+    /// Send these bytes (the answer to the first stage), then read the second stage.
+    Answer(Vec<u8>),
+    /// The greeting is complete: hand the connection over.
+    Done,
+}
+
+impl Progress {
+    /// Nothing arrived yet.
+    pub fn new(g: &Greeting) -> Progress {
+        Progress { buf: vec![0; g.max], got: 0, second: None }
+    }
+
+    /// Whether the whole greeting arrived.
     pub fn complete(&self, g: &Greeting) -> bool {
         self.got >= self.need(g)
     }
 
-    /// Where the stage being read ends.
-    fn need(&self, g: &Greeting) -> usize {
+    /// Where the stage being read ends (bytes from the start, at most the buffer's size).
+    pub fn need(&self, g: &Greeting) -> usize {
         match &self.second {
             Some(stage) => stage.end,
             None => (g.want)(&self.buf[..self.got]),
@@ -93,13 +107,40 @@ impl Pending {
         .min(self.buf.len())
     }
 
-    /// Sends the answer to the first stage, if there is one; false if it could not be sent
-    /// whole at once (a peer that does not read is not waited for).
-    fn answer(&mut self, g: &Greeting) -> bool {
-        let Some(stage) = (g.next)(&self.buf[..self.got]) else { return true };
-        let sent = self.stream.write(&stage.answer).is_ok_and(|n| n == stage.answer.len());
-        self.second = Some(stage);
-        sent
+    /// Counts `n` more bytes read into `buf[got..]`; what to do next.
+    pub fn arrived(&mut self, g: &Greeting, n: usize) -> Step {
+        self.got = self.got.saturating_add(n).min(self.buf.len());
+        if self.got < self.need(g) {
+            return Step::More;
+        }
+        if self.second.is_none() {
+            if let Some(stage) = (g.next)(&self.buf[..self.got]) {
+                let answer = stage.answer.clone();
+                self.second = Some(stage);
+                if self.got < self.need(g) {
+                    return Step::Answer(answer);
+                }
+            }
+        }
+        Step::Done
+    }
+}
+
+/// A connection and what has arrived of its greeting.
+pub(crate) struct Pending {
+    /// The connection (non-blocking).
+    pub stream: MioStream,
+    /// Its peer, IPv4-mapped addresses named as IPv4.
+    pub peer: SocketAddr,
+    since: Instant,
+    /// Its greeting so far.
+    pub progress: Progress,
+}
+
+impl Pending {
+    /// Whether the whole greeting arrived (else the peer closed or failed before it).
+    pub fn complete(&self, g: &Greeting) -> bool {
+        self.progress.complete(g)
     }
 }
 
@@ -130,7 +171,7 @@ pub fn source(ip: IpAddr) -> IpAddr {
 }
 
 /// The listening socket and the connections waiting for their greeting.
-pub struct Acceptor {
+pub(crate) struct Acceptor {
     listener: MioListener,
     poll: Poll,
     events: Events,
@@ -188,9 +229,8 @@ impl Acceptor {
                     let id = self.next_id;
                     self.next_id = self.next_id.wrapping_add(1).max(1);
                     if self.poll.registry().register(&mut stream, PollToken(id), Interest::READABLE).is_ok() {
-                        let buf = vec![0; self.greeting.max];
                         let since = Instant::now();
-                        let p = Pending { stream, peer, since, buf, got: 0, second: None };
+                        let p = Pending { stream, peer, since, progress: Progress::new(&self.greeting) };
                         self.pending.insert(id, p);
                     }
                 }
@@ -226,19 +266,16 @@ impl Acceptor {
         let g = self.greeting;
         let p = self.pending.get_mut(&id)?;
         loop {
-            let need = p.need(&g);
-            match p.stream.read(&mut p.buf[p.got..need]) {
+            let (got, need) = (p.progress.got, p.progress.need(&g));
+            match p.stream.read(&mut p.progress.buf[got..need]) {
                 Ok(0) => return Some(id),
-                Ok(n) => {
-                    p.got += n;
-                    if p.got < p.need(&g) {
-                        continue;
-                    }
-                    let first = p.second.is_none();
-                    if !first || !p.answer(&g) || p.got >= p.need(&g) {
-                        return Some(id);
-                    }
-                }
+                Ok(n) => match p.progress.arrived(&g, n) {
+                    Step::More => {}
+                    // A peer that does not take the answer at once is not waited for.
+                    Step::Answer(a) if !p.stream.write(&a).is_ok_and(|w| w == a.len()) => return Some(id),
+                    Step::Answer(_) => {}
+                    Step::Done => return Some(id),
+                },
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Some(id),
@@ -252,7 +289,7 @@ impl Acceptor {
         let now = Instant::now();
         let g = self.greeting;
         self.pending.retain(|_, p| {
-            let limit = if p.second.is_some() { timeout } else { timeout.min(FIRST_BYTES) };
+            let limit = if p.progress.second.is_some() { timeout } else { timeout.min(FIRST_BYTES) };
             let alive = now.saturating_duration_since(p.since) < limit;
             if let (false, Some(what)) = (alive, g.logged_as) {
                 let line =
@@ -267,6 +304,33 @@ impl Acceptor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_native_greeting_is_answered_once_then_complete_with_the_authentication() {
+        let g = crate::server::NATIVE_GREETING;
+        let mut p = Progress::new(&g);
+        let feed = |p: &mut Progress, bytes: &[u8]| {
+            p.buf[p.got..p.got + bytes.len()].copy_from_slice(bytes);
+            p.arrived(&g, bytes.len())
+        };
+        let hello = wire::Hello::control([5; 32]).encode();
+        assert_eq!(feed(&mut p, &hello[..10]), Step::More);
+        let Step::Answer(answer) = feed(&mut p, &hello[10..]) else { panic!("no answer") };
+        assert!(matches!(wire::Hello::decode(&answer).unwrap().kind, wire::HelloKind::Server { .. }));
+        let auth = wire::auth::ClientAuth::Anonymous.encode();
+        assert_eq!(p.need(&g), wire::HELLO_LEN + auth.len());
+        assert_eq!(feed(&mut p, &auth[..1]), Step::More);
+        assert_eq!(feed(&mut p, &auth[1..]), Step::Done);
+        assert!(p.complete(&g));
+        // A data hello is complete without an answer; a hello of another version too.
+        let mut d = Progress::new(&g);
+        let data = wire::DataHello::new(wire::Token([1; 16]), 0, [0; 32]).encode();
+        assert_eq!(feed(&mut d, &data), Step::Done);
+        let mut old = Progress::new(&g);
+        let mut h = wire::Hello::control([5; 32]);
+        h.version = 1;
+        assert_eq!(feed(&mut old, &h.encode()), Step::Done);
+    }
 
     #[test]
     fn an_ipv6_source_is_its_64_and_an_ipv4_one_its_address() {

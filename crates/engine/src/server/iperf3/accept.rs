@@ -41,11 +41,12 @@ pub fn run(listener: TcpListener, service: &Arc<Service>, shutdown: &StopFlag) -
 
 fn dispatch(p: Pending, service: &Arc<Service>) {
     if !p.complete(&COOKIE) {
-        let line = format!("iperf3 {}: closed after {} bytes, before a whole cookie", p.peer, p.got);
+        let line = format!("iperf3 {}: closed after {} bytes, before a whole cookie", p.peer, p.progress.got);
         service.shared.refusals.log(p.peer.ip(), &line);
         return;
     }
-    let Pending { stream, peer, buf, .. } = p;
+    let Pending { stream, peer, progress, .. } = p;
+    let buf = progress.buf;
     let Ok(cookie_bytes) = CookieBytes::try_from(&buf[..COOKIE_LEN]) else { return };
     let stream: TcpStream = stream.into();
     if stream.set_nonblocking(false).is_err() {
