@@ -11,7 +11,7 @@
 //! an IPv6 /64) is held to its fair share of the table, so a flood from a few sources
 //! evicts only its own connections, never those of a client from another address.
 //! Exactly the greeting is read, so what the peer sent after it stays in the socket for
-//! whoever serves it. Both acceptors ([`super::acceptor`], [`super::iperf3::accept`]) run on
+//! whoever serves it. Both acceptors (the native port's and the iperf3 port's) run on
 //! this.
 
 use std::collections::HashMap;
