@@ -9,8 +9,11 @@
 #   RUNS=10000000 CAP=600 bash bench/fuzz_campaign.sh hello units
 #
 # Built without a sanitizer (the code under test forbids `unsafe`) but with debug assertions
-# (-a), so that integer overflow is a crash too. Needs cargo-fuzz; nightly features are
-# enabled on the stable toolchain with RUSTC_BOOTSTRAP=1, as CI does.
+# (-a), so that integer overflow is a crash too. With cargo-fuzz, nightly features are
+# enabled on the stable toolchain with RUSTC_BOOTSTRAP=1, as CI does. Without it (a machine
+# where it is not installed), the same build is made by hand: cargo-fuzz's coverage flags,
+# the nightly toolchain, one binary per target run directly (FUZZ_TOOLCHAIN, default
+# nightly). Either way each target runs in one process: at most one core at a time.
 set -uo pipefail
 
 RUNS=${RUNS:-10000000}
@@ -23,8 +26,22 @@ export RUSTC_BOOTSTRAP=1
 log() { printf '[fuzz %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 cd "$ROOT/fuzz" || exit 1
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
-cargo fuzz build --sanitizer none -a >&2 || exit 1
+if command -v cargo-fuzz >/dev/null 2>&1; then
+    [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
+    cargo fuzz build --sanitizer none -a >&2 || exit 1
+    run_target() { cargo fuzz run "$1" --sanitizer none -a "corpus/$1" -- "${@:2}"; }
+else
+    TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+    BIN="$ROOT/target/fuzz/$TRIPLE/release"
+    [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v tcplab-fuzz)
+    log "cargo-fuzz not installed: building with the ${FUZZ_TOOLCHAIN:-nightly} toolchain and cargo-fuzz's flags"
+    RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions" \
+        CARGO_TARGET_DIR="$ROOT/target/fuzz" cargo "+${FUZZ_TOOLCHAIN:-nightly}" build --release \
+        --target "$TRIPLE" $(printf -- '--bin %s ' "${targets[@]}") >&2 || exit 1
+    run_target() { "$BIN/$1" "corpus/$1" -artifact_prefix="artifacts/$1/" "${@:2}"; }
+fi
 log "logs in $OUT; ${#targets[@]} target(s), at most $RUNS runs or $CAP s each"
 
 # The last "#N DONE/pulse/NEW … cov: C ft: F corp: K/…" line and the final stats.
@@ -37,7 +54,7 @@ for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"
     log "$t"
     start=$(date +%s)
-    cargo fuzz run "$t" --sanitizer none -a "corpus/$t" -- \
+    run_target "$t" \
         -runs="$RUNS" -max_total_time="$CAP" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
         > "$OUT/$t.log" 2>&1
     rc=$?

@@ -4,6 +4,7 @@
 mod args;
 mod cmd;
 mod inventory;
+mod logfile;
 mod output;
 mod parse;
 mod recorder;
@@ -25,20 +26,19 @@ fn main() -> ExitCode {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| default_log(&cli.command).into());
-    let logfile = match &cli.command {
-        Command::Server(a) if !a.ops.daemon => a.ops.logfile.as_deref(),
-        _ => None,
-    };
-    match logfile.map(cmd::daemon::append) {
-        Some(Ok(file)) => {
-            let writer = std::sync::Mutex::new(file);
-            tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).init()
-        }
-        Some(Err(e)) => {
-            eprintln!("error: {e:#}");
-            return ExitCode::from(2);
-        }
-        None => tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init(),
+    // A server's log is one line per event whatever peers send (escaped, no colours), to
+    // --logfile (reopened on SIGHUP) or stderr.
+    match &cli.command {
+        Command::Server(a) if !a.ops.daemon => match logfile::Log::open(a.ops.logfile.clone()) {
+            Ok(log) => {
+                tracing_subscriber::fmt().with_writer(log).with_ansi(false).with_env_filter(filter).init()
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init(),
     }
     let stop = StopFlag::new();
     // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it).

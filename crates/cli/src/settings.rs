@@ -32,7 +32,11 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         None => match (&client.from, &client.iperf3) {
             (Some(_), Some(_)) => bail!("--from asks a tcplab server to run the test; drop --iperf3"),
             (Some((a, a_port)), None) => Target::ThirdParty(engine::third_party::Ends {
-                from: remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT))?,
+                // The key is for A, the server asked; A reaches B with a key of its own.
+                from: ClientOptions {
+                    key: client_key(client.key_file.as_deref())?,
+                    ..remote(a, a_port.unwrap_or(engine::server::DEFAULT_PORT))?
+                },
                 to_host: client.host().to_string(),
                 to_port: client.port,
             }),

@@ -206,3 +206,54 @@ fn a_daemon_writes_its_pidfile_and_log_and_sighup_reloads_the_keys() {
     }
     assert!(!pidfile.exists(), "the pidfile outlived the server");
 }
+
+/// Third-party tests between keyed servers (issue 28): the asking client's key is for A, and
+/// A reaches B (and itself, for its loop-back baseline) with a key of its own
+/// (`--third-party-key`); the client's key is never forwarded.
+#[test]
+fn third_party_tests_run_between_keyed_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = keygen(dir.path(), "alice", None);
+    let mesh = keygen(dir.path(), "mesh-a", None);
+    let a_keys = keys_file(dir.path(), "a.keys", &[key_line(&alice), key_line(&mesh)]);
+    let b_keys = keys_file(dir.path(), "b.keys", &[key_line(&mesh)]);
+    let b = ServerProc::start(&["--keys", b_keys.to_str().unwrap()]);
+    let a = ServerProc::start(&[
+        "--keys",
+        a_keys.to_str().unwrap(),
+        "--allow-third-party",
+        "--third-party-key",
+        mesh.to_str().unwrap(),
+    ]);
+    let from_a = format!("127.0.0.1:{}", a.port());
+    for (to, what) in [(b.port(), "A to keyed B"), (a.port(), "A's loop-back baseline")] {
+        let out = client(&to, "stream", Some(&alice), &["--from", &from_a, "-t", "0.5"]);
+        assert!(out.status.success(), "{what}: {}\nA: {}\nB: {}", stderr(&out), a.log(), b.log());
+    }
+    assert!(b.log().contains("key=mesh-a"), "B saw A's own key: {}", b.log());
+    // A without a key of its own reaches B anonymously, and B refuses it.
+    let bare = ServerProc::start(&["--keys", a_keys.to_str().unwrap(), "--allow-third-party"]);
+    let out = client(&b.port(), "stream", Some(&alice), &["--from", &format!("127.0.0.1:{}", bare.port())]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("authentication required"), "{}", stderr(&out));
+}
+
+/// The pidfile is locked, not trusted for the pid it names (issue 28): a stale file naming an
+/// unrelated live process (here pid 1) does not block a start; a running server's does.
+#[test]
+fn a_stale_pidfile_naming_a_live_process_does_not_block_a_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    std::fs::write(&pidfile, "1\n").unwrap();
+    let first = ServerProc::start(&["--pidfile", pidfile.to_str().unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pidfile).unwrap_or_default().trim() != first.pid().to_string() {
+        assert!(Instant::now() < deadline, "the server did not take over the stale pidfile");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second =
+        tcplab(&["server", "-p", "0", "--bind", "127.0.0.1", "--pidfile", pidfile.to_str().unwrap()]);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    let err = stderr(&second);
+    assert!(err.contains("held by a running server") && err.contains(&first.pid().to_string()), "{err}");
+}

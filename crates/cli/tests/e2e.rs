@@ -248,8 +248,9 @@ fn a_busy_server_says_so() {
     assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!said.contains("(busy) (busy)"), "the code said twice: {said}");
-    let log = log_with(&srv, &["refused: busy"]);
-    assert!(log.contains("refused: busy"), "the server's log says nothing of the refusal:\n{log}");
+    // The refusal's record line: `refused - key=anonymous … reason="busy (1 test(s) running)"`.
+    let log = log_with(&srv, &["reason=\"busy"]);
+    assert!(log.contains("reason=\"busy"), "the server's log says nothing of the refusal:\n{log}");
 }
 
 /// The server's log once it holds every one of `want` (or after 5 s).

@@ -325,3 +325,137 @@ fn show_of_a_served_run_says_what_the_peer_did_not_report() {
     assert!(!text.contains("(, 0 × , )") && text.contains("not reported"), "{text}");
     assert!(text.contains("busy –") && !text.contains("busy 0%"), "{text}");
 }
+
+/// A keys file holding one new key (`tcplab keygen`); its path.
+fn keygen(dir: &Path) -> String {
+    let key = dir.join("good.key").display().to_string();
+    let made = support::tcplab(&["keygen", "--id", "good", "-o", &key]);
+    assert!(made.status.success(), "keygen: {}", support::stderr(&made));
+    key
+}
+
+/// A keyed server does not serve iperf3 clients without explicit anonymous limits (issue 28:
+/// an anonymous iperf3 client got 3600 s × 8 streams and unpaced UDP there).
+#[test]
+fn a_keyed_server_needs_anonymous_limits_for_iperf3() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let mut child = support::command()
+        .args(["server", "-p", "0", "--bind", "127.0.0.1", "--keys", &key, "--iperf3", "--iperf3-port", "0"])
+        .args(["--anon-max-duration", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or_default();
+    for flag in ["--anon-max-streams", "--anon-max-rate", "--anon-max-concurrent"] {
+        assert!(line.contains(flag), "{flag} not named: {err}");
+    }
+    assert!(!line.contains("--anon-max-duration"), "{err}");
+}
+
+/// On a keyed server iperf3 clients get the anonymous caps and never a key holder's slot:
+/// with one test slot, a keyed client is served while an iperf3 test runs, and a second
+/// iperf3 client is told busy (`--anon-max-concurrent 1`).
+#[test]
+fn iperf3_clients_on_a_keyed_server_never_take_a_key_holders_slot() {
+    if !have_iperf3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path());
+    let (srv, port) = server(&[
+        "--keys",
+        &key,
+        "--max-concurrent",
+        "1",
+        "--anon-max-duration",
+        "3",
+        "--anon-max-streams",
+        "2",
+        "--anon-max-rate",
+        "20M",
+        "--anon-max-concurrent",
+        "1",
+    ]);
+    for (args, what) in [
+        (&["-t", "3600", "-P", "8"][..], "3600 s x 8 streams"),
+        (&["-t", "1", "-P", "8"][..], "8 streams"),
+        (&["-u", "-b", "0", "-t", "1"][..], "unpaced UDP"),
+        (&["-u", "-b", "1G", "-t", "1"][..], "UDP over the rate cap"),
+    ] {
+        let out = iperf3(port, args).output().unwrap();
+        assert!(json(&out).get("error").is_some(), "{what} ran: {}", json(&out));
+    }
+    let running = iperf3(port, &["-t", "3"]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let second = iperf3(port, &["-t", "1"]).output().unwrap();
+    let keyed = support::command()
+        .args([
+            "rr",
+            "127.0.0.1",
+            "-p",
+            &srv.port(),
+            "-t",
+            "0.3",
+            "-i",
+            "0",
+            "--no-store",
+            "--key-file",
+            &key,
+        ])
+        .output()
+        .unwrap();
+    let first = running.wait_with_output().unwrap();
+    assert!(keyed.status.success(), "keyed client refused: {}\n{}", support::stderr(&keyed), srv.log());
+    assert!(json(&second).get("error").is_some(), "a second iperf3 test ran: {}", json(&second));
+    assert!(first.status.success(), "the iperf3 test within the caps failed: {}", json(&first));
+}
+
+/// A forged log line the injection tests try to plant (issue 28: a newline in iperf3's
+/// `client_version` wrote a fake `finished … key=admin` line).
+const FORGED: &str = "FORGED INFO engine::server::record: 6.6.6.6:1: finished tcp-stream key=admin";
+
+/// Speaks iperf3's protocol by hand: cookie, then the parameters `params` (JSON); waits for
+/// the server's next state byte, then closes.
+fn raw_iperf3(port: u16, seed: u8, params: &str) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&wire::iperf3::Cookie::from_random([seed; 36]).encode()).unwrap();
+    let mut state = [0u8; 1];
+    s.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], wire::iperf3::State::ParamExchange.to_byte());
+    s.write_all(&wire::iperf3::frame::encode(params.as_bytes(), 8192).unwrap()).unwrap();
+    let _ = s.read(&mut state);
+}
+
+/// Every string an iperf3 client sends is escaped in the server's log: a newline in its
+/// version or in a congestion control name the server refuses never starts a line of its
+/// own.
+#[test]
+fn peer_strings_cannot_forge_log_lines() {
+    let (srv, port) = server(&["--max-concurrent", "2"]);
+    let version = serde_json::to_string(&format!("3.12\n{FORGED}\r\x1b[2J")).unwrap();
+    let cc = serde_json::to_string(&format!("nope\n{FORGED}")).unwrap();
+    let accepted = format!(r#"{{"tcp":true,"time":1,"parallel":1,"client_version":{version}}}"#);
+    let refused = format!(r#"{{"tcp":true,"time":1,"parallel":1,"congestion":{cc}}}"#);
+    for (seed, params) in [(1, &accepted), (2, &refused)] {
+        raw_iperf3(port, seed, params);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(srv.log().contains("accepted") && srv.log().contains("refused")) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = srv.log();
+    assert!(log.contains(r#"from iperf3 "3.12\nFORGED"#), "version not quoted and escaped: {log}");
+    assert!(log.lines().all(|l| !l.starts_with("FORGED")), "a forged line: {log}");
+    assert!(!log.contains('\x1b') && !log.contains('\r'), "a control character reached the log: {log:?}");
+}

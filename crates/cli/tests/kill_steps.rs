@@ -314,3 +314,41 @@ fn check_archive(db: &Path) {
         assert_eq!(samples as usize, intervals, "test {id}: sample rows");
     }
 }
+
+/// A client killed mid-test: the server's log line says what moved until then, not
+/// `bytes=0` (issue 28).
+#[test]
+fn a_killed_clients_test_is_logged_with_what_moved() {
+    let srv = ServerProc::start(&[]);
+    let mut client = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port(), "-t", "10", "-i", "0", "--no-store"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !srv.log().contains("accepted") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !srv.log().contains("failed") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = srv.log();
+    let line = log.lines().find(|l| l.contains(": failed tcp-stream")).unwrap_or_else(|| panic!("{log}"));
+    let bytes: u64 = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("bytes="))
+        .and_then(|b| b.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    let secs: f64 = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("duration_s="))
+        .and_then(|b| b.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    eprintln!("{line}");
+    assert!(bytes > 0 && secs > 0.5, "{line}");
+}

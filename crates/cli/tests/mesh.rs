@@ -274,7 +274,10 @@ fn down_host_fails_with_reasons(lab: &Lab, db: &str, inv: &str) {
     for (s, r) in [(0, 1), (1, 0), (1, 1)] {
         let c = &m["cells"][s][r];
         assert_eq!(c["state"], "failed", "{c}");
-        assert!(c["reason"].as_str().unwrap().contains("refused"), "{c}");
+        // The asking client is refused by a down A; a server A reaching a down B says only
+        // that B is not a tcplab server it can reach (it is no port oracle).
+        let reason = c["reason"].as_str().unwrap();
+        assert!(reason.contains("refused") || reason.contains("not a tcplab server"), "{c}");
     }
     assert!(stderr(&out).contains("3 of 4 cells failed"), "{}", stderr(&out));
 }

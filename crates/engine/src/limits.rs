@@ -74,6 +74,18 @@ impl Policy {
         }
     }
 
+    /// The caps a class of clients that cannot show a key must have on a keyed server
+    /// (iperf3 clients) and this one does not set, by their keys-file names.
+    pub fn unset_caps(&self) -> Vec<&'static str> {
+        let caps = [
+            ("max-duration", self.max_duration_ms.is_some()),
+            ("max-streams", self.max_parallel.is_some()),
+            ("max-rate", self.max_rate_bps.is_some()),
+            ("max-concurrent", self.max_concurrent.is_some()),
+        ];
+        caps.into_iter().filter(|(_, set)| !set).map(|(name, _)| name).collect()
+    }
+
     /// A `limit` refusal naming `field` and the cap.
     pub fn refuse(&self, field: &str, what: String, cap: String) -> Rejection {
         Rejection {

@@ -190,8 +190,10 @@ fn a_second_client_is_told_busy() {
     let mut first = authed(srv.addr);
     first.write_all(&setup).unwrap();
     assert!(matches!(read_message(&mut first), Message::Accepted(_)));
-    // A test is running: the next client is told at its hello.
+    // A test is running: the next client is told once it has authenticated, instead of the
+    // answer to its authentication.
     let mut second = hello(srv.addr, wire::PROTOCOL_VERSION);
+    second.write_all(&wire::auth::ClientAuth::Anonymous.encode()).unwrap();
     let r = expect_error(&mut second, ErrorCode::Busy);
     assert!(r.retry_after_ms.is_some());
 }

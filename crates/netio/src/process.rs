@@ -1,5 +1,6 @@
 //! Process control for `tcplab server --daemon`: spawning a child in a session of its own
-//! (detached from the terminal) and asking whether a process id is alive.
+//! (detached from the terminal), asking whether a process id is alive, and locking its
+//! pidfile.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -30,6 +31,23 @@ pub fn alive(pid: u32) -> bool {
     // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when another open file
+/// holds it. The lock lasts until the file is closed (or its process dies, even by SIGKILL).
+pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor the borrowed File keeps open; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.kind() == io::ErrorKind::WouldBlock {
+        Ok(false)
+    } else {
+        Err(err)
+    }
 }
 
 #[cfg(test)]

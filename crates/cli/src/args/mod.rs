@@ -144,6 +144,12 @@ pub struct ServerArgs {
     /// server as the client end against another tcplab server, within this server's limits.
     #[arg(long)]
     pub allow_third_party: bool,
+    /// The key this server shows to server B in third-party tests (a `key ID SECRET` file from
+    /// `tcplab keygen`, whose line is in B's --keys; for its own loop-back baseline, in this
+    /// server's). Without it, B is reached anonymously. The asking client's key is never
+    /// forwarded.
+    #[arg(long, value_name = "FILE", requires = "allow_third_party")]
+    pub third_party_key: Option<std::path::PathBuf>,
     /// Record this end of a test whose client traces it (`--trace DIR` against this server)
     /// and send the segments back with the results: AF_PACKET on every device and
     /// tcp:tcp_probe, filtered to this server's port (root and tracefs; the files are removed
@@ -154,8 +160,10 @@ pub struct ServerArgs {
     pub allow_trace: bool,
     #[command(flatten)]
     pub ops: serve::OpsArgs,
-    /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port), within the same
-    /// limits and --max-concurrent. iperf3 clients are anonymous: they cannot use tcplab's keys.
+    /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port). iperf3 clients are
+    /// anonymous (they cannot use tcplab's keys): the --anon-* limits apply, and with --keys
+    /// --anon-max-duration, --anon-max-streams, --anon-max-rate and --anon-max-concurrent are
+    /// required and iperf3 tests never count in --max-concurrent (the key holders' slots).
     #[arg(long)]
     pub iperf3: bool,
     /// Port for iperf3 clients, TCP and UDP.

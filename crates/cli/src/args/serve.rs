@@ -32,11 +32,12 @@ pub struct OpsArgs {
     /// Detach and run in the background (needs --pidfile; logs go to --logfile).
     #[arg(long, requires = "pidfile")]
     pub daemon: bool,
-    /// Write the server's process id here once it listens; removed on exit. A file naming a
-    /// live process refuses the start.
+    /// Write the server's process id here once it listens, and hold a lock on it; removed on
+    /// exit. A file another running server holds refuses the start (a stale one is taken over).
     #[arg(long, value_name = "FILE")]
     pub pidfile: Option<PathBuf>,
-    /// Append the log (one line per test) to FILE instead of stderr.
+    /// Append the log (one line per test) to FILE instead of stderr; SIGHUP reopens it (for
+    /// logrotate: rename, then `kill -HUP`).
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
 }

@@ -1,7 +1,7 @@
 //! `tcplab server --daemon --pidfile FILE`: re-executes itself detached (a session of its own,
 //! stdin and stdout on /dev/null, stderr appended to --logfile), waits until the child has
-//! bound and written its pid, and exits. The pidfile: refused when it names a live process,
-//! written after bind, removed on exit.
+//! bound and written its pid, and exits. The pidfile: locked while a server runs (a start is
+//! refused while another holds the lock), written after bind, removed on exit.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -56,34 +56,68 @@ pub fn append(path: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("opening the log file {}", path.display()))
 }
 
-/// This process's pidfile: written once the server listens, removed when dropped.
+/// This process's pidfile: written once the server listens, locked (`flock`, exclusive) for
+/// as long as it runs, removed when dropped. The lock, not the pid it names, says whether a
+/// server holds it: a stale file naming an unrelated live process does not block a start.
 #[derive(Debug)]
 pub struct Pidfile {
     path: PathBuf,
+    /// Open, so locked, until dropped.
+    _lock: std::fs::File,
 }
 
 impl Pidfile {
-    /// Refuses a pidfile that names a live process (a stale one is overwritten later).
+    /// Refuses a pidfile a running server holds (locked); a stale one is taken over later.
     pub fn check(path: &Path) -> Result<()> {
-        if let Some(pid) = Pidfile::read(path) {
-            if pid != std::process::id() && netio::process::alive(pid) {
-                bail!(
-                    "{} names process {pid}, which is running: is a server already running?",
-                    path.display()
-                );
-            }
-        }
-        Ok(())
+        Pidfile::lock(path).map(drop)
     }
 
-    /// Writes this process's id (atomically: a temporary file renamed over `path`).
+    /// Locks `path` (created if missing) and writes this process's id into it.
     pub fn write(path: &Path) -> Result<Pidfile> {
-        Pidfile::check(path)?;
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, format!("{}\n", std::process::id()))
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .with_context(|| format!("writing the pidfile {}", path.display()))?;
-        Ok(Pidfile { path: path.to_path_buf() })
+        let mut file = Pidfile::lock(path)?;
+        let written = file.set_len(0).and_then(|()| {
+            use std::io::Write;
+            file.write_all(format!("{}\n", std::process::id()).as_bytes())
+        });
+        written.with_context(|| format!("writing the pidfile {}", path.display()))?;
+        Ok(Pidfile { path: path.to_path_buf(), _lock: file })
+    }
+
+    /// The file, open and exclusively locked; an error naming the holder when a server has it.
+    /// A file removed by its exiting holder between our open and our lock is opened again.
+    fn lock(path: &Path) -> Result<std::fs::File> {
+        use std::os::unix::fs::MetadataExt;
+        for _ in 0..3 {
+            let file = Pidfile::lock_once(path)?;
+            let same = |f: &std::fs::File| {
+                let (a, b) = (f.metadata().ok()?, std::fs::metadata(path).ok()?);
+                Some((a.dev(), a.ino()) == (b.dev(), b.ino()))
+            };
+            if same(&file) == Some(true) {
+                return Ok(file);
+            }
+        }
+        bail!("the pidfile {} keeps being replaced", path.display())
+    }
+
+    fn lock_once(path: &Path) -> Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .open(path)
+            .with_context(|| format!("opening the pidfile {}", path.display()))?;
+        match netio::process::try_lock_exclusive(&file) {
+            Ok(true) => Ok(file),
+            Ok(false) => {
+                let holder = Pidfile::read(path).map(|p| format!(" (process {p})")).unwrap_or_default();
+                bail!("{} is held by a running server{holder}: is a server already running?", path.display())
+            }
+            Err(e) => Err(e).with_context(|| format!("locking the pidfile {}", path.display())),
+        }
     }
 
     /// The pid a pidfile names, if it names one.
@@ -94,8 +128,7 @@ impl Pidfile {
 
 impl Drop for Pidfile {
     fn drop(&mut self) {
-        if Pidfile::read(&self.path) == Some(std::process::id()) {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        // Still locked (until `_lock` closes): no other server can have taken the path over.
+        let _ = std::fs::remove_file(&self.path);
     }
 }

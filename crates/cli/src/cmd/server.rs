@@ -29,6 +29,7 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         }
         None => None,
     };
+    check_iperf3_limits(a)?;
     let store = match &a.ops.keys {
         Some(path) => Some(Arc::new(KeyStore::new(load_keys(path)?))),
         None => None,
@@ -38,6 +39,12 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         one_off: a.one_off,
         max_concurrent: a.max_concurrent as usize,
         allow_third_party: a.allow_third_party,
+        third_party_key: a
+            .third_party_key
+            .as_deref()
+            .map(|k| crate::settings::client_key(Some(k)).context("--third-party-key"))
+            .transpose()?
+            .flatten(),
         keys: store.clone(),
         anonymous: anonymous(&a.ops),
         iperf3: a.iperf3_addr(),
@@ -60,6 +67,20 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
     }
     server.run(stop).context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A keyed server serves iperf3 clients (who cannot show a key) only under explicit
+/// anonymous limits: name the flags missing.
+fn check_iperf3_limits(a: &ServerArgs) -> Result<()> {
+    let unset = anonymous(&a.ops).unset_caps();
+    if a.ops.keys.is_none() || a.iperf3_addr().is_none() || unset.is_empty() {
+        return Ok(());
+    }
+    let flags: Vec<String> = unset.iter().map(|c| format!("--anon-{c}")).collect();
+    Err(anyhow!(
+        "--iperf3 with --keys: iperf3 clients cannot show a key, so they are served only under anonymous limits; add {}",
+        flags.join(" ")
+    ))
 }
 
 /// The tracer of `--allow-trace`; without root it says at start why, and tells each client
@@ -97,8 +118,8 @@ fn anonymous(o: &OpsArgs) -> Policy {
     }
 }
 
-/// SIGINT and SIGTERM stop the server; SIGHUP re-reads the keys file (a bad file keeps the
-/// old keys and logs one error line).
+/// SIGINT and SIGTERM stop the server; SIGHUP reopens the --logfile (for logrotate) and
+/// re-reads the keys file (a bad file keeps the old keys and logs one error line).
 fn signals(stop: &StopFlag, keys: Option<(Arc<KeyStore>, PathBuf)>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -106,10 +127,18 @@ fn signals(stop: &StopFlag, keys: Option<(Arc<KeyStore>, PathBuf)>) -> Result<()
     let stop = stop.clone();
     std::thread::Builder::new().name("signals".into()).spawn(move || {
         for sig in signals.forever() {
-            match (sig, &keys) {
-                (SIGHUP, Some((store, path))) => reload(store, path),
-                (SIGHUP, None) => tracing::warn!("SIGHUP: no --keys file to re-read"),
-                _ => stop.set(),
+            if sig != SIGHUP {
+                stop.set();
+                continue;
+            }
+            match crate::logfile::reopen() {
+                Ok(true) => tracing::info!("SIGHUP: reopened the log file"),
+                Ok(false) => {}
+                Err(e) => tracing::error!("SIGHUP: keeping the old log file: {e:#}"),
+            }
+            match &keys {
+                Some((store, path)) => reload(store, path),
+                None => tracing::info!("SIGHUP: no --keys file to re-read"),
             }
         }
     })?;

@@ -151,31 +151,35 @@ fn unanswered(code: wire::ErrorCode, reason: String) -> Unauthenticated {
     Unauthenticated { key_id: None, tell: Some(wire::Rejection::new(code, reason.clone())), reason }
 }
 
-/// Server: reads the client's authentication, answers it; the peer when accepted, else why
-/// not.
-pub fn server<'k>(
-    ctrl: &mut Control,
-    keys: Option<&'k Keyring>,
-    (nc, ns): (&[u8; 32], &[u8; 32]),
-    deadline: Instant,
-) -> Result<Peer, Unauthenticated> {
-    let mut buf = [0u8; wa::CLIENT_AUTH_LEN];
-    ctrl.recv_raw(&mut buf, deadline).map_err(|e| match e {
-        Error::Timeout { .. } => {
-            unanswered(wire::ErrorCode::Timeout, "timed out waiting for the authentication".into())
+/// How a server judged a client's authentication: the answer to send (none to a malformed
+/// message: [`Unauthenticated::tell`] says why instead), and who the client is, or why it is
+/// refused.
+#[derive(Debug)]
+pub struct Judged {
+    /// The [`wire::auth::ServerAuth`] to send.
+    pub reply: Option<[u8; wa::SERVER_AUTH_LEN]>,
+    /// The client, when accepted.
+    pub peer: Result<Peer, Unauthenticated>,
+}
+
+/// Server: judges the client's authentication message `buf` (after the hellos: nonces `nc`
+/// received, `ns` sent). Reads no socket and no clock, so the server's acceptor runs it for
+/// every connection before any peer gets a thread.
+pub fn judge(keys: Option<&Keyring>, (nc, ns): (&[u8; 32], &[u8; 32]), buf: &[u8]) -> Judged {
+    let auth = match ClientAuth::decode(buf) {
+        Ok(a) => a,
+        Err(e) => {
+            return Judged { reply: None, peer: Err(unanswered(wire::ErrorCode::BadMessage, e.to_string())) }
         }
-        other => Unauthenticated { key_id: None, reason: format!("no authentication: {other}"), tell: None },
-    })?;
-    let auth =
-        ClientAuth::decode(&buf).map_err(|e| unanswered(wire::ErrorCode::BadMessage, e.to_string()))?;
+    };
     let claimed = match &auth {
         ClientAuth::Keyed { id, .. } => Some(id.clone()),
         ClientAuth::Anonymous => None,
     };
     let find = lookup(keys);
-    let find: Option<wa::Lookup<'_, 'k>> = keys.map(|_| &find as _);
+    let find: Option<wa::Lookup<'_, '_>> = keys.map(|_| &find as _);
     let verdict = wa::server_check(find, PROTOCOL_VERSION, nc, ns, &auth);
-    let sent = ctrl.send_raw(&verdict.reply.encode());
+    let reply = Some(verdict.reply.encode());
     let why = match verdict.reply.status {
         Status::Ok => None,
         Status::Required => Some("authentication required (no key)"),
@@ -183,13 +187,15 @@ pub fn server<'k>(
         Status::NoKeys => Some("client presented a key; this server has none"),
     };
     if let Some(why) = why {
-        return Err(Unauthenticated { key_id: claimed, reason: why.to_string(), tell: None });
+        return Judged {
+            reply,
+            peer: Err(Unauthenticated { key_id: claimed, reason: why.into(), tell: None }),
+        };
     }
-    sent.map_err(|e| Unauthenticated { key_id: claimed.clone(), reason: e.to_string(), tell: None })?;
     let class = match (&verdict.session, keys) {
         (Some((id, _)), Some(k)) => k.get(id).map(|e| e.class.clone()).unwrap_or_default(),
         _ => crate::limits::ANONYMOUS.to_string(),
     };
     let (key_id, session) = verdict.session.map_or((None, None), |(id, s)| (Some(id), Some(s)));
-    Ok(Peer { key_id, class, session })
+    Judged { reply, peer: Ok(Peer { key_id, class, session }) }
 }

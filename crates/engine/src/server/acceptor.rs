@@ -1,26 +1,46 @@
-//! The native port's acceptor: each connection's 44-byte hello (76 with the tag of a data
-//! hello, [`wire::DataHello`]) is read by [`super::pending`] (without blocking on any one
-//! peer, within the handshake timeout, at most [`super::pending::MAX_PENDING`] waiting), then
-//! dispatched. Exactly the hello is read, so a crr request sent in the same segment stays in
-//! the socket for its worker.
+//! The native port's acceptor. Every connection's greeting is read by [`super::pending`]
+//! (without blocking on any one peer and without a thread per peer): a data hello (76
+//! bytes, [`wire::DataHello`]) is handed to its test; a control hello (44 bytes) is answered
+//! with the server hello, then the client's authentication ([`wire::auth::ClientAuth`]) is
+//! read and judged here too. Only an authenticated client (or, on a server without keys, an
+//! anonymous one) gets a session thread, and then under its class's handshake budget
+//! ([`MAX_HANDSHAKES`] per key class until it asks for a test): a peer without a key never
+//! holds anything a key holder needs. Exactly the greeting is read, so a crr request sent in
+//! the same segment stays in the socket for its worker.
 
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
 
-use wire::{DataHello, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
+use mio::net::TcpStream as MioStream;
+use wire::auth::CLIENT_AUTH_LEN;
+use wire::{DataHello, ErrorCode, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
 
-use super::pending::{Acceptor, Greeting, Pending};
+use super::pending::{Acceptor, Greeting, Pending, Stage};
+use super::record::Record;
 use super::{session, Shared};
+use crate::auth;
 use crate::stop::StopFlag;
 
-/// Control connections allowed to be in the handshake (hello to setup) at once.
-pub const MAX_HANDSHAKES: usize = 64;
+/// Authenticated control connections of one class allowed between authentication and
+/// their test request at once.
+pub const MAX_HANDSHAKES: u32 = 64;
 
-/// The native hello: a data hello (kind byte 2) carries its tag too.
-const HELLO: Greeting = Greeting { max: DATA_HELLO_LEN, want: hello_len, logged_as: None, prefix: "" };
+/// How often the summaries of refusals not logged are written.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A control hello and the authentication after it.
+const CONTROL_GREETING: usize = HELLO_LEN + CLIENT_AUTH_LEN;
+
+/// The native greeting.
+pub const GREETING: Greeting = Greeting {
+    max: if CONTROL_GREETING > DATA_HELLO_LEN { CONTROL_GREETING } else { DATA_HELLO_LEN },
+    want: hello_len,
+    next: answer_hello,
+    logged_as: None,
+    prefix: "",
+};
 
 fn hello_len(got: &[u8]) -> usize {
     const KIND: usize = 6;
@@ -31,12 +51,31 @@ fn hello_len(got: &[u8]) -> usize {
     }
 }
 
+/// A control hello this server speaks is answered with the server hello (a fresh nonce);
+/// then the authentication follows. Anything else is complete as it is.
+fn answer_hello(got: &[u8]) -> Option<Stage> {
+    let hello = Hello::decode(got).ok()?;
+    if !matches!(hello.kind, HelloKind::Control { .. })
+        || crate::protocol::check_client_hello(&hello).is_err()
+    {
+        return None;
+    }
+    let nonce = netio::random_bytes::<32>().ok()?;
+    Some(Stage { answer: Hello::server(nonce).encode().to_vec(), end: CONTROL_GREETING })
+}
+
 /// Runs the accept loop until `shutdown` (or one-off completion).
 pub fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: &StopFlag) -> io::Result<()> {
-    let mut acceptor = Acceptor::new(listener, HELLO)?;
+    let mut acceptor = Acceptor::new(listener, GREETING)?;
+    let mut flushed = std::time::Instant::now();
     while !shutdown.is_set() && !one_off_done(&shared) {
-        acceptor.turn(shared.cfg.handshake_timeout, |p| dispatch(p, &shared))?;
+        acceptor.turn(shared.cfg.handshake_timeout, &shared.refusals, |p| dispatch(p, &shared))?;
+        if flushed.elapsed() >= FLUSH_EVERY {
+            shared.refusals.flush();
+            flushed = std::time::Instant::now();
+        }
     }
+    shared.refusals.flush();
     Ok(())
 }
 
@@ -45,62 +84,111 @@ fn one_off_done(shared: &Shared) -> bool {
 }
 
 fn dispatch(p: Pending, shared: &Arc<Shared>) {
-    if !p.complete(&HELLO) {
+    if !p.complete(&GREETING) {
         return;
     }
-    let Pending { stream, peer, buf, .. } = p;
-    let hello = match Hello::decode(&buf) {
+    let hello = match Hello::decode(&p.progress.buf) {
         Ok(h) => h,
         Err(e) => {
-            tracing::debug!("{peer}: {e}");
+            tracing::debug!("{}: {e}", p.peer);
             return;
         }
     };
-    let stream: std::net::TcpStream = stream.into();
-    if stream.set_nonblocking(false).is_err() {
-        return;
-    }
     match hello.kind {
-        HelloKind::Control { .. } => control(stream, peer, hello, shared),
-        HelloKind::Data { .. } => {
-            let delivered = DataHello::decode(&buf)
-                .map_err(|_| "malformed data hello")
-                .and_then(|h| shared.routes.deliver(&h, peer.ip(), stream));
-            if let Err(why) = delivered {
-                tracing::debug!("{peer}: data connection refused: {why}");
-            }
-        }
-        HelloKind::Server { .. } => tracing::debug!("{peer}: sent a server hello"),
+        HelloKind::Control { nonce } => control(p, &hello, nonce, shared),
+        HelloKind::Data { .. } => data(p, shared),
+        HelloKind::Server { .. } => tracing::debug!("{}: sent a server hello", p.peer),
     }
 }
 
-/// Starts a session for a control connection, or answers busy. The test slot is taken only
-/// once the client has authenticated (anonymously on a server without keys) and asked for a
-/// test, so a peer that stalls in the handshake never holds it; at most [`MAX_HANDSHAKES`]
-/// clients are in the handshake at once.
-fn control(mut stream: std::net::TcpStream, peer: SocketAddr, hello: Hello, shared: &Arc<Shared>) {
-    let full = shared.handshaking.load(Relaxed) >= MAX_HANDSHAKES
-        || shared.active.load(Relaxed) >= shared.cfg.max_concurrent;
-    if full {
-        tracing::info!("{peer}: refused: busy ({} test(s) running)", shared.active.load(Relaxed));
-        refuse(&mut stream, super::busy());
+fn data(p: Pending, shared: &Shared) {
+    let Pending { stream, peer, progress, .. } = p;
+    let buf = progress.buf;
+    let Some(stream) = blocking(stream) else { return };
+    let delivered = DataHello::decode(&buf)
+        .map_err(|_| "malformed data hello")
+        .and_then(|h| shared.routes.deliver(&h, peer.ip(), stream));
+    if let Err(why) = delivered {
+        tracing::debug!("{peer}: data connection refused: {why}");
+    }
+}
+
+/// Judges a control connection's authentication and starts its session, or refuses it.
+fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
+    let Pending { mut stream, peer, progress, .. } = p;
+    let (buf, second) = (progress.buf, progress.second);
+    let mut rec = Record::new(peer);
+    let ns = second.and_then(|s| Hello::decode(&s.answer).ok()).and_then(|h| match h.kind {
+        HelloKind::Server { nonce } => Some(nonce),
+        _ => None,
+    });
+    let Some(ns) = ns else {
+        // Not answered: a protocol version this server does not speak (or no randomness).
+        let why = crate::protocol::check_client_hello(hello)
+            .err()
+            .unwrap_or_else(|| Rejection::new(ErrorCode::Internal, "the server could not read its RNG"));
+        let nonce = netio::random_bytes::<32>().unwrap_or([0; 32]);
+        let mut out = Hello::server(nonce).encode().to_vec();
+        out.extend(Message::Error(why.clone()).encode().unwrap_or_default());
+        send_now(&mut stream, &out);
+        return rec.log_refused(&shared.refusals, &why.to_string());
+    };
+    let ring = shared.cfg.keys.as_ref().map(|k| k.current());
+    let judged = auth::judge(ring.as_deref(), (&nc, &ns), &buf[HELLO_LEN..]);
+    let mut out = judged.reply.map(|r| r.to_vec()).unwrap_or_default();
+    let client = match judged.peer {
+        Ok(client) => client,
+        Err(why) => {
+            if let Some(r) = &why.tell {
+                out.extend(Message::Error(r.clone()).encode().unwrap_or_default());
+            }
+            send_now(&mut stream, &out);
+            rec.key = why.key_id.as_ref().map(|i| i.to_string());
+            return rec.log_refused(&shared.refusals, &why.reason);
+        }
+    };
+    rec.key = client.key_id.as_ref().map(|i| i.to_string());
+    let policy = match &ring {
+        Some(ring) if client.key_id.is_some() => ring.class(&client.class),
+        _ => shared.cfg.anonymous.clone(),
+    };
+    let running = shared.active.load(Relaxed);
+    let free = running < shared.cfg.max_concurrent;
+    let handshake = free.then(|| shared.handshaking.try_start(&policy.class, Some(MAX_HANDSHAKES))).flatten();
+    let Some(handshake) = handshake else {
+        // Told instead of the answer to its authentication (the client reads either).
+        send_now(&mut stream, &Message::Error(super::busy()).encode().unwrap_or_default());
+        let why = if free {
+            format!(
+                "busy ({MAX_HANDSHAKES} clients of class {} between authentication and request)",
+                policy.class
+            )
+        } else {
+            format!("busy ({running} test(s) running)")
+        };
+        return rec.log_refused(&shared.refusals, &why);
+    };
+    if !send_now(&mut stream, &out) {
         return;
     }
-    let (admission, handshake) = (None, Some(super::Handshaking::start(shared)));
+    let Some(stream) = blocking(stream) else { return };
     let shared = shared.clone();
     let spawned = std::thread::Builder::new().name(format!("session {peer}")).spawn(move || {
-        session::serve(stream, peer, hello, &shared, (admission, handshake));
+        session::serve(stream, (peer, rec), (client, policy), &shared, handshake);
     });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a session thread: {e}");
     }
 }
 
-/// Answers a control hello with the server hello and one error, then closes.
-fn refuse(stream: &mut std::net::TcpStream, why: Rejection) {
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let nonce = netio::random_bytes::<32>().unwrap_or([0; 32]);
-    let mut out = Hello::server(nonce).encode().to_vec();
-    out.extend(Message::Error(why).encode().unwrap_or_default());
-    let _ = stream.write_all(&out);
+/// Writes `bytes` without waiting (a fresh connection's send buffer takes them); false if
+/// they did not all go.
+fn send_now(stream: &mut MioStream, bytes: &[u8]) -> bool {
+    bytes.is_empty() || stream.write(bytes).is_ok_and(|n| n == bytes.len())
+}
+
+fn blocking(stream: MioStream) -> Option<TcpStream> {
+    let stream: TcpStream = stream.into();
+    stream.set_nonblocking(false).ok()?;
+    Some(stream)
 }

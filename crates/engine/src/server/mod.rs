@@ -8,14 +8,19 @@
 mod acceptor;
 pub mod end_trace;
 pub mod iperf3;
-mod pending;
+pub mod pending;
 pub mod quota;
 mod record;
+mod refusals;
 mod routes;
 mod session;
 mod third_party;
 
 pub use third_party::OFF as THIRD_PARTY_OFF;
+
+/// The native port's greeting (hello, server hello, authentication), for tests and fuzzing
+/// of the acceptor's state machine ([`pending::Progress`]).
+pub const NATIVE_GREETING: pending::Greeting = acceptor::GREETING;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -51,6 +56,9 @@ pub struct ServerConfig {
     /// Run third-party tests on request (`--allow-third-party`): this server as the client end
     /// against another tcplab server.
     pub allow_third_party: bool,
+    /// The key this server shows to server B in a third-party test (`--third-party-key`);
+    /// `None`: it reaches B anonymously. Never the asking client's key.
+    pub third_party_key: Option<crate::auth::ClientKey>,
     /// Pre-shared keys (`--keys`): when set, only clients with one of them are served, under
     /// their key's class; `None`: anonymous clients only.
     pub keys: Option<Arc<KeyStore>>,
@@ -74,6 +82,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(5),
             allow_third_party: false,
+            third_party_key: None,
             keys: None,
             anonymous: Policy::open(ANONYMOUS),
             iperf3: None,
@@ -95,7 +104,10 @@ struct Shared {
     third_party: AtomicUsize,
     running: quota::Running,
     per_minute: quota::PerMinute,
-    handshaking: AtomicUsize,
+    /// Authenticated control connections that have not asked for a test yet, per class.
+    handshaking: quota::Running,
+    /// Log lines of refusals, per source.
+    refusals: refusals::Refusals,
 }
 
 /// A bound server, not yet accepting.
@@ -116,8 +128,17 @@ pub struct ServerHandle {
 }
 
 impl Server {
-    /// Binds the listening socket.
+    /// Binds the listening socket. A keyed server serves iperf3 clients (who cannot show a
+    /// key) only under explicit anonymous caps: without them it refuses to start.
     pub fn bind(cfg: ServerConfig) -> io::Result<Server> {
+        let unset = cfg.anonymous.unset_caps();
+        if cfg.keys.is_some() && cfg.iperf3.is_some() && !unset.is_empty() {
+            let msg = format!(
+                "iperf3 clients cannot show a key: a keyed server serves them only under anonymous limits, and {} are not set",
+                unset.join(", ")
+            );
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
+        }
         let listener = netio::listen::tcp(cfg.bind)?;
         let iperf3 = cfg.iperf3.map(iperf3::Listeners::bind).transpose()?;
         let shared = Shared {
@@ -129,7 +150,8 @@ impl Server {
             third_party: AtomicUsize::new(0),
             running: quota::Running::default(),
             per_minute: quota::PerMinute::default(),
-            handshaking: AtomicUsize::new(0),
+            handshaking: quota::Running::default(),
+            refusals: refusals::Refusals::default(),
         };
         Ok(Server { listener, iperf3, shared: Arc::new(shared) })
     }
@@ -204,23 +226,6 @@ fn busy() -> wire::Rejection {
             wire::ErrorCode::Busy,
             "the server is busy running another test; try again later",
         )
-    }
-}
-
-/// A control connection authenticating; counted until dropped.
-#[derive(Debug)]
-struct Handshaking(Arc<Shared>);
-
-impl Handshaking {
-    fn start(shared: &Arc<Shared>) -> Handshaking {
-        shared.handshaking.fetch_add(1, Relaxed);
-        Handshaking(shared.clone())
-    }
-}
-
-impl Drop for Handshaking {
-    fn drop(&mut self) {
-        self.0.handshaking.fetch_sub(1, Relaxed);
     }
 }
 

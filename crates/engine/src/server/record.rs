@@ -36,8 +36,8 @@ impl Record {
 
     /// The line for `result` (`finished`, `refused`, `failed`) and why.
     pub fn line(&self, result: &str, reason: Option<&str>) -> String {
-        let reason =
-            reason.map(|r| format!(" reason=\"{}\"", r.replace(['"', '\n'], "'"))).unwrap_or_default();
+        // A reason can quote what the peer sent: escaped and quoted, so it stays one line.
+        let reason = reason.map(|r| format!(" reason={r:?}")).unwrap_or_default();
         format!(
             "{}: {result} {} key={} duration_s={:.2} bytes={}{reason}",
             self.peer,
@@ -46,6 +46,11 @@ impl Record {
             self.measured_s,
             self.bytes
         )
+    }
+
+    /// Logs a refusal's line, rate-limited per source ([`super::refusals`]).
+    pub fn log_refused(&self, gate: &super::refusals::Refusals, reason: &str) {
+        gate.log(self.peer.ip(), &self.line("refused", Some(reason)));
     }
 
     /// Logs the line at info level.
@@ -79,6 +84,9 @@ mod tests {
             r.line("finished", None),
             "127.0.0.1:4000: finished tcp-stream key=alice duration_s=2.00 bytes=14"
         );
-        assert!(r.line("failed", Some("a \"b\"\nc")).ends_with("reason=\"a 'b''c\""));
+        let forged = "a \"b\"\n2026-11-23T19:30:03Z INFO x: 1.2.3.4:5: finished tcp-stream key=admin\x1b[2J";
+        let line = r.line("failed", Some(forged));
+        assert!(!line.contains('\n') && !line.contains('\x1b'), "{line}");
+        assert!(line.ends_with(r#"reason="a \"b\"\n2026-11-23T19:30:03Z INFO x: 1.2.3.4:5: finished tcp-stream key=admin\u{1b}[2J""#), "{line}");
     }
 }

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use netio::DataSocketOpts;
 use results::{SideMeasurement, TestSpec};
-use wire::{ErrorCode, Hello, HelloKind, Message, Rejection, Token};
+use wire::{ErrorCode, Message, Rejection, Token};
 
 use super::end_trace;
 use super::record::Record;
 use super::routes::DataConn;
-use super::{quota, Admission, Handshaking, Shared};
+use super::{quota, Admission, Shared};
 use crate::auth::{self, DataAuth};
 use crate::control::Control;
 use crate::limits::Policy;
@@ -32,20 +32,20 @@ const PREPARE: Duration = Duration::from_secs(120);
 /// there (a client that vanished frees its slot at once, not at the deadline).
 const WATCH: Duration = Duration::from_millis(100);
 
-/// Serves one control connection whose hello was already read.
-/// `slot` is the test slot when taken before authentication (servers without keys); else
-/// `handshake` counts this connection until it has authenticated and taken a slot.
+/// Serves one control connection that has authenticated (`client`, whose tests fall under
+/// `policy`); `handshake` counts it until it asks for a test.
 pub(super) fn serve(
     stream: TcpStream,
-    peer: SocketAddr,
-    hello: Hello,
+    (peer, mut rec): (SocketAddr, Record),
+    (client, policy): (auth::Peer, Policy),
     shared: &Arc<Shared>,
-    (mut slot, handshake): (Option<Admission>, Option<Handshaking>),
+    handshake: quota::RunningSlot,
 ) {
     let local = stream.local_addr().map(|a| a.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let mut ctrl = Control::new(stream);
-    let mut rec = Record::new(peer);
-    match run(&mut ctrl, (peer, local), hello, shared, (&mut slot, handshake, &mut rec)) {
+    let mut slot = None;
+    let who = (&client, &policy);
+    match run(&mut ctrl, (peer, local), who, shared, (&mut slot, handshake, &mut rec)) {
         Ok(()) => rec.log("finished", None),
         Err(Failure::Refused(r)) => {
             // Free the slot before the client hears why, so that its next attempt is admitted.
@@ -53,16 +53,7 @@ pub(super) fn serve(
                 s.release();
             }
             let _ = ctrl.send(&Message::Error(r.clone()));
-            rec.log("refused", Some(&r.to_string()));
-        }
-        Err(Failure::Unauthenticated(why)) => {
-            if let Some(s) = slot.as_mut() {
-                s.release();
-            }
-            if let Some(r) = why.tell {
-                let _ = ctrl.send(&Message::Error(r));
-            }
-            rec.log("refused", Some(&why.reason));
+            rec.log_refused(&shared.refusals, &r.to_string());
         }
         Err(Failure::Lost(e)) => rec.log("failed", Some(&e.to_string())),
     }
@@ -72,8 +63,6 @@ pub(super) fn serve(
 enum Failure {
     /// Tell the client why.
     Refused(Rejection),
-    /// Authentication failed or never came.
-    Unauthenticated(auth::Unauthenticated),
     /// The client is gone or broke the protocol; nothing more to say.
     Lost(Error),
 }
@@ -94,12 +83,11 @@ impl From<Error> for Failure {
 fn run(
     ctrl: &mut Control,
     (peer, local): (SocketAddr, IpAddr),
-    hello: Hello,
+    (client, policy): (&auth::Peer, &Policy),
     shared: &Arc<Shared>,
-    (slot, handshake, rec): (&mut Option<Admission>, Option<Handshaking>, &mut Record),
+    (slot, handshake, rec): (&mut Option<Admission>, quota::RunningSlot, &mut Record),
 ) -> Result<(), Failure> {
     let timeout = shared.cfg.handshake_timeout;
-    let (client, policy) = authenticate(ctrl, hello, shared, rec)?;
     let asked = ctrl.recv_by(Instant::now() + timeout)?;
     drop(handshake);
     if slot.is_none() {
@@ -109,20 +97,20 @@ fn run(
         Message::Setup { spec } => protocol::spec(spec).map_err(Failure::Refused)?,
         Message::ThirdParty(req) => {
             rec.test = Some("third-party");
-            super::third_party::serve(ctrl, req, (shared, &policy), slot.as_mut())?;
+            super::third_party::serve(ctrl, req, (shared, policy), slot.as_mut())?;
             linger(ctrl);
             return Ok(());
         }
         other => return Err(out_of_state(&other, "setup")),
     };
     rec.test = Some(spec.test.id());
-    crate::limits::check_policy(&spec, &policy).map_err(Failure::Refused)?;
+    crate::limits::check_policy(&spec, policy).map_err(Failure::Refused)?;
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Failure::Refused)?;
     check_congestion(&spec)?;
     crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
-    let _running = admit(&policy, peer.ip(), shared)?;
+    let _running = admit(policy, peer.ip(), shared)?;
     let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
-    let auth = DataAuth { token, key: client.session };
+    let auth = DataAuth { token, key: client.session.clone() };
     let (_route, rx) = shared.routes.register(auth.clone(), peer.ip());
     let ty = registry::of(spec.test);
     let udp = ty.transport() == Transport::Udp;
@@ -147,7 +135,7 @@ fn run(
     await_start(ctrl, &data, Instant::now() + timeout.max(PREPARE))?;
     let jobs =
         ty.jobs(&spec, End::Server, data).map_err(|e| internal(&format!("preparing the test: {e}")))?;
-    let mut side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits))?;
+    let mut side = measure(ctrl, &spec, jobs, policy.duration_cap_ms(&shared.cfg.limits), rec)?;
     if let Some(r) = recording {
         side.sections
             .insert(end_trace::SECTION.into(), r.map_or_else(|why| end_trace::refused(&why), |t| t.finish()));
@@ -178,34 +166,6 @@ fn start_trace(
             .start(spec, port)
             .inspect_err(|e| tracing::info!("{}: not tracing this end: {e}", ctrl.peer())),
     )
-}
-
-/// Answers the hello, checks the version, and authenticates: who the client is and the
-/// policy its tests fall under.
-fn authenticate(
-    ctrl: &mut Control,
-    hello: Hello,
-    shared: &Shared,
-    rec: &mut Record,
-) -> Result<(auth::Peer, Policy), Failure> {
-    let ns = netio::random_bytes::<32>().map_err(|e| internal(&format!("reading the OS RNG: {e}")))?;
-    ctrl.send_hello(&Hello::server(ns))?;
-    protocol::check_client_hello(&hello).map_err(Failure::Refused)?;
-    let HelloKind::Control { nonce: nc } = hello.kind else {
-        return Err(internal("not a control hello"));
-    };
-    let ring = shared.cfg.keys.as_ref().map(|k| k.current());
-    let deadline = Instant::now() + shared.cfg.handshake_timeout;
-    let client = auth::server(ctrl, ring.as_deref(), (&nc, &ns), deadline).map_err(|why| {
-        rec.key = why.key_id.as_ref().map(|i| i.to_string());
-        Failure::Unauthenticated(why)
-    })?;
-    rec.key = client.key_id.as_ref().map(|i| i.to_string());
-    let policy = match &ring {
-        Some(ring) if client.key_id.is_some() => ring.class(&client.class),
-        _ => shared.cfg.anonymous.clone(),
-    };
-    Ok((client, policy))
 }
 
 /// Counts the test against its class: concurrent tests and tests per minute from `ip`.
@@ -356,12 +316,14 @@ fn timed_out(what: &'static str) -> Failure {
     Failure::Refused(Rejection::new(ErrorCode::Timeout, format!("timed out {what}")))
 }
 
-/// Runs the server side while watching the control connection.
+/// Runs the server side while watching the control connection. A client lost during the
+/// test ends it at once; what moved until then goes into `rec` (the log line says it).
 fn measure(
     ctrl: &mut Control,
     spec: &TestSpec,
     jobs: Vec<Job>,
     max_ms: u64,
+    rec: &mut Record,
 ) -> Result<SideMeasurement, Failure> {
     let signals = Signals::default();
     let timeline = Timeline::new(spec, Instant::now(), max_ms);
@@ -383,7 +345,9 @@ fn measure(
                 tracing::info!("{}: control connection lost during the test: {e}", ctrl.peer());
                 signals.stop.set();
                 signals.abort.set();
-                let _ = worker.join();
+                if let Ok(run) = worker.join() {
+                    rec.measured(&run.measurement);
+                }
                 return Err(Failure::Lost(e));
             }
         }

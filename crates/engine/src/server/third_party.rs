@@ -1,7 +1,10 @@
 //! Server A's side of a third-party test: with `--allow-third-party`, run the requested test
 //! as its client end against server B and send both ends' measurements back. A's limits
-//! apply to the test; B must answer the control handshake as a tcplab server before A sends
-//! it anything but its fixed-size hello, so A cannot be used to talk to arbitrary services.
+//! apply to the test, and A authenticates to B with a key of its own, if it has one. B must
+//! answer the control handshake as a tcplab server before A sends it anything but its
+//! fixed-size hello, so A cannot be used to talk to arbitrary services; and every way of not
+//! reaching one (closed, filtered, another service) gets the same answer at the handshake
+//! deadline, so A cannot be used to scan ports either.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
@@ -26,7 +29,9 @@ const MAX_HOST_LEN: usize = 253;
 /// Runs the third-party test `req` for the client on `ctrl`. The server's test slot is freed
 /// first (A measures as a client, and B may be A itself: its loop-back baseline); at most
 /// `max_concurrent` third-party tests run at once. The asking client's key class (`policy`)
-/// limits the test as it would its own; A reaches B as an anonymous client.
+/// limits the test as it would its own; A reaches B with its own third-party key
+/// ([`super::ServerConfig::third_party_key`]), or anonymously without one: the asking
+/// client's key is never forwarded.
 pub(super) fn serve(
     ctrl: &mut Control,
     req: ThirdPartyRequest,
@@ -51,8 +56,10 @@ pub(super) fn serve(
         family: None,
         timeout: shared.cfg.handshake_timeout,
         busy_wait: std::time::Duration::ZERO,
-        key: None,
+        key: shared.cfg.third_party_key.clone(),
     };
+    let started = Instant::now();
+    let target = format!("{}:{}", opts.host, opts.port);
     let same_host = resolve(&opts).map(same_host).unwrap_or(false);
     let stop = StopFlag::new();
     let (spec2, stop2) = (spec.clone(), stop.clone());
@@ -68,10 +75,33 @@ pub(super) fn serve(
             }
         }
     }
-    let (result, host) =
+    let (mut result, host) =
         worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
+    if host.is_none() && unreachable(&result) {
+        conceal(&mut result, &target);
+        // A closed port fails at once, a silent one at the handshake deadline: answer both
+        // at the deadline, so that A cannot be used to tell them apart.
+        std::thread::sleep(
+            (started + shared.cfg.handshake_timeout).saturating_duration_since(Instant::now()),
+        );
+    }
     let report = crate::third_party::report(result, host.as_ref(), same_host);
     ctrl.send(&Message::ThirdPartyResults(Box::new(report)))
+}
+
+/// Whether a failed test never reached a tcplab server at B (not connected, no hello, or
+/// no sense made of it): what a port scan would learn from A.
+fn unreachable(result: &results::TestResult) -> bool {
+    const BEFORE_B_ANSWERED: [&str; 5] = ["io", "connect", "protocol", "timeout", "peer-vanished"];
+    result.error.as_ref().is_some_and(|e| BEFORE_B_ANSWERED.contains(&e.code.as_str()))
+}
+
+/// One answer for every way of not reaching B.
+fn conceal(result: &mut results::TestResult, target: &str) {
+    result.error = Some(results::TestError {
+        code: "connect".into(),
+        message: format!("{target} is not a tcplab server A can reach (closed, filtered or another service)"),
+    });
 }
 
 /// B must be named and on a real port; the rest (that it is a tcplab server) the handshake

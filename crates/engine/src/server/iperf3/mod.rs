@@ -1,10 +1,13 @@
 //! `tcplab server --iperf3`: the server also answers stock iperf3 3.x clients, on iperf3's
-//! port (5201 by default), with tcplab's own data engines and limits. Unlike an iperf3
-//! server it runs several tests at once, up to the server's `max_concurrent` (shared with
-//! native clients); a client beyond that gets ACCESS_DENIED ("the server is busy"), as from a
-//! busy iperf3 server. iperf3 clients are anonymous: the protocol has no room for tcplab's
-//! authentication, so its parameters are parsed before anything else, bounded in size and
-//! time (security-notes.md §7.1).
+//! port (5201 by default), with tcplab's own data engines and limits. iperf3 clients are
+//! anonymous (the protocol has no room for tcplab's authentication): the anonymous caps
+//! apply to them, and on a keyed server they must be set ([`crate::Server::bind`]). Unlike
+//! an iperf3 server it runs several tests at once: up to `--anon-max-concurrent`, and on a
+//! server without keys up to the server's `max_concurrent` too (shared with native
+//! clients); on a keyed server they never take a key holder's test slot (`accept::Slot`).
+//! A client beyond that gets ACCESS_DENIED ("the server is busy"), as from a busy iperf3
+//! server. Its parameters are parsed before anything else, bounded in size and time
+//! (security-notes.md §7.1).
 //!
 //! Parts: `accept` reads each TCP connection's cookie and dispatches it, `udp_accept`
 //! answers UDP stream hellos, `streams` routes data streams to their tests, `session`

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use results::{SideMeasurement, SocketReport, TestSpec};
 use wire::iperf3::{frame, Cookie, Params, Protocol, Results, State};
 
+use super::accept::Slot;
 use super::ctl::Ctl;
 use super::jobs::{self, Handles};
 use super::plan::{self, errno, Plan, Refusal};
@@ -17,7 +18,6 @@ use super::served::{self, Finished};
 use super::streams::Registration;
 use super::{report, Service};
 use crate::meter::Timeline;
-use crate::server::Admission;
 use crate::side::{run_side, DataSocket, Job, Signals};
 use crate::Error;
 
@@ -51,13 +51,7 @@ fn refused(i_errno: i32, why: impl ToString) -> Failure {
 }
 
 /// Serves one control connection whose cookie was read.
-pub(super) fn serve(
-    stream: TcpStream,
-    peer: SocketAddr,
-    cookie: Cookie,
-    service: &Service,
-    mut slot: Admission,
-) {
+pub(super) fn serve(stream: TcpStream, peer: SocketAddr, cookie: Cookie, service: &Service, mut slot: Slot) {
     let mut reg = service.streams.register(cookie.encode(), peer.ip());
     let mut ctl = Ctl::new(stream);
     match run(&mut ctl, (peer, &cookie), &mut reg, service, &mut slot) {
@@ -68,7 +62,9 @@ pub(super) fn serve(
             }
         }
         Err(Failure::Refused(r)) => {
-            tracing::info!("iperf3 {peer}: refused: {} (iperf3 error {})", r.message, r.i_errno);
+            // The message can quote the client's parameters: logged escaped and quoted.
+            let line = format!("iperf3 {peer}: refused: {:?} (iperf3 error {})", r.message, r.i_errno);
+            service.shared.refusals.log(peer.ip(), &line);
             slot.release();
             let _ = ctl.send_error(r.i_errno);
         }
@@ -85,12 +81,13 @@ fn run(
     (peer, cookie): (SocketAddr, &Cookie),
     reg: &mut Registration,
     service: &Service,
-    slot: &mut Admission,
+    slot: &mut Slot,
 ) -> Result<served::Served, Failure> {
     let cfg = &service.shared.cfg;
     let plan = exchange_params(ctl, cfg.handshake_timeout, service)?;
+    // The version is the client's own text: logged escaped and quoted.
     tracing::info!(
-        "iperf3 {peer}: accepted {} from iperf3 {}",
+        "iperf3 {peer}: accepted {} from iperf3 {:?}",
         crate::server::session::describe(&plan.spec),
         plan.client_version.as_deref().unwrap_or("(version unknown)")
     );
@@ -98,7 +95,7 @@ fn run(
     ctl.send_state(State::TestStart)?;
     ctl.send_state(State::TestRunning)?;
     let started_unix_ms = unix_ms();
-    let server = measure(ctl, &plan, jobs, &handles, cfg.limits.max_duration_ms)?;
+    let server = measure(ctl, &plan, jobs, &handles, cfg.anonymous.duration_cap_ms(&cfg.limits))?;
     ctl.send_state(State::ExchangeResults)?;
     let body = ctl.recv_frame(MAX_CLIENT_RESULTS, Instant::now() + RESULTS_WAIT)?;
     let client_results = Results::decode(&body).map_err(|e| refused(errno::RECV_RESULTS, e))?;
@@ -148,7 +145,7 @@ fn drop_unavailable_congestion(spec: &mut TestSpec) {
         if netio::host::congestion_available().contains(&cc) {
             spec.congestion = Some(cc);
         } else {
-            tracing::info!("congestion control '{cc}' is not available here: using the default");
+            tracing::info!("congestion control {cc:?} is not available here: using the default");
         }
     }
 }
