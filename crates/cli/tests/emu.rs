@@ -392,3 +392,23 @@ fn emu_server_log_takes_the_server_output() {
     assert!(!stderr.lines().any(|l| l.starts_with("server: ")), "{stderr}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "listening on 198.18.0.1\n");
 }
+
+/// A host without iproute2: with no `ip` on PATH (PATH is an empty directory), the emulator
+/// still configures both sides (over netlink) and a test and a shell command run across it.
+#[test]
+fn the_emulator_needs_no_ip_command() {
+    if !root() {
+        return;
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| command().env("PATH", empty.path()).args(args).output().unwrap();
+    let out = run(&["emu", "--path", "rate=10mbit,delay=1ms,mtu=1400", "--", "/bin/cat", "/proc/net/dev"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "emu without ip: {stderr}");
+    // The client side's loopback and its TUN device are both there.
+    assert!(stdout.contains("lo:") && stdout.contains("tle"), "{stdout}");
+    let out = run(&["stream", "--path", "rate=20mbit,delay=2ms", "-t", "1", "-J"]);
+    assert!(out.status.success(), "stream --path without ip: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(receiver_bps(&doc["tests"][0]) > 1e6, "{doc}");
+}
