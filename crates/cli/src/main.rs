@@ -99,5 +99,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
         Command::Study(a) => cmd::study::run(a, stop),
+        Command::Completions(a) => cmd::install::completions(a),
+        Command::Man(a) => cmd::install::man(a),
     }
 }

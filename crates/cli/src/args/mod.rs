@@ -10,6 +10,7 @@ use crate::parse;
 pub mod archive;
 pub mod cc;
 pub mod fleet;
+pub mod install;
 pub mod link;
 pub mod measure;
 pub mod mesh;
@@ -98,6 +99,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// The archive a fleet shares: push local results to it, audit hosts that sent none.
     Archive(fleet::ArchiveArgs),
+    /// A shell completion script on stdout (bash, zsh, fish, elvish, powershell).
+    Completions(install::CompletionsArgs),
+    /// The manual page (roff) on stdout: `tcplab man | man -l -`, or all pages with --dir.
+    Man(install::ManArgs),
 }
 
 impl Command {
@@ -119,7 +124,9 @@ impl Command {
             | Command::Export(_)
             | Command::Compare(_)
             | Command::Report(_)
-            | Command::Archive(_) => None,
+            | Command::Archive(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
         }
     }
 }
