@@ -38,7 +38,11 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             return ExitCode::from(2);
         }
-        None => tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init(),
+        None => tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(output::colour_on_stderr())
+            .with_env_filter(filter)
+            .init(),
     }
     let stop = StopFlag::new();
     // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it).
