@@ -45,8 +45,9 @@ fn main() -> ExitCode {
             .init(),
     }
     let stop = StopFlag::new();
-    // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it).
-    if !matches!(cli.command, Command::Server(_)) {
+    // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it);
+    // `emu` passes them on to its client-side command.
+    if !matches!(cli.command, Command::Server(_) | Command::Emu(_)) {
         pipeline::signals::install(&stop);
     }
     match dispatch(&cli.command, &stop) {

@@ -1,5 +1,6 @@
-//! Process control for `tcplab server --daemon`: spawning a child in a session of its own
-//! (detached from the terminal) and asking whether a process id is alive.
+//! Process control: spawning a child in a session of its own (detached from the terminal, for
+//! `tcplab server --daemon`), asking whether a process id is alive, and signalling a process
+//! group (`tcplab emu` passing a signal on to its command).
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -30,6 +31,28 @@ pub fn alive(pid: u32) -> bool {
     // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Sends `signal` to every process of the process group `pgid` (`kill(-pgid, signal)`).
+pub fn signal_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid).map_err(|_| io::Error::other("process group out of range"))?;
+    if pgid <= 1 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a process group of a child"));
+    }
+    // SAFETY: kill takes a process group (negated) and a signal number by value.
+    if unsafe { libc::kill(-pgid, signal) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether this process is in the foreground process group of the terminal on standard input
+/// (a shell started it interactively): keystrokes' signals then reach its whole group, and a
+/// child it puts in a group of its own could not read the terminal.
+pub fn in_terminal_foreground() -> bool {
+    // SAFETY: tcgetpgrp and getpgrp take no pointers; tcgetpgrp fails (-1) on a non-terminal.
+    let (terminal, own) = unsafe { (libc::tcgetpgrp(libc::STDIN_FILENO), libc::getpgrp()) };
+    terminal > 0 && terminal == own
 }
 
 #[cfg(test)]
