@@ -64,3 +64,30 @@ fn json_formats_are_one_at_a_time() {
         }
     }
 }
+
+/// The NDJSON events on stdout, parsed.
+fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
+    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn json_stream_says_every_failure_once_as_an_error_event() {
+    // Refused by the parser, by the settings, and by the run (nothing listens on port 1).
+    let cases: [(&[&str], &str); 3] = [
+        (&["stream", "127.0.0.1", "-l", "0", "--json-stream"], "usage"),
+        (&["stream", "--path", "rate=fast", "--json-stream"], "error"),
+        (&["stream", "127.0.0.1", "-p", "1", "-t", "0.2", "--json-stream"], "connect"),
+    ];
+    for (args, code) in cases {
+        let out = tcplab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let errors: Vec<_> = events(&out).into_iter().filter(|e| e["event"] == "error").collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {}", stdout(&out));
+        assert_eq!(errors[0]["error"]["code"], code, "{args:?}");
+        let message = errors[0]["error"]["message"].as_str().unwrap();
+        assert!(stderr(&out).contains(message), "{args:?}: stderr and the event differ");
+    }
+    let out = tcplab(&["stream", "127.0.0.1", "-l", "0", "--iperf3-json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["error"].as_str().unwrap().contains("'0'"), "{doc}");
+}

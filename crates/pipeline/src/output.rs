@@ -31,6 +31,17 @@ pub fn emit(s: &str) {
     }
 }
 
+/// Set once the NDJSON `error` event has been written.
+static ERROR_SENT: AtomicBool = AtomicBool::new(false);
+
+/// Writes the NDJSON `error` event, once per process whoever fails first: the run, or the
+/// command line and settings before any run began.
+pub fn emit_error_event(e: &TestError) {
+    if !ERROR_SENT.swap(true, Ordering::Relaxed) {
+        emit(&ndjson::error(e));
+    }
+}
+
 /// Live output of a run.
 #[derive(Debug)]
 pub struct Live {
@@ -69,7 +80,7 @@ impl Live {
     /// The run failed: the NDJSON `error` event (the other formats say it elsewhere).
     pub fn error(&self, e: &TestError) {
         if self.format == Format::JsonStream {
-            emit(&ndjson::error(e));
+            emit_error_event(e);
         }
     }
 }
