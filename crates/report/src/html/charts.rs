@@ -276,6 +276,9 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
     p.close_row();
     p.table(&table, true);
     p.para("note", "CPU: system-wide /proc/stat over the measured window. SD: µs of CPU per KB or per transaction. M = goodput in Mbit/s ÷ CPU-cores busy.");
+    if measured.iter().any(|t| one_host(t)) {
+        p.para("note", "Client and server on one host: each end's system-wide figure counts both ends, so such a test has one bar (\"one host\", or \"client\" beside tests on two hosts).");
+    }
     p.end_section();
 }
 
@@ -320,17 +323,29 @@ fn cost_bars(
         name: name.into(),
         values: tests.iter().map(|t| get(t).and_then(f)).collect(),
     };
+    // With both ends on one host, each end's system-wide figure counts both: one bar, not the
+    // same number twice.
+    let series = if tests.iter().all(|t| one_host(t)) {
+        vec![side("one host", &|t| t.summary.local_cost.as_ref())]
+    } else {
+        vec![
+            side("client", &|t| t.summary.local_cost.as_ref()),
+            side("server", &|t| t.summary.remote_cost.as_ref().filter(|_| !one_host(t))),
+        ]
+    };
     BarChart {
         title: title.into(),
         y_label: y.into(),
         y_format: TickFormat::Number,
         categories: short_labels(distinct_labels(tests)),
-        series: vec![
-            side("client", &|t| t.summary.local_cost.as_ref()),
-            side("server", &|t| t.summary.remote_cost.as_ref()),
-        ],
+        series,
     }
     .render()
+}
+
+/// Client and server ran on one host (the result carries the warning that says so).
+fn one_host(t: &TestResult) -> bool {
+    t.warnings.iter().any(|w| w.kind == results::WarningKind::SameHost)
 }
 
 #[cfg(test)]
@@ -361,6 +376,22 @@ mod tests {
         assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
         let coalesced = timelines(&fixture::udp(20, None));
         assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
+    }
+
+    #[test]
+    fn a_test_on_one_host_gets_one_cpu_bar_not_the_same_number_twice() {
+        let here = fixture::stream(128 * 1024, 0, 10.0);
+        let apart = fixture::rr(1, 1, 20_000.0);
+        let util = |c: &results::CpuCost| Some(c.util_pct);
+        let svg = cost_bars("CPU", "%", &[&here], &util);
+        assert!(svg.contains("stream · one host: 60") && !svg.contains("· server:"), "{svg}");
+        assert!(!svg.contains("class=\"legend\""), "one series needs no legend");
+        let svg = cost_bars("CPU", "%", &[&here, &apart], &util);
+        assert!(svg.contains("stream · client: 60") && !svg.contains("stream · server"), "{svg}");
+        assert!(svg.contains("rr 1/1 · client: 80") && svg.contains("rr 1/1 · server: 70"), "{svg}");
+        let mut p = Page::new();
+        cpu_section(&mut p, &[&here]);
+        assert!(p.finish("t", "").contains("Client and server on one host"));
     }
 
     #[test]
