@@ -286,3 +286,37 @@ fn stream_takes_the_same_copy_avoiding_modes() {
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains("Not iperf3's -Z, which is sendfile"), "{help}");
 }
+
+/// `stream -Z --skip-rx-copy` says which modes ran (live header and summary), and counts the
+/// zero-copy completions the kernel copied after all, at whichever end sent (on loopback: all).
+#[test]
+fn stream_says_its_copy_modes_and_what_the_kernel_copied() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let base = ["stream", "127.0.0.1", "-p", &port, "-n", "8M", "-Z", "--skip-rx-copy"];
+    let out = tcplab(&base);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.starts_with("tcplab stream →") && header.ends_with("· skip-rx-copy, zerocopy"), "{text}");
+    assert!(
+        text.contains("── stream · tcp-stream · 127.0.0.1:") && text.contains("· skip-rx-copy, zerocopy ──")
+    );
+    for reverse in [false, true] {
+        let mut args = base.to_vec();
+        args.extend(["-i", "0", "-J"]);
+        if reverse {
+            args.push("-R");
+        }
+        let out = tcplab(&args);
+        let figures = json_of(&out)["tests"][0]["summary"]["figures"].clone();
+        let count = |label: &str| {
+            let f = figures.as_array().unwrap().iter().find(|f| f["label"] == label);
+            f.unwrap_or_else(|| panic!("no {label}: {figures}"))["value"]["value"].as_u64().unwrap()
+        };
+        let (sends, copied) = (count("MSG_ZEROCOPY sends"), count("completions the kernel copied after all"));
+        assert!(sends > 0 && copied <= count("MSG_ZEROCOPY completions"), "{figures}");
+        // Loopback has no scatter-gather device: the kernel copies every completed send.
+        assert_eq!(copied, count("MSG_ZEROCOPY completions"), "reverse {reverse}: {figures}");
+    }
+}

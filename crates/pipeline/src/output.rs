@@ -91,8 +91,9 @@ impl Observer for Live {
         match self.format {
             Format::Text if self.show_intervals => {
                 let streams = if spec.parallel == 1 { "" } else { "s" };
+                let modes = text::modes(spec).map(|m| format!(" · {m}")).unwrap_or_default();
                 emit(&format!(
-                    "tcplab {label} → {server} · {} stream{streams} · {}",
+                    "tcplab {label} → {server} · {} stream{streams} · {}{modes}",
                     spec.parallel,
                     limit(spec)
                 ));

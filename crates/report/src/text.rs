@@ -112,6 +112,21 @@ fn rr_lines(iv: &Interval) -> Vec<String> {
     lines
 }
 
+/// The test type's own settings that are on, as the command line names them (`zerocopy,
+/// skip-rx-copy`; `send=sendfile` for a valued one); `None` when there are none.
+pub fn modes(spec: &TestSpec) -> Option<String> {
+    let on: Vec<String> = spec
+        .options
+        .iter()
+        .filter_map(|(name, value)| match value {
+            results::ParamValue::Bool(true) => Some(name.clone()),
+            results::ParamValue::Bool(false) => None,
+            other => Some(format!("{name}={other}")),
+        })
+        .collect();
+    (!on.is_empty()).then(|| on.join(", "))
+}
+
 /// The full summary block of one test.
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
@@ -119,7 +134,8 @@ pub fn test_summary(r: &TestResult) -> String {
         Some(t) => format!("{} → {} (third-party)", t.from, r.server),
         None => r.server.clone(),
     };
-    let _ = writeln!(o, "── {} · {} · {place} ──", r.label, r.spec.test.id());
+    let modes = modes(&r.spec).map(|m| format!(" · {m}")).unwrap_or_default();
+    let _ = writeln!(o, "── {} · {} · {place}{modes} ──", r.label, r.spec.test.id());
     if r.summary.headline_value().is_none() {
         // Nothing was measured: no block of zeros that could be read as a measurement.
         let _ = writeln!(
