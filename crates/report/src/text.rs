@@ -267,14 +267,30 @@ fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Refe
     );
 }
 
+/// What a test's requests were: `request 64 B`, or for a test that steps through sizes (a
+/// `sizes` option, as segment-cost has) how many sizes, from which to which.
+fn requests(spec: &TestSpec) -> (String, &'static str) {
+    let sizes: Vec<u64> = match spec.options.get("sizes") {
+        Some(results::ParamValue::Text(t)) => t.split(',').filter_map(|w| w.trim().parse().ok()).collect(),
+        _ => Vec::new(),
+    };
+    match (sizes.iter().min(), sizes.iter().max()) {
+        (Some(lo), Some(hi)) if sizes.len() > 1 => (
+            format!("requests of {} sizes, {}–{}, one size at a time", sizes.len(), bytes(*lo), bytes(*hi)),
+            " (all sizes together)",
+        ),
+        _ => (format!("request {} B", spec.request_len), ""),
+    }
+}
+
 fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
     let l = &rr.latency;
+    let (requests, mixed) = requests(spec);
     let _ = writeln!(
         o,
-        "  {} flow{} · request {} B · response {} B · burst {}",
+        "  {} flow{} · {requests} · response {} B · burst {}",
         rr.flows,
         if rr.flows == 1 { "" } else { "s" },
-        spec.request_len,
         spec.response_len,
         spec.burst
     );
@@ -290,7 +306,7 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
     } else {
         let _ = writeln!(
             o,
-            "    latency mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
+            "    latency{mixed} mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
             micros(l.mean_us),
             micros(l.p50_us),
             micros(l.p90_us),
