@@ -118,9 +118,10 @@ fn the_client_receives_with_reverse_into_its_own_directory_and_removes_the_file(
 /// therefore arrives as other bytes than were hashed. A thread rewrites the last bytes of
 /// the `--src` file (a counter, so never back to an earlier value) for the whole run: what
 /// the sender reads at the end differs from what it hashed, and the receiver's hash must
-/// disagree — the test fails with exit code 2 and a verification error.
+/// disagree — the test fails with exit code 2 and a verification error that blames the
+/// source, not the transfer.
 #[test]
-fn a_file_changed_during_the_transfer_is_detected_as_corrupted() {
+fn a_file_changed_during_the_transfer_is_detected_and_blamed_on_the_source() {
     let srv = ServerProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("src.bin");
@@ -154,7 +155,9 @@ fn changed_during_one_transfer(srv: &ServerProc, path: &std::path::Path) -> bool
         assert_eq!(code, Some(2), "{t}");
         assert_eq!(outcome(&t), "mismatch", "{t}");
         assert_eq!(t["error"]["code"], "verification");
-        assert!(t["error"]["message"].as_str().unwrap().contains("corrupted"), "{t}");
+        let message = t["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("the source file changed while it was being sent"), "{t}");
+        assert!(!message.contains("corrupted"), "the transfer is not to blame: {t}");
         true
     })
 }
