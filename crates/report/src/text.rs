@@ -251,7 +251,10 @@ fn direction_block(o: &mut String, d: &DirectionSummary, reference: Option<&Refe
     let share = of_reference(d.of_reference, reference);
     let share = if share.is_empty() { share } else { format!("  ({share})") };
     let _ = writeln!(o, "    receiver  {:>14}  {:>14}{share}", bytes(d.receiver_bytes), rate(d.receiver_bps));
-    if d.rtt_mean_us > 0 {
+    if d.rtt_mean_us > 0 && d.rtt_min_us == d.rtt_max_us {
+        // One reading (or all alike): one number, not the same one three times.
+        let _ = writeln!(o, "    RTT {} (every reading the same)", micros(d.rtt_mean_us.into()));
+    } else if d.rtt_mean_us > 0 {
         let _ = writeln!(
             o,
             "    RTT min/mean/max {} / {} / {}",
@@ -529,6 +532,18 @@ pub fn segment_flow_line(f: &results::segment_flow::FlowInterval) -> String {
 mod tests {
     use super::*;
     use results::{Cause, TestKind, TestSpec};
+
+    #[test]
+    fn one_rtt_reading_is_one_number() {
+        let d = DirectionSummary { rtt_min_us: 746, rtt_mean_us: 746, rtt_max_us: 746, ..Default::default() };
+        let mut o = String::new();
+        direction_block(&mut o, &d, None);
+        assert!(o.contains("RTT 746 µs (every reading the same)") && !o.contains("min/mean/max"), "{o}");
+        let d = DirectionSummary { rtt_min_us: 700, rtt_mean_us: 746, rtt_max_us: 900, ..d };
+        let mut o = String::new();
+        direction_block(&mut o, &d, None);
+        assert!(o.contains("RTT min/mean/max 700 µs / 746 µs / 900 µs"), "{o}");
+    }
 
     fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {
         StreamInterval { index, bytes, retransmits: 2, cwnd_bytes: 65_536, rtt_us, ..Default::default() }
