@@ -42,7 +42,7 @@ fn side_series(
     f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
 ) -> Vec<Point> {
     let has_role = |s: &&StreamInterval| m.streams.iter().any(|st| st.index == s.index && st.role == role);
-    m.intervals
+    results::side::without_trailing_stub(&m.intervals)
         .iter()
         .filter_map(|iv| {
             let streams: Vec<&StreamInterval> = iv.streams.iter().filter(has_role).collect();
