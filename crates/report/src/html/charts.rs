@@ -158,9 +158,13 @@ fn udp_timeline(p: &mut Page, t: &TestResult) {
             .saturating_sub(c.iter().map(|c| c.duplicates).sum::<u64>());
         (expected > 0).then(|| 100.0 * lost as f64 / expected as f64)
     };
-    let jitter = |_: &Interval, s: &[&StreamInterval]| {
+    // The unit the text summary uses for the same jitter: µs below 1 ms, else ms.
+    let jitter_max_ms = t.summary.udp.iter().filter_map(|d| d.jitter_ms).fold(0.0, f64::max);
+    let (jitter_unit, per_unit_us) =
+        if jitter_max_ms < 1.0 { ("jitter (µs)", 1.0) } else { ("jitter (ms)", 1000.0) };
+    let jitter = move |_: &Interval, s: &[&StreamInterval]| {
         let v: Vec<f64> = counts(s).iter().map(|c| c.jitter_us).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / 1000.0)
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / per_unit_us)
     };
     let ooo = |_: &Interval, s: &[&StreamInterval]| {
         let c = counts(s);
@@ -170,7 +174,7 @@ fn udp_timeline(p: &mut Page, t: &TestResult) {
     let jitter_known = t.summary.udp.iter().all(|d| d.jitter_ms.is_some());
     let plots: [(&str, &str, &IntervalFigure); 3] = [
         ("datagrams lost per interval", "lost (% of expected)", &loss),
-        ("jitter (RFC 3550)", "jitter (ms)", &jitter),
+        ("jitter (RFC 3550)", jitter_unit, &jitter),
         ("reordering per interval", "datagrams out of order", &ooo),
     ];
     for (title, y, f) in
@@ -374,6 +378,8 @@ mod tests {
             assert!(!html.contains(tcp), "{tcp} is not a UDP figure");
         }
         assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
+        // 0.035 ms of jitter: the text says 35.0 µs, and so does the chart's axis.
+        assert!(html.contains("jitter (µs)") && !html.contains("jitter (ms)"), "the text's unit");
         let coalesced = timelines(&fixture::udp(20, None));
         assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
     }
