@@ -42,6 +42,11 @@ pub fn emit_error_event(e: &TestError) {
     }
 }
 
+/// Under a sending client's interval header: its rates are what it handed to the socket,
+/// which runs ahead of the path (by the socket buffer) until the buffer is full.
+pub const SENDER_RATE_NOTE: &str =
+    "(sending: Bitrate counts bytes handed to the socket, ahead of the path; the receiver's rate is in the summary)";
+
 /// Live output of a run.
 #[derive(Debug)]
 pub struct Live {
@@ -98,7 +103,11 @@ impl Observer for Live {
                     limit(spec)
                 ));
                 if spec.interval_ms > 0 {
-                    emit(&text::interval_header(engine::registry::of(spec.test).shape()));
+                    let shape = engine::registry::of(spec.test).shape();
+                    emit(&text::interval_header(shape));
+                    if shape == results::Shape::TcpBulk && spec.client_sends() {
+                        emit(SENDER_RATE_NOTE);
+                    }
                 }
             }
             Format::JsonStream => {
