@@ -38,21 +38,34 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        _ => tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init(),
+        _ => tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(output::colour_on_stderr())
+            .with_env_filter(filter)
+            .init(),
     }
     let stop = StopFlag::new();
-    // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it).
-    if !matches!(cli.command, Command::Server(_)) {
+    // The server handles its own signals (SIGHUP re-reads its keys instead of stopping it);
+    // `emu` passes them on to its client-side command.
+    if !matches!(cli.command, Command::Server(_) | Command::Emu(_)) {
         pipeline::signals::install(&stop);
     }
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
             let message = output::error_message(&e);
-            if cli.command.output().is_some_and(|o| o.json) {
-                output::emit(&pipeline::output::error_document("error", &message));
-            } else if cli.command.output().is_some_and(|o| o.iperf3_json) {
-                output::emit(&report::iperf3_json::error_document(&message));
+            match cli.command.output().map(output::format_of) {
+                Some(report::Format::Json) => {
+                    output::emit(&pipeline::output::error_document("error", &message))
+                }
+                Some(report::Format::Iperf3Json) => {
+                    output::emit(&report::iperf3_json::error_document(&message))
+                }
+                Some(report::Format::JsonStream) => pipeline::output::emit_error_event(&results::TestError {
+                    code: "error".into(),
+                    message: message.clone(),
+                }),
+                _ => {}
             }
             eprintln!("error: {message}");
             ExitCode::from(2)
@@ -69,14 +82,21 @@ fn default_log(command: &Command) -> &'static str {
     }
 }
 
-/// A command line clap refused: with `--json` (or `-J`) also the JSON document the contract
-/// promises, then clap's own message and exit status.
+/// A command line clap refused: with `--json` (or `-J`), `--json-stream` or `--iperf3-json`
+/// also the error the chosen format promises on stdout, then clap's own message and exit status.
 fn usage_error(e: clap::Error) -> ! {
-    let wants_json = std::env::args().any(|a| a == "--json" || a == "-J");
-    if e.use_stderr() && wants_json {
+    if e.use_stderr() {
         let message = e.render().to_string();
         let first = message.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
-        output::emit(&pipeline::output::error_document("usage", first));
+        let flag = |names: &[&str]| std::env::args().any(|a| names.contains(&a.as_str()));
+        if flag(&["--json", "-J"]) {
+            output::emit(&pipeline::output::error_document("usage", first));
+        } else if flag(&["--json-stream"]) {
+            let error = results::TestError { code: "usage".into(), message: first.into() };
+            pipeline::output::emit_error_event(&error);
+        } else if flag(&["--iperf3-json"]) {
+            output::emit(&report::iperf3_json::error_document(first));
+        }
     }
     e.exit()
 }
@@ -99,5 +119,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
         Command::Study(a) => cmd::study::run(a, stop),
+        Command::Completions(a) => cmd::install::completions(a),
+        Command::Man(a) => cmd::install::man(a),
     }
 }

@@ -20,6 +20,18 @@ pub fn format_of(o: &OutputArgs) -> Format {
     }
 }
 
+/// Whether diagnostics on stderr may be coloured: only on a terminal, and not when NO_COLOR
+/// is set to anything (no-color.org), so logs redirected to a file or a pipe stay plain text.
+pub fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal;
+    wants_colour(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// The rule behind [`colour_on_stderr`]: a terminal, and NO_COLOR unset or empty.
+fn wants_colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
 /// The whole chain of `e` on one line, each cause once: a cause whose text its context already
 /// ends with is left out (`opening X: not a database: not a database`). An archive that cannot
 /// be opened or written gets the ways around it.
@@ -59,6 +71,15 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        use std::ffi::OsStr;
+        assert!(wants_colour(true, None));
+        assert!(wants_colour(true, Some(OsStr::new(""))), "an empty NO_COLOR is unset (no-color.org)");
+        assert!(!wants_colour(true, Some(OsStr::new("1"))));
+        assert!(!wants_colour(false, None), "a file or a pipe");
     }
 
     #[test]

@@ -63,10 +63,20 @@ fn size_at_most(s: &str, max: u32) -> Result<u32, String> {
 pub fn seconds_ms(s: &str) -> Result<u64, String> {
     let v: f64 =
         s.trim().trim_end_matches('s').parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if v < 0.0 {
+        return Err(format!("'{s}': seconds cannot be negative"));
+    }
     if !(0.0..=1.0e7).contains(&v) {
         return Err(format!("'{s}' is out of range"));
     }
     Ok((v * 1000.0).round() as u64)
+}
+
+/// iperf3's `--cport PORT`: refused with what tcplab does instead.
+pub fn no_cport(_: &str) -> Result<u16, String> {
+    Err("tcplab does not pick the client's ports (the kernel does, one per connection); -B ADDR binds \
+         the client's address, -p is the server's port"
+        .to_string())
 }
 
 /// An age: a number with `s`, `m`, `h` or `d` (seconds without), as milliseconds.

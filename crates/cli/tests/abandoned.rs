@@ -71,6 +71,22 @@ fn a_killed_client_leaves_an_abandoned_run_that_prune_marks_and_a_live_one_stays
     let running = history_json(&db, &["--status", "running"]);
     assert_eq!(running.iter().filter_map(|r| r["id"].as_i64()).collect::<Vec<_>>(), vec![2]);
 
+    // A report of the abandoned run says so and fails, instead of "No tests" and exit 0; one
+    // of it with a finished run notes it.
+    let out = tcplab(&db, &["report", "1", "-o", dir.path().join("r.html").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        "error: nothing to report: run 1 is abandoned: its process ended before the run finished (0 test(s) stored)"
+    );
+    let done = tcplab(&db, &["rr", "127.0.0.1", "-p", &srv_a.port(), "-t", "0.2", "-i", "0"]);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let out = tcplab(&db, &["report", "1", "3", "-o", dir.path().join("r.html").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("note: run 1 is abandoned") && err.contains("wrote"), "{err}");
+
     let pruned = tcplab(&db, &["history", "--prune-abandoned"]);
     assert!(pruned.status.success());
     assert!(String::from_utf8_lossy(&pruned.stderr).contains("marked 1 run(s) abandoned: 1"));

@@ -333,6 +333,23 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
     id
 }
 
+#[test]
+fn archive_push_says_its_summary_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.db");
+    let mut st = store::Store::open(&local).unwrap();
+    fake_run(&mut st, &[1e9, 1.1e9, 0.9e9]);
+    drop(st);
+    let fleet = dir.path().join("fleet.db");
+    let out = tcplab(&local, &["archive", "push", "--to", fleet.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("pushed 1 test(s) (1 new run(s), 0 updated); 0 already there"), "{stdout}");
+    let both = format!("{stdout}{stderr}");
+    assert_eq!(both.matches("pushed 1 test(s)").count(), 1, "the summary twice: {both}");
+    assert!(stderr.contains("1 batch(es) stored so far"), "{stderr}");
+}
+
 /// A repeated result as `tcplab -I` stores it (means in the summary, values per iteration).
 fn stats_combine(target: &results::ConfidenceTarget, runs: Vec<results::TestResult>) -> results::TestResult {
     let values: Vec<f64> = runs.iter().map(|r| r.summary.goodput_bps()).collect();

@@ -137,7 +137,7 @@ fn a_push_killed_mid_way_then_rerun_loses_and_duplicates_nothing() {
     BufReader::new(pusher.stderr.take().unwrap()).read_line(&mut first).unwrap();
     pusher.kill().unwrap();
     pusher.wait().unwrap();
-    assert!(first.starts_with("pushed 4 test(s)"), "{first}");
+    assert!(first.starts_with("archive push: 1 batch(es) stored so far (4 test(s))"), "{first}");
     let before: usize = c.query("cli_killed", "SELECT COUNT(*) FROM tests").parse().unwrap();
     assert!((4..600).contains(&before) && before % 4 == 0, "a batch is stored whole: {before}");
     let rerun = ok(tcplab(local.to_str().unwrap(), &["archive", "push", "--to", &url]));

@@ -179,6 +179,12 @@ fn text_output_shows_intervals_and_summary() {
     assert!(text.contains("Bitrate") && text.contains("bit/s"), "{text}");
     assert!(text.contains("sender") && text.contains("receiver"));
     assert!(text.contains("SD "), "{text}");
+    // The sender's interval rates are marked as what it handed to the socket; a receiving
+    // client's are not.
+    let second = text.lines().nth(2).unwrap_or_default();
+    assert!(second.starts_with("(sending: Bitrate counts bytes handed to the socket"), "{text}");
+    let out = client("stream", &srv, &["-t", "1.1", "-R"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("(sending:"));
 }
 
 #[test]

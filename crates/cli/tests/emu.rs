@@ -392,3 +392,59 @@ fn emu_server_log_takes_the_server_output() {
     assert!(!stderr.lines().any(|l| l.starts_with("server: ")), "{stderr}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "listening on 198.18.0.1\n");
 }
+
+/// A host without iproute2: with no `ip` on PATH (PATH is an empty directory), the emulator
+/// still configures both sides (over netlink) and a test and a shell command run across it.
+#[test]
+fn the_emulator_needs_no_ip_command() {
+    if !root() {
+        return;
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| command().env("PATH", empty.path()).args(args).output().unwrap();
+    let out = run(&["emu", "--path", "rate=10mbit,delay=1ms,mtu=1400", "--", "/bin/cat", "/proc/net/dev"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "emu without ip: {stderr}");
+    // The client side's loopback and its TUN device are both there.
+    assert!(stdout.contains("lo:") && stdout.contains("tle"), "{stdout}");
+    let out = run(&["stream", "--path", "rate=20mbit,delay=2ms", "-t", "1", "-J"]);
+    assert!(out.status.success(), "stream --path without ip: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(receiver_bps(&doc["tests"][0]) > 1e6, "{doc}");
+}
+
+/// `timeout`-style: SIGTERM to `tcplab emu` while its client command would run for a minute
+/// reaches that command (and its process group), then the usual cleanup runs: both sides'
+/// processes end, the namespaces go, and the exit code says the command was terminated.
+#[test]
+fn sigterm_reaches_the_client_command_and_emu_cleans_up() {
+    if !root() {
+        return;
+    }
+    let mut emu = command()
+        .args(["emu", "--path", "rate=10mbit,delay=1ms", "--server-cmd", "exec sleep 60"])
+        .args(["--", "sh", "-c", "sleep 60 & wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = emu.id();
+    let own = netns_of(std::process::id()).unwrap();
+    let namespaces = wait_for("both side commands in their own namespaces", || {
+        let namespaces: Vec<String> = children_of(pid).into_iter().filter_map(netns_of).collect();
+        (namespaces.len() == 2 && namespaces.iter().all(|ns| *ns != own)).then_some(namespaces)
+    });
+    let sent = Instant::now();
+    Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    let status = wait_for("tcplab emu to exit after SIGTERM", || emu.try_wait().unwrap());
+    // Far below the client's 60 s: the signal ended it, not the command's own end.
+    assert!(sent.elapsed() < Duration::from_secs(10), "took {:?}", sent.elapsed());
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut emu.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "{err}");
+    assert!(err.contains("emu: SIGTERM: passed on to the client-side command"), "{err}");
+    assert!(!err.contains("killed"), "the client's group ended on SIGTERM alone: {err}");
+    for ns in &namespaces {
+        wait_for("the namespace to be released", || (!namespace_in_use(ns)).then_some(()));
+    }
+}

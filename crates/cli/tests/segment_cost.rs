@@ -78,7 +78,11 @@ fn both_sides_by_both_methods_agree_and_plot() {
         assert!(cost[side]["tracepoints_off"].is_null(), "{cost}");
     }
     let figures = t["summary"]["figures"].as_array().unwrap();
-    assert!(figures.iter().any(|f| f["label"] == "4.00 KiB per segment"), "{figures:?}");
+    let label = |f: &Value| f["label"].as_str().unwrap_or_default().to_string();
+    assert!(
+        figures.iter().any(|f| label(f).starts_with("4.00 KiB message (1 segment at MSS ")),
+        "{figures:?}"
+    );
     match chromium::render(&report, dir.path()) {
         Some(r) => assert!(r.plots >= 1 && r.drawn == r.plots && r.errors == 0 && r.fetches == 0, "{r:?}"),
         None => {
@@ -117,4 +121,28 @@ fn bad_sizes_are_one_line() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.trim().lines().count() == 1 && err.contains("--sizes"), "{err}");
+}
+
+/// The text summary says what the sizes are: messages of so many segments at the MSS, and a
+/// request/response block over several sizes, not "request 4096 B" with one latency.
+#[test]
+fn the_summary_names_messages_segments_and_mixed_sizes() {
+    let srv = ServerProc::start(&[]);
+    let out = tcplab(&[
+        "segment-cost",
+        "127.0.0.1",
+        "-p",
+        &srv.port(),
+        "--sizes",
+        "64,4K",
+        "-t",
+        "0.4",
+        "--no-store",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("64 B message (1 segment at MSS "), "{text}");
+    assert!(text.contains("requests of 2 sizes, 64 B–4.00 KiB, one size at a time"), "{text}");
+    assert!(text.contains("latency (all sizes together) mean"), "{text}");
+    assert!(!text.contains("request 4096 B") && !text.contains("KiB per segment"), "{text}");
 }

@@ -292,6 +292,25 @@ fn loopback_stream_is_traced_at_both_ends() {
     no_instances_left();
 }
 
+/// A server on this host's loopback, even one that allows tracing, is not asked for its own
+/// table (this end's sources see both ends): the client says so in one line.
+#[test]
+fn a_local_server_is_not_asked_for_its_table_and_the_client_says_why() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&["--allow-trace"]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let args = ["stream", "127.0.0.1", "-p", &srv.port(), "-t", "0.5", "-i", "0", "--no-store", "--trace"];
+    let out = support::command().args(args).arg(&trace).output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let why = "--trace: the server is on this host's loopback, where this end's capture and probes already record both ends";
+    assert_eq!(err.matches(why).count(), 1, "{err}");
+    assert!(!trace.join("01-tcp-stream.server.segments.csv").exists());
+}
+
 #[test]
 fn rr_is_traced_both_ways() {
     if !root() {

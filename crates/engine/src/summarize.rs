@@ -192,6 +192,16 @@ fn paced_to_target(summary: &Summary) -> bool {
         && summary.udp.iter().all(|d| d.target_bps > 0 && d.sender_bps >= 0.98 * d.target_bps as f64)
 }
 
+/// How to measure for longer: a file or a byte count ends the test when sent, so its `-t` is
+/// only a give-up time.
+fn longer(spec: &TestSpec) -> &'static str {
+    match (spec.test, spec.bytes_limit) {
+        (results::TestKind::File, _) => "send a larger file (--size) so the transfer lasts a few seconds",
+        (_, Some(_)) => "send more (a larger -n, or -t instead) so the test lasts a few seconds",
+        (_, None) => "use -t of a few seconds or more",
+    }
+}
+
 /// Doubts about a result, each with advice.
 pub fn warnings(
     spec: &TestSpec,
@@ -254,7 +264,7 @@ pub fn warnings(
         push(
             WarningKind::TooFewSamples,
             format!("measured window only {:.2} s", local.measured_s),
-            "use -t of a few seconds or more",
+            longer(spec),
         );
     }
     let ends = [("client", local.cpu.as_ref()), ("server", remote.and_then(|r| r.cpu.as_ref()))];
@@ -302,6 +312,29 @@ mod tests {
         // 70% busy and 34% stolen: a full CPU, and figures that cannot be trusted.
         let (a, b) = (side(70.0, 34.0), side(70.0, 34.0));
         assert_eq!(kinds(true, &a, &b), vec![SameHost, CpuSaturated, CpuStolen]);
+    }
+
+    #[test]
+    fn a_short_window_gets_advice_that_fits_the_test() {
+        let host = HostInfo::default();
+        let cx = WarnContext { same_host: false, local_host: &host };
+        let summary = Summary {
+            headline: Some(results::Headline::measured(Metric::Goodput, 1e9)),
+            ..Summary::default()
+        };
+        let short = SideMeasurement { measured_s: 0.02, ..SideMeasurement::default() };
+        let advice = |kind, bytes| {
+            let spec = TestSpec { bytes_limit: bytes, ..TestSpec::new(kind) };
+            let w = warnings(&spec, &summary, &short, None, cx);
+            w.into_iter().find(|w| w.message.starts_with("measured window only 0.02 s")).map(|w| w.advice)
+        };
+        assert_eq!(
+            advice(TestKind::File, Some(1 << 20)).as_deref(),
+            Some(longer(&TestSpec::new(TestKind::File)))
+        );
+        assert!(advice(TestKind::File, Some(1 << 20)).unwrap().contains("--size"));
+        assert!(advice(TestKind::TcpStream, Some(1 << 20)).unwrap().contains("a larger -n"));
+        assert!(advice(TestKind::TcpStream, None).unwrap().contains("-t"));
     }
 
     #[test]

@@ -4,19 +4,20 @@
 //! µs, ms or s, all to three significant digits.
 
 /// Three significant digits (at least the integer part): `941`, `21.2`, `7.00`.
+/// Decided on the value as rounded, so 9.996 is `10.0`, not `10.00`, and 99.97 is `100`.
 pub fn sig3(v: f64) -> String {
-    if v >= 100.0 {
+    if v >= 99.95 {
         format!("{v:.0}")
-    } else if v >= 10.0 {
+    } else if v >= 9.995 {
         format!("{v:.1}")
     } else {
         format!("{v:.2}")
     }
 }
 
-/// `950 bit/s`, `941 Mbit/s`, `19.8 Gbit/s`.
+/// `950 bit/s`, `339 kbit/s`, `941 Mbit/s`, `19.8 Gbit/s` (SI prefixes: k is lower case).
 pub fn rate(bps: f64) -> String {
-    scaled(bps, &["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"])
+    scaled(bps, &["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"])
 }
 
 /// `512 B`, `4.00 KiB`, `20.3 MiB` (powers of 1024); whole bytes below 1 KiB.
@@ -49,7 +50,8 @@ fn scaled(v: f64, units: &[&str]) -> String {
 fn scaled_by(v: f64, step: f64, units: &[&str]) -> String {
     let mut v = if v.is_finite() { v.max(0.0) } else { 0.0 };
     let mut i = 0;
-    while v >= step && i + 1 < units.len() {
+    // A value that would print as `1000` (or `1024`) moves up a unit: `1.00 Mbit/s`.
+    while v >= step - 0.5 && i + 1 < units.len() {
         v /= step;
         i += 1;
     }
@@ -75,5 +77,16 @@ mod tests {
         assert_eq!(micros(2.5e6), "2.50 s");
         assert_eq!(micros(-1.0), "0 µs");
         assert_eq!(sig3(7.0), "7.00");
+    }
+
+    #[test]
+    fn the_digits_are_chosen_after_rounding() {
+        assert_eq!(sig3(9.996), "10.0", "three digits, not 10.00");
+        assert_eq!(sig3(9.994), "9.99");
+        assert_eq!(sig3(99.97), "100");
+        assert_eq!(rate(9.996e6), "10.0 Mbit/s");
+        assert_eq!(rate(999.7e3), "1.00 Mbit/s", "not 1000 kbit/s");
+        assert_eq!(rate(339e3), "339 kbit/s");
+        assert_eq!(size(1023.7 * 1024.0), "1.00 MiB");
     }
 }

@@ -264,9 +264,8 @@ UdpLite: 9 9 9 9 9 9 9 9 9
             eprintln!("skipped: a fresh network namespace needs root");
             return;
         }
-        let up = || std::process::Command::new("ip").args(["link", "set", "lo", "up"]).status();
-        let (ns, status) = crate::NetNs::create(up).unwrap();
-        assert!(status.success(), "ip link set lo up: {status}");
+        let up = crate::netlink::LinkSettings { up: Some(true), ..Default::default() };
+        let (ns, ()) = crate::NetNs::create(|| crate::netlink::set_link("lo", &up)).unwrap();
         for gro in [false, true] {
             let (before, after, received) = ns.run(|| gso_over_loopback(gro)).unwrap();
             let (lo, udp) = (after.interface, after.udp.unwrap());

@@ -1,6 +1,6 @@
-//! Process control for `tcplab server --daemon`: spawning a child in a session of its own
-//! (detached from the terminal), asking whether a process id is alive, and locking its
-//! pidfile.
+//! Process control: spawning a child in a session of its own (detached from the terminal, for
+//! `tcplab server --daemon`), asking whether a process id is alive, locking a pidfile, and
+//! signalling a process group (`tcplab emu` passing a signal on to its command).
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -48,6 +48,28 @@ pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
     } else {
         Err(err)
     }
+}
+
+/// Sends `signal` to every process of the process group `pgid` (`kill(-pgid, signal)`).
+pub fn signal_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid).map_err(|_| io::Error::other("process group out of range"))?;
+    if pgid <= 1 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a process group of a child"));
+    }
+    // SAFETY: kill takes a process group (negated) and a signal number by value.
+    if unsafe { libc::kill(-pgid, signal) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether this process is in the foreground process group of the terminal on standard input
+/// (a shell started it interactively): keystrokes' signals then reach its whole group, and a
+/// child it puts in a group of its own could not read the terminal.
+pub fn in_terminal_foreground() -> bool {
+    // SAFETY: tcgetpgrp and getpgrp take no pointers; tcgetpgrp fails (-1) on a non-terminal.
+    let (terminal, own) = unsafe { (libc::tcgetpgrp(libc::STDIN_FILENO), libc::getpgrp()) };
+    terminal > 0 && terminal == own
 }
 
 #[cfg(test)]

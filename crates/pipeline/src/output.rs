@@ -31,6 +31,22 @@ pub fn emit(s: &str) {
     }
 }
 
+/// Set once the NDJSON `error` event has been written.
+static ERROR_SENT: AtomicBool = AtomicBool::new(false);
+
+/// Writes the NDJSON `error` event, once per process whoever fails first: the run, or the
+/// command line and settings before any run began.
+pub fn emit_error_event(e: &TestError) {
+    if !ERROR_SENT.swap(true, Ordering::Relaxed) {
+        emit(&ndjson::error(e));
+    }
+}
+
+/// Under a sending client's interval header: its rates are what it handed to the socket,
+/// which runs ahead of the path (by the socket buffer) until the buffer is full.
+pub const SENDER_RATE_NOTE: &str =
+    "(sending: Bitrate counts bytes handed to the socket, ahead of the path; the receiver's rate is in the summary)";
+
 /// Live output of a run.
 #[derive(Debug)]
 pub struct Live {
@@ -69,7 +85,7 @@ impl Live {
     /// The run failed: the NDJSON `error` event (the other formats say it elsewhere).
     pub fn error(&self, e: &TestError) {
         if self.format == Format::JsonStream {
-            emit(&ndjson::error(e));
+            emit_error_event(e);
         }
     }
 }
@@ -80,14 +96,19 @@ impl Observer for Live {
         match self.format {
             Format::Text if self.show_intervals => {
                 let streams = if spec.parallel == 1 { "" } else { "s" };
+                let modes = text::modes(spec).map(|m| format!(" · {m}")).unwrap_or_default();
                 emit(&format!(
-                    "tcplab {label} → {server} · {} stream{streams} · {}{}",
+                    "tcplab {label} → {server} · {} stream{streams} · {}{}{modes}",
                     spec.parallel,
                     limit(spec),
                     text::pacing(spec)
                 ));
                 if spec.interval_ms > 0 {
-                    emit(&text::interval_header(engine::registry::of(spec.test).shape()));
+                    let shape = engine::registry::of(spec.test).shape();
+                    emit(&text::interval_header(shape));
+                    if shape == results::Shape::TcpBulk && spec.client_sends() {
+                        emit(SENDER_RATE_NOTE);
+                    }
                 }
             }
             Format::JsonStream => {

@@ -214,10 +214,14 @@ impl Place {
         // Against a tcplab server on another host, ask it for its end too (on this host's
         // loopback this end's sources see both).
         let traced_spec;
-        let spec = if recording.is_some() && matches!(self.kind, Kind::Remote) && !self.server_is_local() {
+        let remote = recording.is_some() && matches!(self.kind, Kind::Remote);
+        let spec = if remote && !self.server_is_local() {
             traced_spec = TestSpec { trace_server: true, ..spec.clone() };
             &traced_spec
         } else {
+            if remote {
+                say_once_why_the_local_server_is_not_asked();
+            }
             spec
         };
         let before = session.map(Session::report);
@@ -274,6 +278,19 @@ fn loopback_options(port: u16) -> ClientOptions {
         timeout: HANDSHAKE_TIMEOUT,
         busy_wait: Duration::ZERO,
         key: None,
+    }
+}
+
+/// One line, once per run: a traced test against this host's own server gets no server table,
+/// and why (a server started with --allow-trace would otherwise seem to have been ignored).
+fn say_once_why_the_local_server_is_not_asked() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "--trace: the server is on this host's loopback, where this end's capture and probes already \
+             record both ends: the server is not asked for a table of its own"
+        );
     }
 }
 

@@ -207,7 +207,37 @@ pub fn text(run: &RunRecord) -> String {
     if m.cells.iter().flatten().any(|e| matches!(e, Entry::Measured { met: false, .. })) {
         let _ = writeln!(o, "! confidence target not met");
     }
+    let warnings = cell_warnings(run);
+    if !warnings.is_empty() {
+        let _ = writeln!(o, "\nwarnings stored with the cells:");
+        for (warning, cells) in &warnings {
+            let _ = writeln!(o, "  {warning}\n    cells: {}", cells.join(", "));
+        }
+    }
     o
+}
+
+/// The measurement-quality warnings stored with a mesh's cells, each once (`message — advice`),
+/// with the cells (`sender → receiver`) that carry it, in the order first seen.
+pub fn cell_warnings(run: &RunRecord) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let Some(sweep) = run.sweep.as_ref() else { return out };
+    for p in &sweep.points {
+        let name = |n: &str| {
+            p.params.iter().find(|s| s.name == n).map(|s| s.value.to_string()).unwrap_or_else(|| "?".into())
+        };
+        let cell = format!("{} → {}", name("sender"), name("receiver"));
+        let Some(test) = run.tests.get(p.test_index as usize) else { continue };
+        for w in &test.warnings {
+            let text = format!("{} — {}", w.message, w.advice);
+            match out.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, cells)) if !cells.contains(&cell) => cells.push(cell.clone()),
+                Some(_) => {}
+                None => out.push((text, vec![cell.clone()])),
+            }
+        }
+    }
+    out
 }
 
 fn mark(e: &Entry) -> String {
@@ -315,6 +345,26 @@ fn fields(run: Option<i64>, (s, r): (&str, &str), metric: &str, e: &Entry) -> Ve
 mod tests {
     use super::*;
     use crate::fixture;
+
+    #[test]
+    fn the_cells_warnings_are_shown_under_the_matrix_once_each() {
+        let mut run = fixture::mesh_run();
+        let w = |message: &str| results::Warning {
+            kind: results::WarningKind::CpuSaturated,
+            message: message.into(),
+            advice: "pin the ends".into(),
+        };
+        for t in run.tests.iter_mut() {
+            t.warnings = vec![w("cpu0 was 100% busy")];
+        }
+        run.tests[0].warnings.push(w("only 12 latency samples"));
+        let text = text(&run);
+        let at = text.find("warnings stored with the cells:").unwrap_or_else(|| panic!("{text}"));
+        let below = &text[at..];
+        assert_eq!(below.matches("cpu0 was 100% busy — pin the ends").count(), 1, "{below}");
+        assert!(below.contains("only 12 latency samples — pin the ends"), "{below}");
+        assert!(below.contains("cells: a → a, "), "{below}");
+    }
 
     #[test]
     fn the_matrix_has_baselines_shares_failures_and_cells_not_run() {

@@ -121,6 +121,21 @@ pub fn pacing(spec: &TestSpec) -> String {
     }
 }
 
+/// The test type's own settings that are on, as the command line names them (`zerocopy,
+/// skip-rx-copy`; `send=sendfile` for a valued one); `None` when there are none.
+pub fn modes(spec: &TestSpec) -> Option<String> {
+    let on: Vec<String> = spec
+        .options
+        .iter()
+        .filter_map(|(name, value)| match value {
+            results::ParamValue::Bool(true) => Some(name.clone()),
+            results::ParamValue::Bool(false) => None,
+            other => Some(format!("{name}={other}")),
+        })
+        .collect();
+    (!on.is_empty()).then(|| on.join(", "))
+}
+
 /// The full summary block of one test.
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();
@@ -128,7 +143,8 @@ pub fn test_summary(r: &TestResult) -> String {
         Some(t) => format!("{} → {} (third-party)", t.from, r.server),
         None => r.server.clone(),
     };
-    let _ = writeln!(o, "── {} · {} · {place} ──", r.label, r.spec.test.id());
+    let modes = modes(&r.spec).map(|m| format!(" · {m}")).unwrap_or_default();
+    let _ = writeln!(o, "── {} · {} · {place}{modes} ──", r.label, r.spec.test.id());
     if r.summary.headline_value().is_none() {
         // Nothing was measured: no block of zeros that could be read as a measurement.
         let _ = writeln!(
@@ -259,8 +275,13 @@ fn direction_block(o: &mut String, d: &DirectionSummary, paced_bps: u64, referen
     let share = of_reference(d.of_reference, reference);
     let share = if share.is_empty() { share } else { format!("  ({share})") };
     let _ = writeln!(o, "    receiver  {:>14}  {:>14}{share}", bytes(d.receiver_bytes), rate(d.receiver_bps));
-    if d.rtt_mean_us.is_some() {
-        let _ = writeln!(o, "    RTT min/mean/max {}", rtt_range(d));
+    if let (Some(lo), Some(hi), Some(_)) = (d.rtt_min_us, d.rtt_max_us, d.rtt_mean_us) {
+        if lo == hi {
+            // One reading (or all alike): one number, not the same one three times.
+            let _ = writeln!(o, "    RTT {} (every reading the same)", micros(lo.into()));
+        } else {
+            let _ = writeln!(o, "    RTT min/mean/max {}", rtt_range(d));
+        }
     }
     let share = |v: Option<f64>, digits: usize| known(v, |x| format!("{:.digits$}%", x * 100.0));
     let _ = writeln!(
@@ -279,14 +300,30 @@ pub(crate) fn rtt_range(d: &DirectionSummary) -> String {
     format!("{} / {} / {}", us(d.rtt_min_us), us(d.rtt_mean_us), us(d.rtt_max_us))
 }
 
+/// What a test's requests were: `request 64 B`, or for a test that steps through sizes (a
+/// `sizes` option, as segment-cost has) how many sizes, from which to which.
+fn requests(spec: &TestSpec) -> (String, &'static str) {
+    let sizes: Vec<u64> = match spec.options.get("sizes") {
+        Some(results::ParamValue::Text(t)) => t.split(',').filter_map(|w| w.trim().parse().ok()).collect(),
+        _ => Vec::new(),
+    };
+    match (sizes.iter().min(), sizes.iter().max()) {
+        (Some(lo), Some(hi)) if sizes.len() > 1 => (
+            format!("requests of {} sizes, {}–{}, one size at a time", sizes.len(), bytes(*lo), bytes(*hi)),
+            " (all sizes together)",
+        ),
+        _ => (format!("request {} B", spec.request_len), ""),
+    }
+}
+
 fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
     let l = &rr.latency;
+    let (requests, mixed) = requests(spec);
     let _ = writeln!(
         o,
-        "  {} flow{} · request {} B · response {} B · burst {}",
+        "  {} flow{} · {requests} · response {} B · burst {}",
         rr.flows,
         if rr.flows == 1 { "" } else { "s" },
-        spec.request_len,
         spec.response_len,
         spec.burst
     );
@@ -302,7 +339,7 @@ fn rr_block(o: &mut String, rr: &RrSummary, spec: &TestSpec, metric: Metric) {
     } else {
         let _ = writeln!(
             o,
-            "    latency mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
+            "    latency{mixed} mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · max {} ({} samples)",
             micros(l.mean_us),
             micros(l.p50_us),
             micros(l.p90_us),
@@ -525,6 +562,24 @@ pub fn segment_flow_line(f: &results::segment_flow::FlowInterval) -> String {
 mod tests {
     use super::*;
     use results::{Cause, TestKind, TestSpec};
+
+    #[test]
+    fn one_rtt_reading_is_one_number() {
+        let d = DirectionSummary {
+            rtt_min_us: Some(746),
+            rtt_mean_us: Some(746),
+            rtt_max_us: Some(746),
+            ..Default::default()
+        };
+        let mut o = String::new();
+        direction_block(&mut o, &d, 0, None);
+        assert!(o.contains("RTT 746 µs (every reading the same)") && !o.contains("min/mean/max"), "{o}");
+        let d =
+            DirectionSummary { rtt_min_us: Some(700), rtt_mean_us: Some(746), rtt_max_us: Some(900), ..d };
+        let mut o = String::new();
+        direction_block(&mut o, &d, 0, None);
+        assert!(o.contains("RTT min/mean/max 700 µs / 746 µs / 900 µs"), "{o}");
+    }
 
     fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {
         StreamInterval { index, bytes, retransmits: 2, cwnd_bytes: 65_536, rtt_us, ..Default::default() }

@@ -95,10 +95,21 @@ pub fn remote_receiver_intervals(o: &mut String, remote: &results::SideMeasureme
     }
     let _ = writeln!(o, "  server (receiver) intervals:");
     let _ = writeln!(o, "  {}", interval_header());
-    for iv in &receiving {
+    let shown = results::side::without_trailing_stub(&receiving);
+    for iv in shown {
         lines(iv, jitter_known).iter().for_each(|l| {
             let _ = writeln!(o, "  {l}");
         });
+    }
+    if let Some(stub) = receiving.get(shown.len()) {
+        let datagrams: u64 = stub.streams.iter().filter_map(|s| s.udp.as_ref()).map(|u| u.received).sum();
+        let _ = writeln!(
+            o,
+            "  (and {} datagram(s) in the last {:.1} ms after {:.2} s: in the totals, too short for a rate)",
+            count(datagrams),
+            stub.len_s() * 1e3,
+            stub.start_s
+        );
     }
 }
 
@@ -255,6 +266,36 @@ mod tests {
         assert!(lines[0].contains("12.5 µs"), "{}", lines[0]);
         assert!(lines[1].contains("(sent)"), "{}", lines[1]);
         assert!(lines[2].starts_with("[SUM]"));
+    }
+
+    #[test]
+    fn a_last_stub_interval_is_noted_not_drawn_as_a_rate() {
+        let rx = |received: u64| StreamInterval {
+            index: 0,
+            bytes: received * 1460,
+            udp: Some(UdpCounts { received, ..Default::default() }),
+            ..Default::default()
+        };
+        let iv = |start_s: f64, end_s: f64, n: u64| Interval {
+            start_s,
+            end_s,
+            omitted: false,
+            streams: vec![rx(n)],
+        };
+        let remote = results::SideMeasurement {
+            intervals: vec![iv(0.0, 1.0, 856), iv(1.0, 2.0, 856), iv(2.0, 2.0035, 1)],
+            ..Default::default()
+        };
+        let mut o = String::new();
+        remote_receiver_intervals(&mut o, &remote, true);
+        assert!(!o.contains("2.00-2.00"), "{o}");
+        assert!(o.contains("(and 1 datagram(s) in the last 3.5 ms after 2.00 s: in the totals"), "{o}");
+        // A whole last interval stays a row.
+        let remote =
+            results::SideMeasurement { intervals: vec![iv(0.0, 1.0, 856), iv(1.0, 1.5, 428)], ..remote };
+        let mut o = String::new();
+        remote_receiver_intervals(&mut o, &remote, true);
+        assert!(o.contains("1.00-1.50") && !o.contains("(and "), "{o}");
     }
 
     #[test]

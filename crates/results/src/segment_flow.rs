@@ -85,7 +85,8 @@ pub struct FlowDirection {
     pub data_segments: u64,
     /// ACKs seen arriving at the sender (0 when the sender was not traced).
     pub acks: u64,
-    /// Retransmissions the sender made.
+    /// Retransmissions the sender made: `tcp:tcp_retransmit_skb` events while traced (skbs,
+    /// not segments: TCP_INFO's `retr` counts segments, over the whole test).
     pub retransmissions: u64,
     /// The most common segment sizes, largest count first.
     pub sizes: Vec<SizeCount>,

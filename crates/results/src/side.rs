@@ -221,6 +221,16 @@ pub struct Interval {
     pub streams: Vec<StreamInterval>,
 }
 
+/// `intervals` without a last one that is a stub: shorter than a tenth of the one before
+/// (the few datagrams or bytes that arrived after the last full interval closed). Its counts
+/// are in the totals; as a rate over a few milliseconds it would read as a spike or a drop.
+pub fn without_trailing_stub(intervals: &[Interval]) -> &[Interval] {
+    match intervals {
+        [.., before, last] if last.len_s() < 0.1 * before.len_s() => &intervals[..intervals.len() - 1],
+        _ => intervals,
+    }
+}
+
 impl Interval {
     /// Bytes of all streams.
     pub fn bytes(&self) -> u64 {

@@ -194,6 +194,22 @@ impl Store {
             .map_err(sql("reading points"))
     }
 
+    /// Run `id`'s status as stored (`running`, `complete`, `interrupted`, `failed`,
+    /// `abandoned`) and the process that wrote it (whether a `running` run is abandoned is for
+    /// the caller to judge: [`crate::owner::abandoned`]).
+    pub fn run_state(&self, id: i64) -> Result<(String, Option<Owner>)> {
+        let row = self
+            .conn()
+            .query_opt(
+                "SELECT status, owner_pid, owner_pid_start, owner_boot_id, owner_host FROM runs WHERE id = ?1",
+                args![id],
+            )
+            .map_err(sql("reading a run"))?
+            .ok_or(Error::NotFound(id))?;
+        let status = row.text(0).map_err(sql("reading a run"))?;
+        Ok((status, owner_of(&row, 1).map_err(sql("reading a run"))?))
+    }
+
     /// The `host:port` a run was asked to test.
     pub fn server_of(&self, id: i64) -> Result<String> {
         self.conn()

@@ -283,15 +283,36 @@ fn evidence(f: &FlowDirection, size_seen: bool) -> Vec<String> {
         ));
     }
     if f.retransmissions > 0 {
-        let s = if f.retransmissions == 1 { "" } else { "s" };
-        out.push(format!("{} retransmission{s} by the sender", f.retransmissions));
+        out.push(retransmission_line(f.retransmissions));
     }
     out
+}
+
+/// What the trace's retransmission count counts, beside TCP_INFO's and the capture's.
+fn retransmission_line(n: u64) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!(
+        "{n} retransmitted skb{s} (tcp:tcp_retransmit_skb events while traced; an skb can hold several \
+         segments, while TCP_INFO's retr counts segments over the whole test, and the capture's \
+         retx=1 rows mark any segment carrying sequence space seen before, as a reordered one does)"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_retransmission_count_says_what_it_counts() {
+        let f = FlowDirection { retransmissions: 14, ..FlowDirection::default() };
+        let lines = evidence(&f, false);
+        let line = lines.iter().find(|l| l.starts_with("14 retransmitted skbs")).unwrap();
+        assert!(
+            line.contains("tcp:tcp_retransmit_skb") && line.contains("TCP_INFO's retr counts segments"),
+            "{line}"
+        );
+        assert!(retransmission_line(1).starts_with("1 retransmitted skb ("));
+    }
 
     fn ack(t_us: u64, una: u32, nxt: u32, wnd: u32) -> Segment {
         let st = SocketState {

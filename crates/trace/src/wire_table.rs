@@ -18,7 +18,7 @@ pub const COLUMNS: [(&str, &str); 16] = [
     ("peer_wnd", "the window last announced to this segment's sender, bytes (scaled); empty before one"),
     ("outstanding", "bytes sent and not yet acknowledged at the capture point: for a segment with payload its own direction after it, for one without the direction it acknowledges"),
     ("flags", "TCP flags: S(YN) A(CK) P(SH) F(IN) R(ST), `.` for none"),
-    ("retx", "1 when the segment carries sequence space its direction had already sent"),
+    ("retx", "1 when the segment carries sequence space its direction had already sent, as seen at the capture point: a retransmission, or a segment that arrived out of order"),
     ("gso_size", "the segment size TSO/GSO cuts this super-packet to (the peer's MSS less options); empty for a single segment"),
     ("cwnd", "the sending socket's congestion window, segments, at its last tcp:tcp_probe before the segment"),
     ("srtt_us", "the sending socket's smoothed RTT, µs, from the same probe"),

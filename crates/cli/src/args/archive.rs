@@ -89,7 +89,7 @@ pub struct RunFilterArgs {
     #[arg(long, value_enum)]
     pub status: Option<StatusArg>,
     /// Only runs of the last SECS seconds.
-    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms)]
+    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true)]
     pub since: Option<u64>,
     /// At most this many runs, newest first (0 = all; default: 20 for history, all for export).
     #[arg(short = 'n', long)]

@@ -20,16 +20,16 @@ pub struct CompareCcArgs {
     #[arg(long = "cc", value_name = "LIST", value_delimiter = ',', default_value = "reno,cubic,bbr")]
     pub controls: Vec<String>,
     /// Seconds per stream.
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "60")]
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "60")]
     pub time_ms: u64,
     /// Seconds per short window (the seed's 80 s column).
-    #[arg(long = "window", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "10")]
+    #[arg(long = "window", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "10")]
     pub window_ms: u64,
     /// Seconds between throughput samples (interval reports).
-    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "1")]
     pub interval_ms: u64,
     /// Seconds at the start of each stream left out of its figures (slow start).
-    #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "0")]
+    #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "0")]
     pub omit_ms: u64,
     /// Run every control this many times, interleaved (reno, cubic, bbr, reno, …) to spread drift.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -39,7 +39,7 @@ pub struct CompareCcArgs {
     #[arg(long)]
     pub concurrent: bool,
     /// Seconds between RTT probes (TCP handshakes to the server's control port).
-    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms, default_value = "0.2")]
+    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "0.2")]
     pub probe_interval: u64,
     /// Bytes per write (K, M = powers of 1024).
     #[arg(short = 'l', long = "len", value_parser = parse::size_u32, default_value = "128K")]

@@ -55,7 +55,8 @@ pub struct EmuArgs {
     /// Command run on the client side (default: $SHELL). `{peer}` in its words (and in
     /// --server-cmd) is replaced by the other side's address: `-- ping -c 3 {peer}`. Both sides
     /// also find it in TCPLAB_PEER, which your shell expands before tcplab runs unless quoted:
-    /// `-- sh -c 'ping -c 3 $TCPLAB_PEER'`.
+    /// `-- sh -c 'ping -c 3 $TCPLAB_PEER'`. SIGINT, SIGTERM and SIGHUP to tcplab are passed on
+    /// to it (`timeout 10 tcplab emu …` stops it at 10 s); the exit code is its own.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

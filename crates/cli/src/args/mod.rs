@@ -10,6 +10,7 @@ use crate::parse;
 pub mod archive;
 pub mod cc;
 pub mod fleet;
+pub mod install;
 pub mod link;
 pub mod measure;
 pub mod mesh;
@@ -98,6 +99,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// The archive a fleet shares: push local results to it, audit hosts that sent none.
     Archive(fleet::ArchiveArgs),
+    /// A shell completion script on stdout (bash, zsh, fish, elvish, powershell).
+    Completions(install::CompletionsArgs),
+    /// The manual page (roff) on stdout: `tcplab man | man -l -`, or all pages with --dir.
+    Man(install::ManArgs),
 }
 
 impl Command {
@@ -119,7 +124,9 @@ impl Command {
             | Command::Export(_)
             | Command::Compare(_)
             | Command::Report(_)
-            | Command::Archive(_) => None,
+            | Command::Archive(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
         }
     }
 }
@@ -198,7 +205,7 @@ impl ServerArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// Server host name or address (not with --path, which runs its own server).
-    #[arg(required_unless_present_any = ["path", "client", "iperf3"], default_value = "")]
+    #[arg(required_unless_present_any = ["path", "client", "iperf3"], default_value = "", hide_default_value = true)]
     pub host: String,
     /// The server, as iperf3's `-c HOST` (the same as the HOST argument).
     #[arg(short = 'c', long = "client", value_name = "HOST", conflicts_with = "host")]
@@ -217,6 +224,10 @@ pub struct ClientArgs {
     /// Local address to bind to.
     #[arg(short = 'B', long)]
     pub bind: Option<IpAddr>,
+    /// iperf3's --cport, which tcplab does not have: said plainly instead of clap's
+    /// suggestion of --port (the server's port).
+    #[arg(long, hide = true, value_name = "PORT", value_parser = parse::no_cport)]
+    pub cport: Option<u16>,
     /// IPv4 only.
     #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
     pub ipv4: bool,
@@ -261,13 +272,13 @@ pub struct OutputArgs {
 #[derive(Debug, Args, Clone)]
 pub struct TimingArgs {
     /// Test length in seconds.
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "10")]
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "10")]
     pub time_ms: u64,
     /// Seconds between interval reports (0 = none).
-    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "1")]
     pub interval_ms: u64,
     /// Seconds at the start left out of the summary (slow start, warm-up).
-    #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "0")]
+    #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "0")]
     pub omit_ms: u64,
     /// Parallel streams or flows (a thread each).
     #[arg(short = 'P', long, default_value_t = 1)]
@@ -411,7 +422,7 @@ pub struct RunArgs {
     #[arg(short, long, default_value_t = 9180)]
     pub port: u16,
     /// Seconds per test.
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "5")]
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "5")]
     pub time_ms: u64,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -15,7 +15,7 @@ pub struct OpsArgs {
     #[arg(long, value_name = "FILE")]
     pub keys: Option<PathBuf>,
     /// Longest test an anonymous client may run, seconds.
-    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms)]
+    #[arg(long, value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true)]
     pub anon_max_duration: Option<u64>,
     /// Highest total rate of an anonymous paced (UDP) test, e.g. 100M (k/M/G = powers of 1000).
     #[arg(long, value_name = "RATE", value_parser = parse::rate_bps)]
@@ -29,8 +29,8 @@ pub struct OpsArgs {
     /// Most anonymous tests per minute from one address.
     #[arg(long, value_name = "N")]
     pub anon_tests_per_minute: Option<u32>,
-    /// Detach and run in the background (needs --pidfile; logs go to --logfile).
-    #[arg(long, requires = "pidfile")]
+    /// Detach and run in the background (needs --pidfile; logs go to --logfile). iperf3's -D.
+    #[arg(short = 'D', long, requires = "pidfile")]
     pub daemon: bool,
     /// Write the server's process id here once it listens, and hold a lock on it; removed on
     /// exit. A file another running server holds refuses the start (a stale one is taken over).

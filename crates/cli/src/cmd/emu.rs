@@ -6,13 +6,15 @@
 //! alone: the server-side command's output goes to stderr, each line prefixed `server: `, or
 //! to `--server-log FILE`. When the client-side command ends, every process left on either
 //! side gets SIGTERM and, after a grace period, SIGKILL; the emulator stops and its counters
-//! are printed on stderr. The exit code is the client-side command's.
+//! are printed on stderr. The exit code is the client-side command's (128 + N for one ended by
+//! signal N). SIGINT, SIGTERM and SIGHUP to tcplab are passed on to the client-side command's
+//! process group ([`start_client`]); if it still runs [`GRACE`] later, the cleanup above ends it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Ipv4Addr;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use emu::pump::cgroup::CpuQuota;
@@ -56,12 +58,13 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
         None => None,
     };
     let client_cmd = with_peer(&client_command(&a.command), emu.addr(Role::Server));
-    let status = spawn(&emu, Role::Client, &client_cmd, client_quota.as_ref(), None)
-        .and_then(|mut c| c.wait().context("waiting for the client-side command"));
+    let client = start_client(&emu, &client_cmd, client_quota.as_ref());
+    let waited = client.as_ref().map_err(|e| anyhow::anyhow!("{e:#}")).and_then(ClientCmd::wait);
     let stopped = emu.stop_processes(GRACE);
     if let Some(s) = server {
         s.finish();
     }
+    let status = client.and_then(|c| c.finish(waited?));
     netio::netns::reap_exited();
     let failure = emu.failure();
     let report = emu.stop()?;
@@ -80,8 +83,15 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
     if let Some(f) = failure {
         bail!("link emulator: {f}");
     }
-    let code = status?.code().unwrap_or(2);
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)))
+    Ok(ExitCode::from(exit_code(status?)))
+}
+
+/// The client-side command's exit code; for one ended by a signal, 128 + its number, as a
+/// shell reports it.
+fn exit_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(2);
+    u8::try_from(code).unwrap_or(2)
 }
 
 /// `sh -c CMD`.
@@ -104,14 +114,16 @@ fn with_peer(argv: &[String], peer: Ipv4Addr) -> Vec<String> {
     argv.iter().map(|w| w.replace(PEER, &peer.to_string())).collect()
 }
 
-/// Starts `argv` on `role`'s side with TCPLAB_PEER set, inside `quota` if given; its output
-/// to `output` when given (stdin then closed), else inherited.
+/// Starts `argv` on `role`'s side with TCPLAB_PEER set, inside `quota` if given, in a process
+/// group of its own with `own_group`; its output to `output` when given (stdin then closed),
+/// else inherited.
 fn spawn(
     emu: &Emulator,
     role: Role,
     argv: &[String],
     quota: Option<&CpuQuota>,
     output: Option<(Stdio, Stdio)>,
+    own_group: bool,
 ) -> Result<Child> {
     let Some((program, args)) = argv.split_first() else { bail!("empty command") };
     let peer = match role {
@@ -123,10 +135,114 @@ fn spawn(
     if let Some((out, err)) = output {
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     }
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
     let procs = quota.map(CpuQuota::procs_file);
     emu.netns(role)
         .spawn(&mut cmd, netio::netns::SIGKILL, procs.as_deref())
         .with_context(|| format!("starting `{program}` on the {} side", role.name()))
+}
+
+/// What happened to the client-side command.
+enum Event {
+    /// It ended (or waiting for it failed).
+    Exited(std::io::Result<ExitStatus>),
+    /// tcplab got this signal and passed it on.
+    Signal,
+}
+
+/// The client-side command while it runs, with the signals tcplab gets passed on to it.
+struct ClientCmd {
+    events: mpsc::Receiver<Event>,
+    forwarder: signal_hook::iterator::Handle,
+}
+
+/// Starts the client-side command and passes SIGINT, SIGTERM and SIGHUP on to it, as a shell
+/// does to its foreground job: to its own process group, so `timeout` or `kill` ends the
+/// command and what it started. Started from an interactive shell, the command stays in
+/// tcplab's group (so it can read the terminal, and keystrokes signal it directly); SIGTERM and
+/// SIGHUP then go to it alone.
+fn start_client(emu: &Emulator, argv: &[String], quota: Option<&CpuQuota>) -> Result<ClientCmd> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let own_group = !netio::process::in_terminal_foreground();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
+    let mut child = spawn(emu, Role::Client, argv, quota, None, own_group)?;
+    let pid = child.id();
+    let (tx, events) = mpsc::channel();
+    let forwarder = signals.handle();
+    let to_main = tx.clone();
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if pass_on(pid, own_group, sig) {
+                let _ = to_main.send(Event::Signal);
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        let _ = tx.send(Event::Exited(child.wait()));
+    });
+    Ok(ClientCmd { events, forwarder })
+}
+
+/// Passes `sig` on to the client-side command (its group with `own_group`); false if there
+/// was nothing to do (a terminal's SIGINT already reached a command in tcplab's group).
+fn pass_on(pid: u32, own_group: bool, sig: i32) -> bool {
+    let name = match sig {
+        signal_hook::consts::SIGINT => "SIGINT",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        _ => "SIGHUP",
+    };
+    let sent = if own_group {
+        netio::process::signal_group(pid, sig)
+    } else if sig == signal_hook::consts::SIGINT {
+        return false;
+    } else {
+        netio::netns::signal(pid, sig)
+    };
+    match sent {
+        Ok(()) => eprintln!("emu: {name}: passed on to the client-side command"),
+        Err(e) => eprintln!("emu: {name}: the client-side command is gone ({e})"),
+    }
+    true
+}
+
+impl ClientCmd {
+    /// Waits for the command to end: its status, or `None` if it still ran [`GRACE`] after a
+    /// signal was passed on (the cleanup that follows ends it).
+    fn wait(&self) -> Result<Option<ExitStatus>> {
+        let mut deadline: Option<Instant> = None;
+        loop {
+            let event = match deadline {
+                None => self.events.recv().ok(),
+                Some(d) => self.events.recv_timeout(d.saturating_duration_since(Instant::now())).ok(),
+            };
+            match event {
+                Some(Event::Exited(status)) => {
+                    return status.map(Some).context("waiting for the client-side command")
+                }
+                Some(Event::Signal) => deadline = deadline.or_else(|| Some(Instant::now() + GRACE)),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Stops passing signals on; the command's status, once the cleanup ended it if `waited`
+    /// found it still running.
+    fn finish(self, waited: Option<ExitStatus>) -> Result<ExitStatus> {
+        self.forwarder.close();
+        if let Some(status) = waited {
+            return Ok(status);
+        }
+        loop {
+            match self.events.recv_timeout(DRAIN) {
+                Ok(Event::Exited(status)) => return status.context("waiting for the client-side command"),
+                Ok(Event::Signal) => {}
+                Err(_) => bail!("the client-side command outlived the cleanup"),
+            }
+        }
+    }
 }
 
 /// The server-side command and the threads that carry its output to stderr.
@@ -152,7 +268,7 @@ fn start_server(
         }
         None => (Stdio::piped(), Stdio::piped()),
     };
-    let mut child = spawn(emu, Role::Server, argv, quota, Some(output))?;
+    let mut child = spawn(emu, Role::Server, argv, quota, Some(output), false)?;
     let (tx, drains) = mpsc::channel();
     let mut pipes = 0;
     let outs: [Option<Box<dyn Read + Send>>; 2] = [

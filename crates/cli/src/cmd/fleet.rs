@@ -31,7 +31,10 @@ fn push(a: &PushArgs) -> Result<ExitCode> {
     // Plain text, not the store's error: the "--no-store, or --db" advice is about the
     // archive results are read from, not about where --to points.
     let mut to = Store::open(&a.to).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut progress = |c: &PushCounts| eprintln!("{}", counts_line(c));
+    // Progress names batches; the summary (stdout) is said once, at the end.
+    let mut progress = |c: &PushCounts| {
+        eprintln!("archive push: {} batch(es) stored so far ({} test(s))", c.batches, c.tests_pushed)
+    };
     let counts = from
         .push_to(&mut to, a.batch as usize, &mut progress)
         .with_context(|| format!("pushing {} to {}", from.path().display(), to.path().display()))?;

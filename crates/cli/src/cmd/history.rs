@@ -73,11 +73,8 @@ fn list(st: &Store, f: &RunFilterArgs, default_limit: u32) -> Result<Vec<RunSumm
         }
         _ => st.list_runs(&filter)?,
     };
-    let here = this_process();
-    for r in runs.iter_mut().filter(|r| r.status == "running") {
-        if r.owner.as_ref().is_some_and(|o| store::owner::abandoned(o, &here, netio::host::pid_alive)) {
-            r.status = "abandoned".into();
-        }
+    for r in &mut runs {
+        r.status = judged_status(&r.status, r.owner.as_ref()).to_string();
     }
     if let Some(status) = f.status.and_then(|s| s.to_possible_value()) {
         runs.retain(|r| r.status == status.get_name());
@@ -86,6 +83,16 @@ fn list(st: &Store, f: &RunFilterArgs, default_limit: u32) -> Result<Vec<RunSumm
         runs.truncate(filter.limit as usize);
     }
     Ok(runs)
+}
+
+/// A run's status as shown: a `running` run whose process is gone is `abandoned`.
+pub fn judged_status<'a>(stored: &'a str, owner: Option<&results::Owner>) -> &'a str {
+    let gone = || owner.is_some_and(|o| store::owner::abandoned(o, &this_process(), netio::host::pid_alive));
+    if stored == "running" && gone() {
+        "abandoned"
+    } else {
+        stored
+    }
 }
 
 /// A run id from the command line: a number, `last`, or a stable id.

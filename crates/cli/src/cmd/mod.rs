@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod emu;
 pub mod fleet;
 pub mod history;
+pub mod install;
 pub mod keygen;
 pub mod mesh;
 pub mod model;

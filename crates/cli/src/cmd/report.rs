@@ -17,7 +17,9 @@ pub fn run(a: &ReportArgs) -> Result<ExitCode> {
         runs.extend(read_json(path)?);
     }
     if !a.ids.is_empty() || a.from.is_empty() {
-        runs.extend(from_archive(a.db.as_deref(), &a.ids)?);
+        let archived = from_archive(a.db.as_deref(), &a.ids)?;
+        check_states(&archived)?;
+        runs.extend(archived.into_iter().map(|a| a.run));
     }
     let doc = render(&runs, a.format())?;
     match &a.output {
@@ -54,7 +56,44 @@ fn read_json(path: &Path) -> Result<Vec<RunRecord>> {
     })
 }
 
-fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<RunRecord>> {
+/// One run read from the archive, with its id and status.
+struct Archived {
+    id: i64,
+    status: String,
+    run: RunRecord,
+}
+
+/// Says which archived runs did not finish; refuses a report of runs that hold no test at all
+/// (it would say "no tests" and exit 0), naming each run's status instead.
+fn check_states(archived: &[Archived]) -> Result<()> {
+    let unfinished: Vec<String> = archived
+        .iter()
+        .filter(|a| a.status != "complete")
+        .map(|a| format!("run {} is {} ({} test(s) stored)", a.id, explain(&a.status), a.run.tests.len()))
+        .collect();
+    if !archived.is_empty() && archived.iter().all(|a| a.run.tests.is_empty()) {
+        let what =
+            if unfinished.is_empty() { "no run holds a test".to_string() } else { unfinished.join("; ") };
+        bail!("nothing to report: {what}");
+    }
+    for line in unfinished {
+        eprintln!("note: {line}");
+    }
+    Ok(())
+}
+
+/// A run status with what it means.
+fn explain(status: &str) -> String {
+    match status {
+        "abandoned" => "abandoned: its process ended before the run finished".into(),
+        "running" => "still running: tests are stored as each one ends".into(),
+        "interrupted" => "interrupted: stopped before its planned end".into(),
+        other => other.into(),
+    }
+}
+
+/// The archived runs `ids` (default: the last one) with each one's id and status.
+fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<Archived>> {
     let path: PathBuf = match db.map(Path::to_path_buf).or_else(store::env_path) {
         Some(p) => p,
         None => store::default_path()
@@ -73,5 +112,12 @@ fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<RunRecord>> {
     } else {
         ids.to_vec()
     };
-    ids.iter().map(|id| Ok(store.load_run(*id)?)).collect()
+    let mut archived = Vec::new();
+    for &id in &ids {
+        let run = store.load_run(id)?;
+        let (status, owner) = store.run_state(id)?;
+        let status = super::history::judged_status(&status, owner.as_ref()).to_string();
+        archived.push(Archived { id, status, run });
+    }
+    Ok(archived)
 }

@@ -2,9 +2,7 @@
 //! inside it, a point-to-point address pair, the path's MTU, and TCP buffer maxima sized
 //! for the path's bandwidth-delay product.
 
-use std::io::Write;
 use std::net::Ipv4Addr;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use netio::{NetNs, Tun};
@@ -60,32 +58,24 @@ pub fn side(
     let sysctls = sysctls(path);
     let (ns, tun) = NetNs::create(|| {
         write_sysctls(&sysctls)?;
-        Tun::create(name, offload)
+        let tun = Tun::create(name, offload)?;
+        configure(name, addr, peer, path.mtu_bytes)?;
+        Ok(tun)
     })
-    .map_err(|source| Error::Setup { step: step("creating namespace, sysctls and TUN device"), source })?;
-    let script = format!(
-        "link set lo up\naddr add {addr} peer {peer}/32 dev {name}\nlink set {name} mtu {mtu} txqueuelen {TXQUEUELEN} up\n",
-        mtu = path.mtu_bytes
-    );
-    run_ip(&ns, &script).map_err(|source| Error::Setup { step: step("configuring addresses"), source })?;
+    .map_err(|source| Error::Setup {
+        step: step("creating namespace, sysctls, TUN device and addresses"),
+        source,
+    })?;
     Ok(Endpoint { ns, tun, addr })
 }
 
-/// Runs an `ip -batch` script inside `ns`.
-fn run_ip(ns: &NetNs, script: &str) -> std::io::Result<()> {
-    let mut cmd = Command::new("ip");
-    cmd.args(["-batch", "-"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = ns.spawn(&mut cmd, netio::netns::SIGKILL, None)?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(script.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(std::io::Error::other(format!("ip: {msg}")))
-    }
+/// Inside the new namespace, over netlink (no iproute2 needed): loopback up, the device's
+/// point-to-point address pair (which routes `peer` over it), MTU and queue, then the device up.
+fn configure(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> std::io::Result<()> {
+    use netio::netlink::{add_peer_address, set_link, LinkSettings};
+    set_link("lo", &LinkSettings { up: Some(true), ..LinkSettings::default() })?;
+    add_peer_address(name, addr, peer)?;
+    set_link(name, &LinkSettings { mtu: Some(mtu), txqueuelen: Some(TXQUEUELEN), up: Some(true) })
 }
 
 /// The sysctls of an endpoint namespace: no IPv6 on new devices, TCP buffers ≥ 4 × BDP.

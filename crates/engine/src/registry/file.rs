@@ -237,6 +237,9 @@ impl TestType for FileTest {
             return Err(format!("the file did not arrive whole: {got} of {} bytes", f.size));
         }
         match &f.verification {
+            Verification::Mismatch { .. } if f.sender.as_ref().is_some_and(|s| s.source_changed) => {
+                Err(SOURCE_CHANGED.into())
+            }
             Verification::Mismatch { sent, received } => {
                 Err(format!("the file arrived corrupted: SHA-256 sent {sent}, received {received}"))
             }
@@ -265,6 +268,9 @@ impl TestType for FileTest {
     }
 }
 
+/// What a hash mismatch means when the sender's file was written to during the send.
+const SOURCE_CHANGED: &str = "the source file changed while it was being sent (its modification time or size moved since it was hashed): the hashes cannot agree, and the mismatch says nothing about the transfer; send a file nothing writes to";
+
 /// Both ends' file figures summed up: verification (none when `verify` was off), zero-copy
 /// outcome and notes.
 pub fn file_summary(
@@ -292,6 +298,9 @@ pub fn file_summary(
                 z.sends
             ));
         }
+    }
+    if sender.as_ref().is_some_and(|s| s.source_changed) {
+        notes.push(SOURCE_CHANGED.into());
     }
     if let Some(p) = sender.as_ref().map(|s| s.prepare_s).filter(|p| *p > 0.0) {
         let hashed = if verify { " and hashed" } else { "" };
@@ -427,6 +436,19 @@ mod tests {
         assert_eq!(FileTest.verify(&skipped), Ok(()));
         let f: FileSummary = serde_json::from_value(skipped.sections[SECTION].clone()).unwrap();
         assert!(matches!(f.verification, Verification::NotChecked { .. }));
+    }
+
+    #[test]
+    fn a_source_changed_during_the_send_is_blamed_on_the_source() {
+        let changed = FileSide { source_changed: true, ..side(Some("aa"), 100) };
+        let s = summary_of(changed, side(Some("ab"), 100));
+        let e = FileTest.verify(&s).unwrap_err();
+        assert!(
+            e.starts_with("the source file changed while it was being sent") && !e.contains("corrupted"),
+            "{e}"
+        );
+        let f: FileSummary = serde_json::from_value(s.sections[SECTION].clone()).unwrap();
+        assert!(f.notes.iter().any(|n| n.starts_with("the source file changed")), "{:?}", f.notes);
     }
 
     #[test]

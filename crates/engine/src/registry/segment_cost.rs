@@ -208,7 +208,7 @@ pub fn figures(c: &SegmentCost) -> Vec<Figure> {
             .into_iter()
             .filter_map(|(way, side)| Some(format!("{} {}", way.name(), per_segment_text(side?, size, way)?)))
             .collect();
-        let label = format!("{} per segment", model::human::size(f64::from(size)));
+        let label = message_label(c, size);
         out.push(Figure::new(label, FigureValue::Text(parts.join(" · "))));
     }
     for (way, side) in c.sides() {
@@ -232,6 +232,25 @@ pub fn figures(c: &SegmentCost) -> Vec<Figure> {
         }
     }
     out
+}
+
+/// `64.0 KiB message (2 segments at MSS 32.0 KiB), per segment`: the size is a message's,
+/// the times each side's per segment (the sender's shared over the message's segments).
+fn message_label(c: &SegmentCost, size: u32) -> String {
+    let human = |b: u32| model::human::size(f64::from(b));
+    let found = c
+        .sides()
+        .into_iter()
+        .filter_map(|(_, s)| s)
+        .find_map(|s| Some((s.rows.iter().find(|r| r.size == size)?, s.mss)));
+    match found {
+        Some((row, mss)) if mss > 0 => {
+            let n = row.segments;
+            let s = if n == 1 { "" } else { "s" };
+            format!("{} message ({n} segment{s} at MSS {}), per segment", human(size), human(mss))
+        }
+        _ => format!("{} message, per segment", human(size)),
+    }
 }
 
 fn note(text: String) -> Figure {
@@ -302,7 +321,7 @@ mod tests {
         let side = side_from_section(&good).unwrap();
         let f = figures(&SegmentCost { send: Some(side), receive: None });
         assert!(
-            f.iter().any(|f| f.label == "64 B per segment"
+            f.iter().any(|f| f.label == "64 B message (1 segment at MSS 1.41 KiB), per segment"
                 && f.value == FigureValue::Text(format!("send {}", model::human::micros(0.005)))),
             "{f:?}"
         );

@@ -70,7 +70,7 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         }
         let work: crate::side::Work = match role {
             Role::Send if zerocopy => {
-                Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, rate, ctx))
+                Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, rate, index, ctx))
             }
             Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, rate, ctx)),
             _ if skip => Box::new(move |ctx: &WorkerCtx| copy_modes::recv_skip(sock, recv_len, ctx)),
@@ -210,7 +210,11 @@ impl TestType for TcpStreamTest {
         local: &SideMeasurement,
         remote: Option<&SideMeasurement>,
     ) -> Summary {
-        crate::summarize::tcp_bulk(spec, local, remote)
+        let mut s = crate::summarize::tcp_bulk(spec, local, remote);
+        if let Some(z) = copy_modes::counts(&[Some(local), remote]) {
+            s.figures.extend(copy_modes::figures(&z));
+        }
+        s
     }
 
     fn options(&self) -> &'static [TypeOption] {

@@ -42,7 +42,7 @@ fn side_series(
     f: &dyn Fn(&Interval, &[&StreamInterval]) -> Option<f64>,
 ) -> Vec<Point> {
     let has_role = |s: &&StreamInterval| m.streams.iter().any(|st| st.index == s.index && st.role == role);
-    m.intervals
+    results::side::without_trailing_stub(&m.intervals)
         .iter()
         .filter_map(|iv| {
             let streams: Vec<&StreamInterval> = iv.streams.iter().filter(has_role).collect();
@@ -158,9 +158,13 @@ fn udp_timeline(p: &mut Page, t: &TestResult) {
             .saturating_sub(c.iter().map(|c| c.duplicates).sum::<u64>());
         (expected > 0).then(|| 100.0 * lost as f64 / expected as f64)
     };
-    let jitter = |_: &Interval, s: &[&StreamInterval]| {
+    // The unit the text summary uses for the same jitter: µs below 1 ms, else ms.
+    let jitter_max_ms = t.summary.udp.iter().filter_map(|d| d.jitter_ms).fold(0.0, f64::max);
+    let (jitter_unit, per_unit_us) =
+        if jitter_max_ms < 1.0 { ("jitter (µs)", 1.0) } else { ("jitter (ms)", 1000.0) };
+    let jitter = move |_: &Interval, s: &[&StreamInterval]| {
         let v: Vec<f64> = counts(s).iter().map(|c| c.jitter_us).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / 1000.0)
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64 / per_unit_us)
     };
     let ooo = |_: &Interval, s: &[&StreamInterval]| {
         let c = counts(s);
@@ -170,7 +174,7 @@ fn udp_timeline(p: &mut Page, t: &TestResult) {
     let jitter_known = t.summary.udp.iter().all(|d| d.jitter_ms.is_some());
     let plots: [(&str, &str, &IntervalFigure); 3] = [
         ("datagrams lost per interval", "lost (% of expected)", &loss),
-        ("jitter (RFC 3550)", "jitter (ms)", &jitter),
+        ("jitter (RFC 3550)", jitter_unit, &jitter),
         ("reordering per interval", "datagrams out of order", &ooo),
     ];
     for (title, y, f) in
@@ -276,6 +280,9 @@ pub fn cpu_section(p: &mut Page, tests: &[&TestResult]) {
     p.close_row();
     p.table(&table, true);
     p.para("note", "CPU: system-wide /proc/stat over the measured window. SD: µs of CPU per KB or per transaction. M = goodput in Mbit/s ÷ CPU-cores busy.");
+    if measured.iter().any(|t| one_host(t)) {
+        p.para("note", "Client and server on one host: each end's system-wide figure counts both ends, so such a test has one bar (\"one host\", or \"client\" beside tests on two hosts).");
+    }
     p.end_section();
 }
 
@@ -320,17 +327,29 @@ fn cost_bars(
         name: name.into(),
         values: tests.iter().map(|t| get(t).and_then(f)).collect(),
     };
+    // With both ends on one host, each end's system-wide figure counts both: one bar, not the
+    // same number twice.
+    let series = if tests.iter().all(|t| one_host(t)) {
+        vec![side("one host", &|t| t.summary.local_cost.as_ref())]
+    } else {
+        vec![
+            side("client", &|t| t.summary.local_cost.as_ref()),
+            side("server", &|t| t.summary.remote_cost.as_ref().filter(|_| !one_host(t))),
+        ]
+    };
     BarChart {
         title: title.into(),
         y_label: y.into(),
         y_format: TickFormat::Number,
         categories: short_labels(distinct_labels(tests)),
-        series: vec![
-            side("client", &|t| t.summary.local_cost.as_ref()),
-            side("server", &|t| t.summary.remote_cost.as_ref()),
-        ],
+        series,
     }
     .render()
+}
+
+/// Client and server ran on one host (the result carries the warning that says so).
+fn one_host(t: &TestResult) -> bool {
+    t.warnings.iter().any(|w| w.kind == results::WarningKind::SameHost)
 }
 
 #[cfg(test)]
@@ -359,8 +378,26 @@ mod tests {
             assert!(!html.contains(tcp), "{tcp} is not a UDP figure");
         }
         assert!(html.contains("lost (% of expected)") && html.contains("client→server"));
+        // 0.035 ms of jitter: the text says 35.0 µs, and so does the chart's axis.
+        assert!(html.contains("jitter (µs)") && !html.contains("jitter (ms)"), "the text's unit");
         let coalesced = timelines(&fixture::udp(20, None));
         assert!(!coalesced.contains("jitter") && coalesced.contains("reordering per interval"));
+    }
+
+    #[test]
+    fn a_test_on_one_host_gets_one_cpu_bar_not_the_same_number_twice() {
+        let here = fixture::stream(128 * 1024, 0, 10.0);
+        let apart = fixture::rr(1, 1, 20_000.0);
+        let util = |c: &results::CpuCost| Some(c.util_pct);
+        let svg = cost_bars("CPU", "%", &[&here], &util);
+        assert!(svg.contains("stream · one host: 60") && !svg.contains("· server:"), "{svg}");
+        assert!(!svg.contains("class=\"legend\""), "one series needs no legend");
+        let svg = cost_bars("CPU", "%", &[&here, &apart], &util);
+        assert!(svg.contains("stream · client: 60") && !svg.contains("stream · server"), "{svg}");
+        assert!(svg.contains("rr 1/1 · client: 80") && svg.contains("rr 1/1 · server: 70"), "{svg}");
+        let mut p = Page::new();
+        cpu_section(&mut p, &[&here]);
+        assert!(p.finish("t", "").contains("Client and server on one host"));
     }
 
     #[test]

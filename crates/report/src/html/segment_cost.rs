@@ -1,4 +1,4 @@
-//! Processing time per segment against segment size (`tcplab segment-cost`, seed 004's
+//! Processing time per segment against message size (`tcplab segment-cost`, seed 004's
 //! Figure 4): per test, the send and receive stack time per segment by both methods on a
 //! log-2 size axis, and the table of medians, their 95 % confidence intervals and p99s.
 //! Drawn for every test whose summary carries a `segment-cost` section.
@@ -43,7 +43,7 @@ pub fn section(p: &mut Page, tests: &[&TestResult]) {
 /// segment size.
 pub fn chart(title: &str, c: &SegmentCost) -> LineChart {
     let mut chart =
-        LineChart::new(title, AxisSpec::sizes("segment size"), AxisSpec::linear("µs per segment"));
+        LineChart::new(title, AxisSpec::sizes("message size"), AxisSpec::linear("µs per segment"));
     chart.legend = "side, method".into();
     for (way, side) in c.sides() {
         let Some(side) = side else { continue };

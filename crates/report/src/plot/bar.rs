@@ -51,7 +51,7 @@ impl BarChart {
         svg.line((f.left, f.bottom), (f.right, f.bottom), "#555555", 1.0);
         if legend {
             let names: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
-            f.legend(&mut svg, "", &names);
+            f.swatch_legend(&mut svg, &names);
         }
         svg.finish()
     }
@@ -127,5 +127,10 @@ mod tests {
         let s = c.render();
         assert_eq!(s.matches("</title></rect>").count(), 3, "{s}");
         assert!(s.contains("rr 1/1 · client: 12.5"));
+        // The legend's keys are bars too: swatches, not the line charts' line and marker.
+        let legend = &s[s.find("<g class=\"legend\">").unwrap()..];
+        let legend = &legend[..legend.find("</g>").unwrap()];
+        assert_eq!(legend.matches("<rect").count(), 2, "{legend}");
+        assert!(!legend.contains("<polyline") && !legend.contains("<circle"), "{legend}");
     }
 }

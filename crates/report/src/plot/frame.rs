@@ -91,8 +91,20 @@ impl Frame {
         svg.text(c, Anchor::Middle, "no data", "fill=\"#777777\"");
     }
 
-    /// A legend entry per name (colour, marker and dash of its index), top right.
+    /// A legend entry per name (colour, marker and dash of its index), top right: the key of
+    /// line charts.
     pub fn legend(&self, svg: &mut Svg, title: &str, names: &[String]) {
+        self.keyed_legend(svg, title, names, Key::Line);
+    }
+
+    /// A legend whose keys are filled swatches of each index's colour: the key of bar charts,
+    /// whose bars have no line or marker.
+    pub fn swatch_legend(&self, svg: &mut Svg, names: &[String]) {
+        self.keyed_legend(svg, "", names, Key::Swatch);
+    }
+
+    /// A legend of `key`s, one per name, top right.
+    fn keyed_legend(&self, svg: &mut Svg, title: &str, names: &[String], key: Key) {
         if names.is_empty() {
             return;
         }
@@ -104,8 +116,7 @@ impl Frame {
             y += 18.0;
         }
         for (i, name) in names.iter().enumerate().take(14) {
-            svg.polyline(&[(x, y - 4.0), (x + 22.0, y - 4.0)], palette::colour(i), 2.0, palette::dash(i));
-            marker(svg, i, (x + 11.0, y - 4.0), palette::colour(i), None);
+            key.draw(svg, i, (x, y));
             svg.text((x + 28.0, y), Anchor::Start, &clip(name, 17), "");
             y += 17.0;
         }
@@ -113,6 +124,28 @@ impl Frame {
             svg.text((x, y), Anchor::Start, &format!("… {} more", names.len() - 14), "fill=\"#777777\"");
         }
         svg.close_group();
+    }
+}
+
+/// What a legend entry shows before its name.
+#[derive(Debug, Clone, Copy)]
+enum Key {
+    /// The series' line with its marker.
+    Line,
+    /// A filled swatch of the series' colour.
+    Swatch,
+}
+
+impl Key {
+    /// Entry `i`'s key left of `(x, y)`, the baseline where its name starts.
+    fn draw(self, svg: &mut Svg, i: usize, (x, y): (f64, f64)) {
+        match self {
+            Key::Line => {
+                svg.polyline(&[(x, y - 4.0), (x + 22.0, y - 4.0)], palette::colour(i), 2.0, palette::dash(i));
+                marker(svg, i, (x + 11.0, y - 4.0), palette::colour(i), None);
+            }
+            Key::Swatch => svg.rect((x + 4.0, y - 10.0), (14.0, 11.0), palette::colour(i), None),
+        }
     }
 }
 

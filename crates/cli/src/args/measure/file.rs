@@ -58,10 +58,10 @@ pub struct FileArgs {
     #[arg(short = 'R', long)]
     pub reverse: bool,
     /// Give up after this many seconds (a transfer cut short fails verification).
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "60")]
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "60")]
     pub time_ms: u64,
     /// Seconds between interval reports (0 = none).
-    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "1")]
     pub interval_ms: u64,
 }
 

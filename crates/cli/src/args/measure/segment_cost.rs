@@ -24,10 +24,10 @@ pub struct SegmentCostArgs {
     #[arg(long, default_value = "64..65536:x2")]
     pub sizes: String,
     /// Seconds per size.
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "1")]
     pub time_ms: u64,
     /// Seconds between interval reports (0 = none).
-    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, default_value = "1")]
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "1")]
     pub interval_ms: u64,
 }
 

@@ -37,6 +37,10 @@ pub struct FileSide {
     /// `MSG_ZEROCOPY` sends and their completions (sender, `zerocopy` mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zerocopy: Option<ZeroCopyCounts>,
+    /// The source file was written to while it was sent (sender): its hash is of the file
+    /// before that, so a mismatch says nothing about the transfer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub source_changed: bool,
 }
 
 /// `MSG_ZEROCOPY` sends and what their completions said.

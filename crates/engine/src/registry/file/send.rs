@@ -74,6 +74,7 @@ fn run(sock: &TcpStream, src: &Source, mode: &'static str, chunk: usize, ctx: &W
             disk_s: t.disk.as_secs_f64(),
             sha256: src.sha256.clone(),
             zerocopy: t.zerocopy,
+            source_changed: src.changed(),
             ..FileSide::default()
         }),
     );

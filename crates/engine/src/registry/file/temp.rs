@@ -45,6 +45,9 @@ pub struct Source {
     pub sha256: Option<String>,
     /// Seconds spent generating and hashing.
     pub prepare_s: f64,
+    /// The client's file as it was when hashed (modification time, length); `None` for a
+    /// generated source, which nothing else writes.
+    pub stamp: Option<(Option<std::time::SystemTime>, u64)>,
     /// The generated file, removed when the source is dropped.
     pub _temp: Option<TempFile>,
 }
@@ -53,7 +56,7 @@ pub struct Source {
 /// temporary file, and hashes the source when `hash` is set.
 pub fn source(src: Option<&str>, size: u64, chunk: usize, hash: bool) -> io::Result<Source> {
     let t0 = Instant::now();
-    let (file, sha256, temp) = match src {
+    let (file, sha256, temp, stamp) = match src {
         Some(path) => {
             let mut file = File::open(path)?;
             let len = file.metadata()?.len();
@@ -63,16 +66,32 @@ pub fn source(src: Option<&str>, size: u64, chunk: usize, hash: bool) -> io::Res
                 )));
             }
             let sha = hash.then(|| hash_reader(&mut file, size, chunk)).transpose()?;
-            (File::open(path)?, sha, None)
+            let file = File::open(path)?;
+            let stamp = stamp_of(&file)?;
+            (file, sha, None, Some(stamp))
         }
         None => {
             let temp = TempFile::in_dir(&std::env::temp_dir())?;
             let mut out = OpenOptions::new().read(true).write(true).create_new(true).open(temp.path())?;
             let sha = generate(&mut out, size, chunk, hash)?;
-            (out, sha, Some(temp))
+            (out, sha, Some(temp), None)
         }
     };
-    Ok(Source { file, size, sha256, prepare_s: t0.elapsed().as_secs_f64(), _temp: temp })
+    Ok(Source { file, size, sha256, prepare_s: t0.elapsed().as_secs_f64(), stamp, _temp: temp })
+}
+
+/// A file's modification time and length now.
+fn stamp_of(file: &File) -> io::Result<(Option<std::time::SystemTime>, u64)> {
+    let m = file.metadata()?;
+    Ok((m.modified().ok(), m.len()))
+}
+
+impl Source {
+    /// Whether the client's file was written to since it was hashed (its modification time
+    /// or length moved): a hash mismatch is then the source's doing, not the transfer's.
+    pub fn changed(&self) -> bool {
+        self.stamp.is_some_and(|before| stamp_of(&self.file).map_or(true, |now| now != before))
+    }
 }
 
 /// The generated content's byte at every offset: a xorshift of the 8-byte word's offset, so
@@ -131,6 +150,22 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_written_to_after_hashing_says_it_changed() {
+        let dir = std::env::temp_dir().join(format!("tcplab-src-{}", std::process::id()));
+        std::fs::write(&dir, vec![7u8; 8192]).unwrap();
+        let path = dir.to_str().unwrap();
+        let src = source(Some(path), 8192, 4096, true).unwrap();
+        assert!(!src.changed(), "nothing wrote to it");
+        // Another writer appends (a length that moved; a rewrite in place moves the
+        // modification time, whose tick may be coarser than this test).
+        std::fs::write(&dir, vec![9u8; 8193]).unwrap();
+        assert!(src.changed());
+        let generated = source(None, 4096, 4096, true).unwrap();
+        assert!(!generated.changed(), "a generated source has no other writer");
+        std::fs::remove_file(&dir).unwrap();
+    }
 
     #[test]
     fn generated_content_depends_on_the_offset() {
