@@ -37,6 +37,7 @@ fn list_names_the_five_studies_with_runtimes() {
         let line =
             text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} missing:\n{text}"));
         assert!(line.contains(seed) && line.contains(" s ") && line.contains("yes"), "{line}");
+        assert!(line.contains(" not run "), "no pending count: {line}");
     }
 }
 
@@ -74,6 +75,11 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
         assert!(text.contains(row), "no `{row}` row in:\n{text}");
     }
     assert!(text.contains("measured/paper") && text.contains("measured/model"), "{text}");
+    // -t 1 runs each case once: no figure can be "reproduced" without an interval.
+    assert!(text.contains("status of every figure") && text.contains("pending: "), "{text}");
+    for line in text.lines().filter(|l| l.contains("  reproduced  ")) {
+        assert!(line.contains("computed"), "reproduced from one run: {line}");
+    }
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(&format!("data-plots=\"{plots}\"")), "plots in {}", html.display());
     assert!(page.contains(">paper<") || page.contains("paper:"), "no paper overlay in the plots");

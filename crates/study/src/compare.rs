@@ -97,3 +97,13 @@ pub fn cell(v: Option<f64>) -> String {
 pub fn ratio_cell(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format!("{x:.2}×"))
 }
+
+/// The goodput (Mbit/s) of every run of case `key`.
+pub fn mbps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
+    crate::status::Sample::of(out.get(key)?, mbps)
+}
+
+/// The transactions per second of every run of case `key`.
+pub fn tps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
+    crate::status::Sample::of(out.get(key)?, trans_per_s)
+}

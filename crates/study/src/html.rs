@@ -14,6 +14,29 @@ use crate::{Outcome, Study};
 pub fn document(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     let info = study.info();
     let mut p = Page::new();
+    let judged = crate::status::judge_all(study, out);
+    p.section("status", "Status of every figure and table");
+    p.para(
+        "",
+        "Computed from the measurements: reproduced (the whole 95 % interval over repeated runs within the \
+         stated tolerance), same shape (the paper's order or sign holds, significantly), differs, not \
+         measurable here (the interval spans zero or straddles the tolerance, or one run), not reproducible \
+         here (why), not run (what it needs).",
+    );
+    let head = ["figure", "what", "status", "evidence"].iter().map(|s| s.to_string()).collect();
+    let rows_s = judged
+        .iter()
+        .map(|j| {
+            vec![
+                j.entry.figure.to_string(),
+                j.entry.what.to_string(),
+                j.verdict.status.label().to_string(),
+                j.verdict.evidence.clone(),
+            ]
+        })
+        .collect();
+    p.table(&Table { head, rows: rows_s }, false);
+    p.end_section();
     p.section("comparison", "Paper, tcplab and model");
     p.para("", &setting(out));
     let head = crate::text::HEAD.iter().map(|s| s.to_string()).collect();
@@ -55,8 +78,9 @@ fn notes(p: &mut Page, study: &dyn Study, out: &Outcome, rows: &[Row]) {
     for s in &out.skipped {
         p.para("", &format!("Skipped: {s}"));
     }
-    for pending in study.pending() {
-        p.para("", &format!("Not run yet: {} — needs {}.", pending.experiment, pending.needs));
+    let judged = crate::status::judge_all(study, out);
+    for pending in crate::text::pending(&judged) {
+        p.para("", &format!("Not run: {pending}."));
     }
     p.end_section();
 }

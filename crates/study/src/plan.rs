@@ -196,3 +196,15 @@ pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
     let cases: u64 = stages.iter().flat_map(|s| &s.cases).map(per_case).sum();
     cases + 2 * stages.len() as u64
 }
+
+/// In `Quick` mode, runs the cases named in `keys` `n` times each (`times(n)`): the cases a
+/// figure's status is judged on need an interval even in a short run. `Full` keeps the
+/// paper's repetitions.
+pub fn repeat_judged(mode: Mode, stages: &mut [Stage], keys: &[&str], n: u32) {
+    if mode != Mode::Quick {
+        return;
+    }
+    for c in stages.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| keys.contains(&c.key.as_str())) {
+        c.confidence = Some(times(n));
+    }
+}

@@ -114,7 +114,7 @@ fn run_stages(
                 anyhow::bail!("interrupted");
             }
             bar.message(format!("{} · {}", stage.label, case.key));
-            let r = run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false);
+            let r = sent_nothing(run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false));
             store_point(run, index, stage, &case.key, &r);
             out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r });
             index += 1;
@@ -123,6 +123,23 @@ fn run_stages(
     }
     bar.finish();
     Ok(())
+}
+
+/// A UDP test whose sender got no datagram out (every send refused, e.g. ENOBUFS) measured
+/// nothing: it is failed, with the count, not "completed".
+pub fn sent_nothing(mut r: TestResult) -> TestResult {
+    let udp = &r.summary.udp;
+    if r.status != Status::Completed || udp.is_empty() || udp.iter().any(|u| u.sent > 0) {
+        return r;
+    }
+    let (errors, enobufs): (u64, u64) =
+        udp.iter().map(|u| (u.send_errors, u.enobufs)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    r.status = Status::Failed;
+    r.error = Some(TestError {
+        code: "sent-nothing".into(),
+        message: format!("the sender got no datagram out: {errors} sends refused, {enobufs} of them ENOBUFS"),
+    });
+    r
 }
 
 /// Stores case `key`'s result as sweep point `index`.

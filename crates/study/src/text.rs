@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::compare::{cell, ratio_cell, Row};
+use crate::status::{Judged, Status};
 use crate::{Outcome, Study};
 
 /// Column titles of the comparison table (text and HTML).
@@ -32,6 +33,33 @@ pub fn cells(r: &Row) -> Vec<String> {
     ]
 }
 
+/// Every figure's status, one line each: `Figure 10  same shape  evidence`.
+pub fn statuses(judged: &[Judged]) -> String {
+    let w = judged.iter().map(|j| j.entry.figure.chars().count()).max().unwrap_or(0);
+    let s = judged.iter().map(|j| j.verdict.status.label().len()).max().unwrap_or(0);
+    let mut o = String::new();
+    for j in judged {
+        let _ = writeln!(
+            o,
+            "{:<w$}  {:<s$}  {}: {}",
+            j.entry.figure,
+            j.verdict.status.label(),
+            j.entry.what,
+            j.verdict.evidence
+        );
+    }
+    o
+}
+
+/// The figures not run, in the report's words.
+pub fn pending(judged: &[Judged]) -> Vec<String> {
+    judged
+        .iter()
+        .filter(|j| j.verdict.status == Status::NotRun)
+        .map(|j| format!("{} ({}): {}", j.entry.figure, j.entry.what, j.verdict.evidence))
+        .collect()
+}
+
 /// The table and notes.
 pub fn table(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     let all: Vec<Vec<String>> =
@@ -56,8 +84,14 @@ pub fn table(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     for s in &out.skipped {
         let _ = writeln!(o, "skipped: {s}");
     }
-    for p in study.pending() {
-        let _ = writeln!(o, "not run yet: {} — needs {}", p.experiment, p.needs);
+    let judged = crate::status::judge_all(study, out);
+    let _ =
+        writeln!(o, "\nstatus of every figure and table of the paper (95 % intervals over repeated runs):");
+    o.push_str(&statuses(&judged));
+    let pending = pending(&judged);
+    let _ = writeln!(o, "pending: {} not run", pending.len());
+    for p in pending {
+        let _ = writeln!(o, "not run: {p}");
     }
     o
 }

@@ -3,15 +3,16 @@
 //! size, 25 runs of 16 MB per point; the segment flow of w4k-u2048 against w4k-u4096 from
 //! probes in the driver (here: tracefs); stop-and-go with window = user data size.
 
-use results::segment_cost::SegmentCost;
+use results::segment_cost::{SegmentCost, Way};
 use results::{ParamValue, TestKind, TestResult, TestSpec};
 
-use crate::compare::{mbps, Row};
+use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, xy, Figure, Unit, Value};
-use crate::plan::{stream, times, Case, Mode, Stage};
+use crate::plan::{self, stream, times, Case, Mode, Stage};
+use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Verdict};
 use crate::studies::size_key;
-use crate::{Info, Outcome, Pending, Study};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -123,7 +124,65 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-const PENDING: &[Pending] = &[];
+/// The cases the statuses are judged on (repeated in --quick too).
+const JUDGED: &[&str] = &[
+    "trace-w4K-u2048",
+    "trace-w4K-u4096",
+    "sng-1024",
+    "sng-4096",
+    "w8K-u8192",
+    "w16K-u8192",
+    "w32K-u8192",
+    "w52428-u8192",
+];
+
+/// Why the SBA-100 figures cannot be rerun.
+const SBA100: &str =
+    "the SBA-100's programmed I/O and its two driver versions on a Sparc2 or Sparc10; one emulated \
+                      TAXI 140 path here stands for the SBA-200 (DMA) of Figure 15";
+
+/// Every figure of the paper.
+const CATALOGUE: &[Entry] = &[
+    diagram("Figure 1", "measurement environment and set-up"),
+    not_run(
+        "Figure 2",
+        "segment flow depends on user data size",
+        "the traced segment sizes per user data size, drawn",
+    ),
+    not_run(
+        "Figure 3",
+        "timer-generated acknowledgements",
+        "the traced ACK times against the delayed-ACK timer",
+    ),
+    measured("Figure 4", "receive processing per segment above send"),
+    measured("Figure 5", "stop-and-go: throughput rises with window = user data"),
+    not_reproducible("Figure 6", "Sparc2 SBA-100, driver 2.0", SBA100),
+    not_reproducible("Figure 7", "Sparc2 SBA-100, driver 2.2.6", SBA100),
+    not_run(
+        "Figure 8",
+        "throughput with a fixed-size receive user buffer",
+        "a receive size fixed apart from the send size",
+    ),
+    measured("Figures 9, 10", "w4k-u2048 about 20 % above w4k-u4096 (segment flows traced)"),
+    not_reproducible("Figure 11", "Sparc10 SBA-100, driver 2.2.6", SBA100),
+    not_reproducible("Figure 12", "Sparc2 against Sparc10", "two host generations; one host here"),
+    not_reproducible(
+        "Figure 13",
+        "Sparc2 against Sparc10 segment flow",
+        "two host generations; one host here",
+    ),
+    not_run(
+        "Figure 14",
+        "segment flow before and on the plateau",
+        "traced points before and on Figure 11's plateau",
+    ),
+    measured("Figure 15", "Sparc10 SBA-200: throughput rises with the window"),
+    not_run(
+        "Figures 6, 7, 11, 15 (c)",
+        "CPU utilisation panels",
+        "per-point CPU utilisation of both ends in the grid",
+    ),
+];
 
 /// Figure 4's segment sizes: 64 bytes doubling to 8 KiB, then the path's MSS (9136 on TAXI
 /// 140: the paper's largest single segment).
@@ -163,7 +222,7 @@ impl Study for SegmentFlow {
             [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), stream(u, Some(4096), 2))).to_vec();
         let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
         let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), stream(u, Some(u), 2))).collect();
-        vec![
+        let mut stages = vec![
             Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
             Stage {
                 trace: true,
@@ -175,7 +234,9 @@ impl Study for SegmentFlow {
                 TAXI,
                 vec![Case::new(COST_KEY, cost_spec(mode))],
             ),
-        ]
+        ];
+        plan::repeat_judged(mode, &mut stages, JUDGED, 3);
+        stages
     }
 
     fn compare(&self, out: &Outcome) -> Vec<Row> {
@@ -265,8 +326,34 @@ impl Study for SegmentFlow {
         charts
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        PENDING
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
+    }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let g = |key: &str| mbps_sample(out, key);
+        match figure {
+            "Figure 4" => cost_order(out),
+            "Figure 5" => status::ordered(&[(
+                "window = user data = 4096",
+                g("sng-4096").as_ref(),
+                "1024",
+                g("sng-1024").as_ref(),
+            )]),
+            "Figures 9, 10" => {
+                status::effect(g("trace-w4K-u4096").as_ref(), g("trace-w4K-u2048").as_ref(), 20.0, 10.0)
+            }
+            "Figure 15" => {
+                let w = |n: u32| g(&format!("w{}-u8192", size_key(n)));
+                let (a, b, c, d) = (w(8192), w(16384), w(32768), w(52428));
+                status::ordered(&[
+                    ("window 16384", b.as_ref(), "8192", a.as_ref()),
+                    ("window 32768", c.as_ref(), "16384", b.as_ref()),
+                    ("window 52428", d.as_ref(), "32768", c.as_ref()),
+                ])
+            }
+            _ => Verdict::not_run("no judge for this figure"),
+        }
     }
 }
 
@@ -315,4 +402,21 @@ fn flow(r: Option<&TestResult>, name: &str) -> String {
         .window_limited_share
         .map_or(String::new(), |s| format!(", window-limited {:.0} % of the time", s * 100.0));
     format!("{name}: {} data segments, most often {common} bytes, {} ACKs{limited}.", d.data_segments, d.acks)
+}
+
+/// Figure 4: the receiver's time per full-size segment above the sender's, from the
+/// segment-cost test: medians over thousands of segments with their 95 % intervals, by
+/// `SO_TIMESTAMPING` where it worked, else by tracepoints.
+fn cost_order(out: &Outcome) -> Verdict {
+    let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) else {
+        return Verdict::not_run("the segment-cost test did not run");
+    };
+    let at = |(way, side): (Way, Option<&results::segment_cost::CostSide>)| {
+        let row = side?.rows.iter().rfind(|r| r.size == 9136)?;
+        let d = row.timestamping.dist.as_ref().or(row.tracepoints.dist.as_ref())?;
+        let per = row.segments_per_sample(way) * 1e3;
+        Some(status::Interval { at: d.median_ns / per, lo: d.ci_lo_ns / per, hi: d.ci_hi_ns / per })
+    };
+    let [send, receive] = c.sides();
+    status::above(at(receive), at(send), ("receive, 9136 bytes", "send"), " µs")
 }

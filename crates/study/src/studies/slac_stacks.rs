@@ -11,7 +11,8 @@ use crate::compare::Row;
 use crate::html::{rows_chart, series};
 use crate::paper::{find, pm, v, Figure, Unit};
 use crate::plan::{stream, Case, Mode, Stage};
-use crate::{Info, Outcome, Pending, Study};
+use crate::status::{self, measured, not_reproducible, not_run, Entry, Sample, Verdict};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -68,6 +69,22 @@ const FIGURES: &[Figure] = &[
         unit: Unit::Bytes,
         values: &[v("MTU", 1500.0)],
     },
+];
+
+/// Both tables of the paper, by column.
+const CATALOGUE: &[Entry] = &[
+    measured("SNV→GVA, 1000 s: Stock TCP", "Stock TCP's 1000-s mean, 91 ± 21 Mbit/s"),
+    measured("SNV→GVA, 1000 s: high-speed stacks", "HS, Scalable and FAST TCP far above Stock TCP"),
+    not_run(
+        "SNV→GVA, 80 s",
+        "the 80-s column: separate 80-s runs",
+        "separate 80-s runs (a window cut from a 1000-s run has the long run's mean by construction)",
+    ),
+    not_reproducible(
+        "SNV→AMS",
+        "Sunnyvale → Amsterdam, both columns",
+        "the seed gives no RTT or bottleneck for Amsterdam; emulated, it would be Geneva's path again",
+    ),
 ];
 
 /// The paper's stacks and the Linux control of each (`None`: no such module exists).
@@ -185,8 +202,35 @@ impl Study for SlacStacks {
         charts
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        &[]
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
+    }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let run = |cc: &str| out.get(&format!("gva-{cc}")).and_then(|r| Sample::of(r, crate::compare::mbps));
+        match figure {
+            "SNV→GVA, 1000 s: Stock TCP" => status::value(run("reno").as_ref(), 91.0, 0.25, " Mbit/s"),
+            "SNV→GVA, 1000 s: high-speed stacks" => {
+                let ran: Vec<(&str, &str)> = STACKS[1..]
+                    .iter()
+                    .filter_map(|(name, cc)| Some((*name, (*cc)?)))
+                    .filter(|(_, cc)| out.get(&format!("gva-{cc}")).is_some())
+                    .collect();
+                if ran.is_empty() {
+                    let have = netio::host::congestion_available();
+                    if STACKS[1..].iter().filter_map(|(_, cc)| *cc).any(|cc| have.iter().any(|h| h == cc)) {
+                        return Verdict::not_run("this kernel has a high-speed control, but it did not run");
+                    }
+                    return Verdict::new(status::Status::NotReproducible, unavailable_all());
+                }
+                let samples: Vec<_> = ran.iter().map(|(n, cc)| (*n, run(cc))).collect();
+                let stock = run("reno");
+                let pairs: Vec<_> =
+                    samples.iter().map(|(n, s)| (*n, s.as_ref(), "Stock TCP", stock.as_ref())).collect();
+                status::ordered(&pairs)
+            }
+            _ => Verdict::not_run("no judge for this figure"),
+        }
     }
 }
 
@@ -212,6 +256,15 @@ fn unavailable(cc: Option<&str>) -> String {
             format!("FAST TCP never had a mainline Linux module (available: {have}); left out, not replaced.")
         }
     }
+}
+
+/// Why none of the paper's high-speed stacks ran.
+fn unavailable_all() -> String {
+    let have = netio::host::congestion_available().join(", ");
+    format!(
+        "HS TCP and Scalable TCP need the highspeed and scalable modules, FAST TCP never had a mainline \
+             Linux module; this kernel has {have}"
+    )
 }
 
 /// The short window: the paper's 80 s in full runs, scaled by 80/1000 of the run otherwise.
