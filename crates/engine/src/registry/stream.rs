@@ -37,7 +37,7 @@ pub fn role(spec: &TestSpec, end: End, index: u32) -> Role {
 }
 
 /// `stream`'s own settings: how bytes cross the socket at each end.
-const OPTIONS: [TypeOption; 2] = [
+const OPTIONS: [TypeOption; 3] = [
     TypeOption {
         name: "zerocopy",
         kind: results::setting::ValueKind::Bool,
@@ -48,7 +48,20 @@ const OPTIONS: [TypeOption; 2] = [
         kind: results::setting::ValueKind::Bool,
         about: "receivers read with MSG_TRUNC: the kernel drops the data instead of copying it",
     },
+    TypeOption {
+        name: "window-clamp",
+        kind: results::setting::ValueKind::Bytes,
+        about: "receivers announce at most this window (TCP_WINDOW_CLAMP), whatever their receive buffer",
+    },
 ];
+
+/// `window-clamp` of `spec`, if set.
+fn window_clamp(spec: &TestSpec) -> Option<u32> {
+    match spec.options.get("window-clamp") {
+        Some(results::ParamValue::Int(n)) => u32::try_from(*n).ok(),
+        _ => None,
+    }
+}
 
 fn flag(spec: &TestSpec, name: &str) -> bool {
     matches!(spec.options.get(name), Some(results::ParamValue::Bool(true)))
@@ -65,6 +78,9 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         let (send_len, recv_len) = (spec.send_len as usize, spec.recv_len as usize);
         if zerocopy && role == Role::Send {
             netio::zerocopy::enable_zerocopy(&sock)?;
+        }
+        if let (Some(w), false) = (window_clamp(spec), role == Role::Send) {
+            netio::sockopt::set_window_clamp(&sock, w)?;
         }
         let work: crate::side::Work = match role {
             Role::Send if zerocopy => {
@@ -179,7 +195,14 @@ impl TestType for TcpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit])
+        only(spec, &[Optional::BytesLimit])?;
+        match spec.options.get("window-clamp") {
+            Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
+                "options.window-clamp",
+                format!("window-clamp {n} is outside 1K … 1G bytes"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn data_connections(&self, spec: &TestSpec) -> u32 {
