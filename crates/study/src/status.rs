@@ -334,8 +334,14 @@ pub fn ordered(pairs: &[(&str, Option<&Sample>, &str, Option<&Sample>)]) -> Verd
 /// A value computed exactly (from the model: no run-to-run spread) against `expected` ±
 /// `tol` (a fraction).
 pub fn computed(value: Option<f64>, expected: f64, tol: f64, unit: &str) -> Verdict {
-    let Some(x) = value.filter(|x| x.is_finite()) else { return Verdict::not_run("not computed") };
-    let ev = format!("computed {}{unit} against {}{unit} ± {:.0} %", num(x), num(expected), tol * 100.0);
+    observed("computed", value, expected, tol, unit)
+}
+
+/// A value read off once with no run-to-run spread (`what`: computed by the model, or a
+/// count from a trace) against `expected` ± `tol` (a fraction; 0: exactly).
+pub fn observed(what: &str, value: Option<f64>, expected: f64, tol: f64, unit: &str) -> Verdict {
+    let Some(x) = value.filter(|x| x.is_finite()) else { return Verdict::not_run(format!("no {what}")) };
+    let ev = format!("{what} {}{unit} against {}{unit} ± {:.0} %", num(x), num(expected), tol * 100.0);
     let within = (x - expected).abs() <= (expected * tol).abs();
     Verdict::new(if within { Status::Reproduced } else { Status::Differs }, ev)
 }

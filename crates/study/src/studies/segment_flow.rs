@@ -136,6 +136,12 @@ const JUDGED: &[&str] = &[
     "w52428-u8192",
 ];
 
+/// Why Linux differs at a 4 KiB window.
+const STALL: &str =
+    "Linux differs from SunOS here: a 4096-byte window is below one MSS (9136), so the sender \
+                     may send only what the window allows and Nagle holds the rest until the receiver's \
+                     delayed-ACK timer opens the window again; both user data sizes wait on the same timer.";
+
 /// Why the SBA-100 figures cannot be rerun.
 const SBA100: &str =
     "the SBA-100's programmed I/O and its two driver versions on a Sparc2 or Sparc10; one emulated \
@@ -154,6 +160,7 @@ const CATALOGUE: &[Entry] = &[
         "timer-generated acknowledgements",
         "the traced ACK times against the delayed-ACK timer",
     ),
+    measured("§3 set-up", "the window is the one set: 4096 bytes announced"),
     measured("Figure 4", "receive processing per segment above send"),
     measured("Figure 5", "stop-and-go: throughput rises with window = user data"),
     not_reproducible("Figure 6", "Sparc2 SBA-100, driver 2.0", SBA100),
@@ -203,7 +210,7 @@ impl Study for SegmentFlow {
         let users: Vec<u32> = mode.pick(vec![8192], (1..=64).map(|k| k * 512).collect());
         let reps = (mode == Mode::Full).then(|| times(25));
         let point = |w: u32, u: u32| {
-            let mut s = stream(u, Some(w), 2);
+            let mut s = windowed(u, w, 2);
             if mode == Mode::Full {
                 s.bytes_limit = Some(16 << 20);
                 s.duration_ms = 120_000;
@@ -219,9 +226,9 @@ impl Study for SegmentFlow {
             grid.extend([(4096, 2048), (4096, 4096), (8192, 4096), (8192, 7168)].map(|(w, u)| point(w, u)));
         }
         let traced =
-            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), stream(u, Some(4096), 2))).to_vec();
+            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), windowed(u, 4096, 2))).to_vec();
         let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
-        let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), stream(u, Some(u), 2))).collect();
+        let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), windowed(u, u, 2))).collect();
         let mut stages = vec![
             Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
             Stage {
@@ -333,6 +340,7 @@ impl Study for SegmentFlow {
     fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
         let g = |key: &str| mbps_sample(out, key);
         match figure {
+            "§3 set-up" => window_check(out),
             "Figure 4" => cost_order(out),
             "Figure 5" => status::ordered(&[(
                 "window = user data = 4096",
@@ -341,7 +349,11 @@ impl Study for SegmentFlow {
                 g("sng-1024").as_ref(),
             )]),
             "Figures 9, 10" => {
-                status::effect(g("trace-w4K-u4096").as_ref(), g("trace-w4K-u2048").as_ref(), 20.0, 10.0)
+                let v =
+                    status::effect(g("trace-w4K-u4096").as_ref(), g("trace-w4K-u2048").as_ref(), 20.0, 10.0);
+                let (a, b) = (out.get("trace-w4K-u2048"), out.get("trace-w4K-u4096"));
+                let flows = [flow(a, "traced u2048"), flow(b, "u4096")].join(" ");
+                Verdict { evidence: format!("{} {flows}", v.evidence), ..v }.because(STALL)
             }
             "Figure 15" => {
                 let w = |n: u32| g(&format!("w{}-u8192", size_key(n)));
@@ -355,6 +367,32 @@ impl Study for SegmentFlow {
             _ => Verdict::not_run("no judge for this figure"),
         }
     }
+}
+
+/// A stream of `len`-byte writes and reads whose receiver announces a window of exactly
+/// `window` bytes (TCP_WINDOW_CLAMP: the paper set the window; SO_RCVBUF would be doubled by
+/// Linux and let the window grow past it). The buffers stay the kernel's.
+fn windowed(len: u32, window: u32, secs: u64) -> TestSpec {
+    let mut s = stream(len, None, secs);
+    s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(window)));
+    s
+}
+
+/// The windows the receiver announced in a traced flow: the largest over the whole flow and
+/// the largest after its first 100 ms (the SYN-ACK's window precedes the clamp).
+fn traced_window(r: Option<&TestResult>) -> Option<(u64, u64)> {
+    let d = r?.segment_flow.as_ref()?.directions.first()?;
+    let all = d.window_series.iter().map(|b| b.window_max_bytes).max()?;
+    let later = d.window_series.iter().filter(|b| b.t_ms >= 100.0).map(|b| b.window_max_bytes).max();
+    Some((all, later.unwrap_or(all)))
+}
+
+/// §3's set-up: the window the traced receiver announced is the window asked (4096).
+fn window_check(out: &Outcome) -> Verdict {
+    let r = out.get("trace-w4K-u4096");
+    let Some((all, later)) = traced_window(r) else { return Verdict::not_run("no traced flow") };
+    let v = status::observed("traced window after 100 ms", Some(later as f64), 4096.0, 0.0, " bytes");
+    Verdict { evidence: format!("{}; the largest of the whole flow {all} bytes", v.evidence), ..v }
 }
 
 /// The case of Figure 4.
