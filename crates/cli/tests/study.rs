@@ -169,7 +169,13 @@ fn atm_loss_runs_end_to_end() {
 fn slac_stacks_runs_end_to_end() {
     trimmed(
         "slac-stacks",
-        &["Stock TCP (reno), whole run", "ranking (who wins)", "Fast TCP (no Linux module)"],
+        &[
+            "Stock TCP (reno), one 1-s run",
+            "separate 1-s runs, sd over runs",
+            "probe RTT p95",
+            "ranking (who wins)",
+            "Fast TCP (no Linux module)",
+        ],
         2,
     );
 }

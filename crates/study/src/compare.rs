@@ -18,6 +18,10 @@ pub struct Row {
     pub paper: Option<(f64, String)>,
     /// What tcplab measured (`None`: not run, failed, or not measurable yet).
     pub measured: Option<f64>,
+    /// The measured value's standard deviation (over a run's intervals or over runs).
+    pub sd: Option<f64>,
+    /// The ± the paper prints beside its number.
+    pub paper_sd: Option<f64>,
     /// The model's ceiling for this case.
     pub model: Option<f64>,
     /// Why measured and paper (or model) differ, when they differ much.
@@ -90,6 +94,14 @@ pub fn cell(v: Option<f64>) -> String {
         None => "–".into(),
         Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
         Some(x) => format!("{x:.2}"),
+    }
+}
+
+/// A number with its ± for a table cell (`91.0 ± 21.0`); the number alone without one.
+pub fn cell_pm(v: Option<f64>, sd: Option<f64>) -> String {
+    match (v, sd) {
+        (Some(_), Some(sd)) => format!("{} ± {}", cell(v), cell(Some(sd))),
+        _ => cell(v),
     }
 }
 

@@ -90,6 +90,37 @@ pub struct Done {
     pub case: Case,
     /// Its result.
     pub result: TestResult,
+    /// The round trips the probe saw beside it, if the case was probed.
+    pub rtt: Option<Rtt>,
+}
+
+/// What the RTT probe saw beside one test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rtt {
+    /// Probes sent.
+    pub sent: usize,
+    /// Probes unanswered.
+    pub lost: usize,
+    /// Median round trip, ms.
+    pub p50_ms: f64,
+    /// 95th percentile, ms.
+    pub p95_ms: f64,
+    /// Largest, ms.
+    pub max_ms: f64,
+}
+
+impl Rtt {
+    /// The figures of `samples`; `None` when no probe was answered.
+    pub fn of(samples: &[results::cc::ProbeSample]) -> Option<Rtt> {
+        let ms: Vec<f64> = samples.iter().filter_map(|s| s.rtt_us).map(|us| us / 1e3).collect();
+        Some(Rtt {
+            sent: samples.len(),
+            lost: samples.len() - ms.len(),
+            p50_ms: stats::series::nearest_rank(&ms, 50.0)?,
+            p95_ms: stats::series::nearest_rank(&ms, 95.0)?,
+            max_ms: ms.iter().copied().fold(0.0, f64::max),
+        })
+    }
 }
 
 /// What a study run gave.

@@ -100,12 +100,21 @@ pub struct Case {
     pub spec: TestSpec,
     /// Repetitions (the paper's repeat-until-confident or fixed count), if any.
     pub confidence: Option<ConfidenceTarget>,
+    /// Probe the path's round trip beside the test (the paper's pings), every this often.
+    pub probe: Option<std::time::Duration>,
 }
 
 impl Case {
     /// A case with `key` and `spec`, run once.
     pub fn new(key: impl Into<String>, spec: TestSpec) -> Case {
-        Case { key: key.into(), spec, confidence: None }
+        Case { key: key.into(), spec, confidence: None, probe: None }
+    }
+
+    /// With the RTT probe beside it, one probe every `interval` (a single run: a probed
+    /// case is not repeated).
+    pub fn probed(mut self, interval: std::time::Duration) -> Case {
+        (self.probe, self.confidence) = (Some(interval), None);
+        self
     }
 
     /// Repeated as `confidence` says (`None`: once).

@@ -116,18 +116,37 @@ fn run_stages(
                 anyhow::bail!("interrupted");
             }
             bar.message(format!("{} · {}", stage.label, case.key));
-            let r = sent_nothing(run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false));
+            let (r, rtt) = measure(run, case, stop);
+            let r = sent_nothing(r);
             store_point(run, index, stage, &case.key, &r);
             if lines {
                 bar.line(&progress_line(index as usize + 1, total, started, &case.key, &r));
             }
-            out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r });
+            out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r, rtt });
             index += 1;
             bar.inc();
         }
     }
     bar.finish();
     Ok(())
+}
+
+/// Runs `case`, with the RTT probe beside it when it asks for one.
+fn measure(run: &mut Run, case: &crate::Case, stop: &StopFlag) -> (TestResult, Option<crate::Rtt>) {
+    let Some(interval) = case.probe else {
+        return (run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false), None);
+    };
+    let beside = |place: &pipeline::place::Place, done: &std::sync::atomic::AtomicBool| {
+        let addr = engine::client::resolve(place.client_options()).ok()?;
+        let probe = pipeline::rtt_probe::Probe { addr, interval };
+        place.in_client(|| probe.beside(done)).ok()
+    };
+    let (mut rs, samples) = run.tests_beside(std::slice::from_ref(&case.spec), stop, beside, false);
+    let rtt = samples.flatten().and_then(|s| crate::Rtt::of(&s));
+    match rs.pop() {
+        Some(r) => (r, rtt),
+        None => (run.test(&case.spec, None, stop, |_| None, false), None),
+    }
 }
 
 /// A UDP test whose sender got no datagram out (every send refused, e.g. ENOBUFS) measured

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::compare::{cell, ratio_cell, Row};
+use crate::compare::{cell, cell_pm, ratio_cell, Row};
 use crate::status::{Judged, Status};
 use crate::{Outcome, Study};
 
@@ -25,8 +25,8 @@ pub fn cells(r: &Row) -> Vec<String> {
         r.group.clone(),
         r.case.clone(),
         r.unit.to_string(),
-        cell(r.paper.as_ref().map(|p| p.0)),
-        cell(r.measured),
+        cell_pm(r.paper.as_ref().map(|p| p.0), r.paper_sd),
+        cell_pm(r.measured, r.sd),
         cell(r.model),
         ratio_cell(r.vs_paper()),
         ratio_cell(r.vs_model()),
