@@ -114,22 +114,37 @@ pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Serie
     Series { name: name.into(), points: points.into_iter().map(|(x, y)| Point::new(x, y)).collect() }
 }
 
-/// A bar chart of the rows' paper, measured and model values, one group per row.
+/// A bar chart of the rows' paper, measured and model values, one group per row. A row
+/// whose values are over ten times every other row's is left out and named in the title
+/// (it would flatten the rest); a series with no value is left out of the legend.
 pub fn rows_chart(title: &str, unit: &str, rows: &[&Row]) -> String {
+    let top = |r: &Row| [r.paper.as_ref().map(|p| p.0), r.measured, r.model].into_iter().flatten().fold(0.0, f64::max);
+    let mut order: Vec<f64> = rows.iter().map(|r| top(r)).collect();
+    order.sort_by(|a, b| b.total_cmp(a));
+    let off = match order.as_slice() {
+        [a, b, ..] if *b > 0.0 && *a > 10.0 * b => Some(*a),
+        _ => None,
+    };
+    let (kept, out): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| off.is_none_or(|a| top(r) < a));
+    let title = match out.first() {
+        Some(r) => format!("{title} (off scale, in the table: {})", r.case),
+        None => title.to_string(),
+    };
     let bar = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| report::plot::BarSeries {
         name: name.into(),
-        values: rows.iter().map(|r| f(r)).collect(),
+        values: kept.iter().map(|r| f(r)).collect(),
     };
+    let series = vec![
+        bar("paper", &|r| r.paper.as_ref().map(|p| p.0)),
+        bar("tcplab measured", &|r| r.measured),
+        bar("model ceiling", &|r| r.model),
+    ];
     report::plot::BarChart {
-        title: title.into(),
+        title,
         y_label: unit.into(),
         y_format: report::plot::TickFormat::Number,
-        categories: rows.iter().map(|r| r.case.clone()).collect(),
-        series: vec![
-            bar("paper", &|r| r.paper.as_ref().map(|p| p.0)),
-            bar("tcplab measured", &|r| r.measured),
-            bar("model ceiling", &|r| r.model),
-        ],
+        categories: kept.iter().map(|r| r.case.clone()).collect(),
+        series: series.into_iter().filter(|s| s.values.iter().any(Option::is_some)).collect(),
     }
     .render()
 }

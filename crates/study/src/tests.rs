@@ -164,3 +164,19 @@ fn a_udp_case_that_sent_nothing_is_failed_not_completed() {
     ok.summary.udp = vec![UdpSummary { sent: 5, ..u }];
     assert_eq!(crate::runner::sent_nothing(ok).status, Status::Completed);
 }
+
+#[test]
+fn a_bar_that_would_flatten_the_rest_is_left_out_and_named() {
+    let row = |case: &str, paper: f64, measured: f64| {
+        let mut r = Row::new("Table 1", case, "Mbit/s").paper(Some((paper, "p".into())));
+        r.measured = Some(measured);
+        r
+    };
+    let rows = [row("loop-back", 347.25, 25_500.0), row("peak", 119.12, 130.2)];
+    let refs: Vec<&Row> = rows.iter().collect();
+    let svg = crate::html::rows_chart("Tables 1 and 2", "Mbit/s", &refs);
+    assert!(svg.contains("off scale, in the table: loop-back"), "{svg}");
+    assert!(!svg.contains("model ceiling"), "a legend entry with no bar");
+    let even = crate::html::rows_chart("t", "Mbit/s", &refs[1..]);
+    assert!(!even.contains("off scale"));
+}
