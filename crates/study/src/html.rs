@@ -118,7 +118,9 @@ pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Serie
 /// whose values are over ten times every other row's is left out and named in the title
 /// (it would flatten the rest); a series with no value is left out of the legend.
 pub fn rows_chart(title: &str, unit: &str, rows: &[&Row]) -> String {
-    let top = |r: &Row| [r.paper.as_ref().map(|p| p.0), r.measured, r.model].into_iter().flatten().fold(0.0, f64::max);
+    let top = |r: &Row| {
+        [r.paper.as_ref().map(|p| p.0), r.measured, r.model].into_iter().flatten().fold(0.0, f64::max)
+    };
     let mut order: Vec<f64> = rows.iter().map(|r| top(r)).collect();
     order.sort_by(|a, b| b.total_cmp(a));
     let off = match order.as_slice() {

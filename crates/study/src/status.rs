@@ -63,12 +63,14 @@ pub struct Verdict {
     pub status: Status,
     /// The measured numbers with their intervals, or the reason.
     pub evidence: String,
+    /// Measured ÷ expected, where the judge compared a value with one.
+    pub ratio: Option<f64>,
 }
 
 impl Verdict {
     /// A verdict of `status` with `evidence`.
     pub fn new(status: Status, evidence: impl Into<String>) -> Verdict {
-        Verdict { status, evidence: evidence.into() }
+        Verdict { status, evidence: evidence.into(), ratio: None }
     }
 
     /// Not run, because `why`.
@@ -83,6 +85,21 @@ impl Verdict {
             self.evidence = format!("{} {why}", self.evidence);
         }
         self
+    }
+    /// As [`Verdict::because`], only when the measured value is above the expected one.
+    pub fn because_above(self, why: &str) -> Verdict {
+        match self.ratio {
+            Some(r) if r > 1.0 => self.because(why),
+            _ => self,
+        }
+    }
+
+    /// As [`Verdict::because`], only when the measured value is below the expected one.
+    pub fn because_below(self, why: &str) -> Verdict {
+        match self.ratio {
+            Some(r) if r < 1.0 => self.because(why),
+            _ => self,
+        }
     }
 }
 
@@ -260,7 +277,7 @@ pub fn value(measured: Option<&Sample>, expected: f64, tol: f64, unit: &str) -> 
         ev.push_str(": the interval straddles the tolerance's edge");
         Status::NotMeasurable
     };
-    Verdict::new(status, ev)
+    Verdict { ratio: Some(s.mean() / expected), ..Verdict::new(status, ev) }
 }
 
 /// The change from `base` to `with`, in % of `base`'s mean, against the paper's `paper_pct`
@@ -314,6 +331,10 @@ pub fn ordered(pairs: &[(&str, Option<&Sample>, &str, Option<&Sample>)]) -> Verd
             Some((diff, hw)) if diff < -hw => {
                 reversed = true;
                 "reversed"
+            }
+            None => {
+                unclear = true;
+                "one run each, no interval"
             }
             _ => {
                 unclear = true;

@@ -102,3 +102,10 @@ fn intervals_apart_give_an_order_overlapping_ones_do_not() {
     assert_eq!(above(i(5.0, 4.0, 6.0), i(5.5, 5.2, 7.0), names, "").status, Status::NotMeasurable);
     assert_eq!(above(None, i(5.0, 4.5, 5.5), names, "").status, Status::NotRun);
 }
+
+#[test]
+fn a_reason_is_given_only_for_the_direction_it_explains() {
+    let below = value(Some(&s(&[49.0, 50.0, 51.0])), 100.0, 0.1, "");
+    assert!(below.clone().because_above("faster hosts").evidence.ends_with("(0.50×)"));
+    assert!(below.because_below("a slower path").evidence.ends_with("a slower path"));
+}
