@@ -80,7 +80,7 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
             netio::zerocopy::enable_zerocopy(&sock)?;
         }
         if let (Some(w), false) = (window_clamp(spec), role == Role::Send) {
-            netio::sockopt::set_window_clamp(&sock, w)?;
+            clamp_window(&sock, w)?;
         }
         let work: crate::side::Work = match role {
             Role::Send if zerocopy => {
@@ -93,6 +93,16 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
     }
     Ok(jobs)
+}
+
+/// Clamps the announced window to `bytes`. Receive-buffer autotuning would raise the clamp
+/// again as it grows the buffer, so the buffer is fixed too (SO_RCVBUF locks it), at least
+/// four windows and never below what it is.
+fn clamp_window(sock: &TcpStream, bytes: u32) -> std::io::Result<()> {
+    let s = socket2::SockRef::from(sock);
+    let now = s.recv_buffer_size()? / 2;
+    s.set_recv_buffer_size(now.max(bytes as usize * 4))?;
+    netio::sockopt::set_window_clamp(sock, bytes)
 }
 
 /// A recognisable, incompressible-enough payload.
