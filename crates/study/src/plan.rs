@@ -199,7 +199,7 @@ const PER_RUN_S: f64 = 0.25;
 /// ACKs): a 25-s stream over the 170-ms path took about 27 s.
 const RTTS_PER_RUN: f64 = 10.0;
 /// Seconds to set up a stage's place (namespaces, the emulator, the server).
-const PER_STAGE_S: f64 = 1.0;
+const PER_STAGE_S: f64 = 0.3;
 
 /// Seconds a list of stages takes: each run's duration (a byte-limited case counted as its
 /// size at the stage's link rate, or at `assumed_bps` without one) plus its setup, and each
