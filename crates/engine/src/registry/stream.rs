@@ -79,7 +79,8 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         if zerocopy && role == Role::Send {
             netio::zerocopy::enable_zerocopy(&sock)?;
         }
-        if let (Some(w), false) = (window_clamp(spec), role == Role::Send) {
+        let clamp = window_clamp(spec).filter(|_| role != Role::Send);
+        if let Some(w) = clamp {
             clamp_window(&sock, w)?;
         }
         let work: crate::side::Work = match role {
@@ -88,21 +89,32 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
             }
             Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, ctx)),
             _ if skip => Box::new(move |ctx: &WorkerCtx| copy_modes::recv_skip(sock, recv_len, ctx)),
-            _ => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
+            _ => match clamp {
+                Some(w) => {
+                    Box::new(move |ctx: &WorkerCtx| recv_loop_with(sock, recv_len, ctx, keep_clamp(w)))
+                }
+                None => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
+            },
         };
         jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
     }
     Ok(jobs)
 }
 
-/// Clamps the announced window to `bytes`. Receive-buffer autotuning would raise the clamp
-/// again as it grows the buffer, so the buffer is fixed too (SO_RCVBUF locks it), at least
-/// four windows and never below what it is.
+/// Clamps the announced window to `bytes`.
 fn clamp_window(sock: &TcpStream, bytes: u32) -> std::io::Result<()> {
-    let s = socket2::SockRef::from(sock);
-    let now = s.recv_buffer_size()? / 2;
-    s.set_recv_buffer_size(now.max(bytes as usize * 4))?;
     netio::sockopt::set_window_clamp(sock, bytes)
+}
+
+/// After each read: sets the clamp again if the kernel raised it. Linux 6.18 raises
+/// TCP_WINDOW_CLAMP as data arrives (receive-buffer tuning, even with SO_RCVBUF locked:
+/// measured, a 4096 clamp read back 127,488 after 0.3 s); set again, it holds.
+fn keep_clamp(bytes: u32) -> impl FnMut(&TcpStream) {
+    move |sock| {
+        if netio::sockopt::window_clamp(sock).is_ok_and(|now| now != bytes) {
+            let _ = netio::sockopt::set_window_clamp(sock, bytes);
+        }
+    }
 }
 
 /// A recognisable, incompressible-enough payload.
@@ -151,7 +163,17 @@ pub(crate) fn refund(ctx: &WorkerCtx, n: usize) {
 }
 
 /// Reads until end of stream (or the watchdog, or a hard stop).
-pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+pub fn recv_loop(sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+    recv_loop_with(sock, len, ctx, |_| {})
+}
+
+/// [`recv_loop`] with `after` called on the socket after every read that got data.
+fn recv_loop_with(
+    mut sock: TcpStream,
+    len: usize,
+    ctx: &WorkerCtx,
+    mut after: impl FnMut(&TcpStream),
+) -> WorkerOutcome {
     let mut buf = vec![0u8; len];
     let _ = sock.set_read_timeout(Some(CALL_SLICE));
     let mut error = None;
@@ -162,6 +184,7 @@ pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
             Ok(n) => {
                 ctx.meter.add(n);
                 last = Instant::now();
+                after(&sock);
             }
             Err(e) if is_timeout(&e) => {
                 if ctx.should_abandon(Instant::now()) {
