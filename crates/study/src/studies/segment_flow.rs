@@ -371,9 +371,11 @@ impl Study for SegmentFlow {
 
 /// A stream of `len`-byte writes and reads whose receiver announces a window of exactly
 /// `window` bytes (TCP_WINDOW_CLAMP: the paper set the window; SO_RCVBUF would be doubled by
-/// Linux and let the window grow past it). The buffers stay the kernel's.
+/// Linux and let the window grow past it), and whose sender's buffer is the window too, as
+/// the paper set both (Linux doubles it; it also bounds what drains after the deadline).
 fn windowed(len: u32, window: u32, secs: u64) -> TestSpec {
     let mut s = stream(len, None, secs);
+    s.sndbuf = Some(window);
     s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(window)));
     s
 }
