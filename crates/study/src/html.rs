@@ -129,7 +129,7 @@ pub fn rows_chart(title: &str, unit: &str, rows: &[&Row]) -> String {
     };
     let (kept, out): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| off.is_none_or(|a| top(r) < a));
     let title = match out.first() {
-        Some(r) => format!("{title} (off scale, in the table: {})", r.case),
+        Some(r) => format!("{title} (off scale: {})", r.case),
         None => title.to_string(),
     };
     let bar = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| report::plot::BarSeries {

@@ -383,8 +383,8 @@ fn spread_chart(out: &Outcome) -> String {
     c.series = vec![
         s("tcplab long run", long),
         s("tcplab short runs", short),
-        s("paper Stock 1000 s", stock("1000s", 0.1).into_iter().collect()),
-        s("paper Stock 80 s", stock("80s", 0.2).into_iter().collect()),
+        s("paper, 1000 s", stock("1000s", 0.1).into_iter().collect()),
+        s("paper, 80 s", stock("80s", 0.2).into_iter().collect()),
     ]
     .into_iter()
     .filter(|s| !s.points.is_empty())

@@ -320,7 +320,7 @@ impl Study for TcpAtm {
         let cells: Vec<&Row> = rows.iter().filter(|r| is_cell(r)).collect();
         let mut charts = vec![
             chart.render(),
-            rows_chart("Tables 1 and 2: paper vs tcplab vs model", "Mbit/s", &mbit),
+            rows_chart("Tables 1, 2: paper, tcplab, model", "Mbit/s", &mbit),
             rows_chart("§5: request/response round trip", "ms", &ms),
         ];
         if !cells.is_empty() {
