@@ -198,6 +198,9 @@ const PER_RUN_S: f64 = 0.25;
 /// Round trips a test's setup and ending take (handshakes, the control exchange, the last
 /// ACKs): a 25-s stream over the 170-ms path took about 27 s.
 const RTTS_PER_RUN: f64 = 10.0;
+/// Seconds a traced run adds (the trace's set-up and its decoding): 3 traced 2-s runs took
+/// about 10 s.
+const TRACE_PER_RUN_S: f64 = 1.3;
 /// Seconds to set up a stage's place (namespaces, the emulator, the server).
 const PER_STAGE_S: f64 = 0.3;
 
@@ -211,13 +214,14 @@ pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
         let rate = path.as_ref().and_then(|p| p.up.rate).map_or(assumed_bps, |r| r.bits_per_sec() as f64);
         let rtt = path.as_ref().map_or(0.0, |p| (p.up.delay + p.down.delay).as_secs_f64());
         total += PER_STAGE_S;
+        let per_run = PER_RUN_S + RTTS_PER_RUN * rtt + if st.trace { TRACE_PER_RUN_S } else { 0.0 };
         for c in &st.cases {
             let once = match c.spec.bytes_limit {
                 Some(b) => b as f64 * 8.0 / (rate * 0.9),
                 None => c.spec.duration_ms as f64 / 1000.0,
             };
             let runs = f64::from(c.confidence.as_ref().map_or(1, |t| t.min_iterations.max(1)));
-            total += (once + PER_RUN_S + RTTS_PER_RUN * rtt) * runs;
+            total += (once + per_run) * runs;
         }
     }
     total.ceil() as u64

@@ -332,13 +332,13 @@ impl Study for AtmLoss {
             .and_then(|r| r.reference.as_ref())
             .map(|r| (r.limit_bps / 1e6, "model: OC-3c CLIP".to_string()));
         let tcp = size_chart(
-            "Figures 5 and 7 again: TCP with 8K buffers and TCP_NODELAY vs packet size",
+            "TCP, 8K buffers, TCP_NODELAY vs packet size",
             "packet size (bytes)",
             vec![
                 curve("tcplab, OC-3c CLIP", "clip-tcp-l"),
                 curve("tcplab, TAXI 100", "taxi-tcp-l"),
-                series("paper: HP J2802A max (44)", [(1024.0, 44.0), (32768.0, 44.0)]),
-                series("paper: SBA200 max (26)", [(1024.0, 26.0), (32768.0, 26.0)]),
+                series("paper HP max (44)", [(1024.0, 44.0), (32768.0, 44.0)]),
+                series("paper SBA200 max", [(1024.0, 26.0), (32768.0, 26.0)]),
             ],
             model,
         );
@@ -347,8 +347,8 @@ impl Study for AtmLoss {
         let pct: Vec<&Row> = rows.iter().filter(|r| r.unit == "%").collect();
         vec![
             tcp,
-            rows_chart("Maxima: paper vs tcplab vs model", "Mbit/s", &tput),
-            rows_chart("Losses and gains: paper vs tcplab", "%", &pct),
+            rows_chart("Maxima: paper, tcplab, model", "Mbit/s", &tput),
+            rows_chart("Losses and gains: paper, tcplab", "%", &pct),
         ]
     }
 }

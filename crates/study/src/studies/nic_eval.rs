@@ -226,8 +226,8 @@ impl Study for NicEval {
         let rows = self.compare(out);
         let of = |unit: &str| rows.iter().filter(|r| r.unit == unit).collect::<Vec<&Row>>();
         vec![
-            rows_chart("Throughput: paper (Figures 1, 3) vs tcplab vs model", "Mbit/s", &of("Mbit/s")),
-            rows_chart("Figure of merit M: paper (computed from Figures 1, 3) vs tcplab", "M", &of("M")),
+            rows_chart("Figures 1, 3: paper, tcplab, model", "Mbit/s", &of("Mbit/s")),
+            rows_chart("M: paper (from Figures 1, 3), tcplab", "M", &of("M")),
         ]
     }
 

@@ -312,21 +312,20 @@ impl Study for SegmentFlow {
             .and_then(|r| r.reference.as_ref())
             .map(|r| (r.limit_bps / 1e6, "model: TAXI 140".to_string()));
         let window = size_chart(
-            "Figures 6, 7, 11, 15 (b) again: throughput vs window, 8192-byte user data",
+            "Throughput vs window, 8 KiB user data",
             "window (bytes)",
             vec![
                 measured,
-                paper("f15b", "paper: Sparc10 SBA-200"),
-                paper("f11b", "paper: Sparc10 SBA-100"),
-                paper("f7b", "paper: Sparc2 SBA-100 2.2.6"),
-                paper("f6b", "paper: Sparc2 SBA-100 2.0"),
+                paper("f15b", "paper Fig. 15"),
+                paper("f11b", "paper Fig. 11"),
+                paper("f7b", "paper Fig. 7"),
+                paper("f6b", "paper Fig. 6"),
             ],
             model,
         );
         let rows = self.compare(out);
         let fig15: Vec<&Row> = rows.iter().filter(|r| r.group == "Figure 15 (b)").collect();
-        let mut charts =
-            vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)];
+        let mut charts = vec![window, rows_chart("Figure 15 (b): paper, tcplab, model", "Mbit/s", &fig15)];
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
             charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
         }

@@ -303,10 +303,10 @@ impl Study for TcpAtm {
             .and_then(|r| r.reference.as_ref())
             .map(|r| (r.limit_bps / 1e6, "model ceiling".to_string()));
         let mut refs = model.into_iter().collect::<Vec<_>>();
-        refs.push((134.5, "paper: 134.5 Mbit/s (Figure 2)".into()));
-        refs.push((119.12, "paper peak 119.12 (Table 2)".into()));
+        refs.push((134.5, "paper 134.5 (Fig. 2)".into()));
+        refs.push((119.12, "paper 119.12 (Table 2)".into()));
         let mut chart = report::plot::LineChart::new(
-            "Figure 6 again: TCP throughput vs message size, OC-3c CLIP",
+            "TCP vs message size, OC-3c CLIP",
             report::plot::AxisSpec::sizes("message size (bytes)"),
             report::plot::AxisSpec::linear("Mbit/s"),
         );
@@ -324,7 +324,7 @@ impl Study for TcpAtm {
             rows_chart("§5: request/response round trip", "ms", &ms),
         ];
         if !cells.is_empty() {
-            charts.push(rows_chart("Table 2 again: sender × receiver peak, 64K buffers", "Mbit/s", &cells));
+            charts.push(rows_chart("Table 2: sender × receiver peak", "Mbit/s", &cells));
         }
         charts
     }
