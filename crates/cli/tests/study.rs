@@ -37,6 +37,7 @@ fn list_names_the_five_studies_with_runtimes() {
         let line =
             text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} missing:\n{text}"));
         assert!(line.contains(seed) && line.contains(" s ") && line.contains("yes"), "{line}");
+        assert!(line.contains(" not run "), "no pending count: {line}");
     }
 }
 
@@ -70,10 +71,18 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "exit {:?}\nstdout: {text}\nstderr: {err}", out.status);
     assert!(err.contains(&format!("study {name} (quick mode)")) && err.contains("stored as run 1"), "{err}");
+    // stdout is a pipe here: one progress line per finished case.
+    let total = err.lines().filter(|l| l.starts_with('[') && l.contains("] ")).count();
+    assert!(total >= 2 && err.contains("[1/"), "no progress lines: {err}");
     for row in expect_rows {
         assert!(text.contains(row), "no `{row}` row in:\n{text}");
     }
     assert!(text.contains("measured/paper") && text.contains("measured/model"), "{text}");
+    // -t 1 runs each case once: no figure can be "reproduced" without an interval.
+    assert!(text.contains("status of every figure") && text.contains("pending: "), "{text}");
+    for line in text.lines().filter(|l| l.contains("  reproduced  ")) {
+        assert!(line.contains("computed"), "reproduced from one run: {line}");
+    }
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(&format!("data-plots=\"{plots}\"")), "plots in {}", html.display());
     assert!(page.contains(">paper<") || page.contains("paper:"), "no paper overlay in the plots");
@@ -160,7 +169,13 @@ fn atm_loss_runs_end_to_end() {
 fn slac_stacks_runs_end_to_end() {
     trimmed(
         "slac-stacks",
-        &["Stock TCP (reno), whole run", "ranking (who wins)", "Fast TCP (no Linux module)"],
+        &[
+            "Stock TCP (reno), one 1-s run",
+            "separate 1-s runs, sd over runs",
+            "probe RTT p95",
+            "ranking (who wins)",
+            "Fast TCP (no Linux module)",
+        ],
         2,
     );
 }

@@ -55,6 +55,41 @@ pub fn apply<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> Result<(), SockError> 
     Ok(())
 }
 
+/// Sets TCP_WINDOW_CLAMP: the receive window this socket announces never exceeds `bytes`
+/// (the kernel's floor is about 1 KiB), whatever its receive buffer.
+pub fn set_window_clamp<S: AsFd>(sock: &S, bytes: u32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let value = libc::c_int::try_from(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    let fd = sock.as_fd().as_raw_fd();
+    // SAFETY: `value` outlives the call and `len` is its size.
+    let rc = unsafe {
+        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, (&raw const value).cast(), len)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Reads TCP_WINDOW_CLAMP.
+pub fn window_clamp<S: AsFd>(sock: &S) -> io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    let fd = sock.as_fd().as_raw_fd();
+    // SAFETY: `value` and `len` outlive the call; `len` is `value`'s size.
+    let rc = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, (&raw mut value).cast(), &raw mut len)
+    };
+    if rc == 0 {
+        Ok(u32::try_from(value).unwrap_or(0))
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Sets TCP_CONGESTION, with the list of available algorithms in the error.
 pub fn set_congestion<S: AsFd>(sock: &S, name: &str) -> Result<(), SockError> {
     SockRef::from(sock).set_tcp_congestion(name.as_bytes()).map_err(|source| SockError::Congestion {
@@ -79,5 +114,19 @@ pub fn report<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> SocketReport {
         mss: s.tcp_mss().unwrap_or(0),
         congestion,
         nodelay: s.tcp_nodelay().unwrap_or(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_clamp_reads_back_as_set() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| unreachable!("{e}"));
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap_or_else(|e| unreachable!("{e}")))
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        set_window_clamp(&c, 4096).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(window_clamp(&c).ok(), Some(4096));
     }
 }

@@ -37,6 +37,16 @@ impl Progress {
         self.0.inc(1);
     }
 
+    /// Prints `line` above the bar, or to stderr when the bar is hidden (not a terminal, or
+    /// not text): one line per finished step where no bar can be seen.
+    pub fn line(&self, line: &str) {
+        if self.0.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.0.println(line);
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.0.finish_and_clear();

@@ -18,6 +18,10 @@ pub struct Row {
     pub paper: Option<(f64, String)>,
     /// What tcplab measured (`None`: not run, failed, or not measurable yet).
     pub measured: Option<f64>,
+    /// The measured value's standard deviation (over a run's intervals or over runs).
+    pub sd: Option<f64>,
+    /// The ± the paper prints beside its number.
+    pub paper_sd: Option<f64>,
     /// The model's ceiling for this case.
     pub model: Option<f64>,
     /// Why measured and paper (or model) differ, when they differ much.
@@ -93,7 +97,25 @@ pub fn cell(v: Option<f64>) -> String {
     }
 }
 
+/// A number with its ± for a table cell (`91.0 ± 21.0`); the number alone without one.
+pub fn cell_pm(v: Option<f64>, sd: Option<f64>) -> String {
+    match (v, sd) {
+        (Some(_), Some(sd)) => format!("{} ± {}", cell(v), cell(Some(sd))),
+        _ => cell(v),
+    }
+}
+
 /// A ratio for a table cell (`0.97×`).
 pub fn ratio_cell(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format!("{x:.2}×"))
+}
+
+/// The goodput (Mbit/s) of every run of case `key`.
+pub fn mbps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
+    crate::status::Sample::of(out.get(key)?, mbps)
+}
+
+/// The transactions per second of every run of case `key`.
+pub fn tps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
+    crate::status::Sample::of(out.get(key)?, trans_per_s)
 }

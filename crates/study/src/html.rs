@@ -14,6 +14,29 @@ use crate::{Outcome, Study};
 pub fn document(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     let info = study.info();
     let mut p = Page::new();
+    let judged = crate::status::judge_all(study, out);
+    p.section("status", "Status of every figure and table");
+    p.para(
+        "",
+        "Computed from the measurements: reproduced (the whole 95 % interval over repeated runs within the \
+         stated tolerance), same shape (the paper's order or sign holds, significantly), differs, not \
+         measurable here (the interval spans zero or straddles the tolerance, or one run), not reproducible \
+         here (why), not run (what it needs).",
+    );
+    let head = ["figure", "what", "status", "evidence"].iter().map(|s| s.to_string()).collect();
+    let rows_s = judged
+        .iter()
+        .map(|j| {
+            vec![
+                j.entry.figure.to_string(),
+                j.entry.what.to_string(),
+                j.verdict.status.label().to_string(),
+                j.verdict.evidence.clone(),
+            ]
+        })
+        .collect();
+    p.table(&Table { head, rows: rows_s }, false);
+    p.end_section();
     p.section("comparison", "Paper, tcplab and model");
     p.para("", &setting(out));
     let head = crate::text::HEAD.iter().map(|s| s.to_string()).collect();
@@ -55,8 +78,9 @@ fn notes(p: &mut Page, study: &dyn Study, out: &Outcome, rows: &[Row]) {
     for s in &out.skipped {
         p.para("", &format!("Skipped: {s}"));
     }
-    for pending in study.pending() {
-        p.para("", &format!("Not run yet: {} — needs {}.", pending.experiment, pending.needs));
+    let judged = crate::status::judge_all(study, out);
+    for pending in crate::text::pending(&judged) {
+        p.para("", &format!("Not run: {pending}."));
     }
     p.end_section();
 }
@@ -90,22 +114,39 @@ pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Serie
     Series { name: name.into(), points: points.into_iter().map(|(x, y)| Point::new(x, y)).collect() }
 }
 
-/// A bar chart of the rows' paper, measured and model values, one group per row.
+/// A bar chart of the rows' paper, measured and model values, one group per row. A row
+/// whose values are over ten times every other row's is left out and named in the title
+/// (it would flatten the rest); a series with no value is left out of the legend.
 pub fn rows_chart(title: &str, unit: &str, rows: &[&Row]) -> String {
+    let top = |r: &Row| {
+        [r.paper.as_ref().map(|p| p.0), r.measured, r.model].into_iter().flatten().fold(0.0, f64::max)
+    };
+    let mut order: Vec<f64> = rows.iter().map(|r| top(r)).collect();
+    order.sort_by(|a, b| b.total_cmp(a));
+    let off = match order.as_slice() {
+        [a, b, ..] if *b > 0.0 && *a > 10.0 * b => Some(*a),
+        _ => None,
+    };
+    let (kept, out): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| off.is_none_or(|a| top(r) < a));
+    let title = match out.first() {
+        Some(r) => format!("{title} (off scale: {})", r.case),
+        None => title.to_string(),
+    };
     let bar = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| report::plot::BarSeries {
         name: name.into(),
-        values: rows.iter().map(|r| f(r)).collect(),
+        values: kept.iter().map(|r| f(r)).collect(),
     };
+    let series = vec![
+        bar("paper", &|r| r.paper.as_ref().map(|p| p.0)),
+        bar("tcplab measured", &|r| r.measured),
+        bar("model ceiling", &|r| r.model),
+    ];
     report::plot::BarChart {
-        title: title.into(),
+        title,
         y_label: unit.into(),
         y_format: report::plot::TickFormat::Number,
-        categories: rows.iter().map(|r| r.case.clone()).collect(),
-        series: vec![
-            bar("paper", &|r| r.paper.as_ref().map(|p| p.0)),
-            bar("tcplab measured", &|r| r.measured),
-            bar("model ceiling", &|r| r.model),
-        ],
+        categories: kept.iter().map(|r| r.case.clone()).collect(),
+        series: series.into_iter().filter(|s| s.values.iter().any(Option::is_some)).collect(),
     }
     .render()
 }

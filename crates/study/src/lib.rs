@@ -5,8 +5,9 @@
 //! numbers and the model's ceilings ([`compare`]), with an explanation of each large
 //! difference from the diagnosis ([`explain`]).
 //!
-//! Parts a study needs that tcplab does not have yet are declared by the study's
-//! [`Study::pending`] — the one place to wire them up once they exist.
+//! Every figure and table of the paper is in the study's [`Study::catalogue`] with how it is
+//! treated; [`status`] computes each one's status from the measurements and their
+//! uncertainty, and the figures not run yet are the study's pending list.
 #![forbid(unsafe_code)]
 
 pub mod compare;
@@ -16,9 +17,12 @@ pub mod matrix;
 pub mod paper;
 pub mod plan;
 pub mod runner;
+pub mod status;
 pub mod studies;
 pub mod text;
 
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;
 
@@ -41,15 +45,6 @@ pub struct Info {
     pub reruns: &'static str,
 }
 
-/// A part of a study that tcplab cannot run yet, and what will run it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pending {
-    /// The paper's experiment (`sender×receiver matrix, Tables 2 and 3`).
-    pub experiment: &'static str,
-    /// What it needs (`tcplab mesh`, branch mesh).
-    pub needs: &'static str,
-}
-
 /// A seed study.
 pub trait Study: Sync + std::fmt::Debug {
     /// Name and description.
@@ -62,8 +57,10 @@ pub trait Study: Sync + std::fmt::Debug {
     fn compare(&self, out: &Outcome) -> Vec<compare::Row>;
     /// Plots overlaying the paper's numbers, the measured ones and the model (SVG).
     fn charts(&self, out: &Outcome) -> Vec<String>;
-    /// What it cannot run yet (wire up here once the part exists).
-    fn pending(&self) -> &'static [Pending];
+    /// Every figure and table of the paper, and how the study treats each.
+    fn catalogue(&self) -> &'static [status::Entry];
+    /// The verdict on `figure`, an entry of [`Study::catalogue`] planned as measured.
+    fn judge(&self, figure: &str, out: &Outcome) -> status::Verdict;
     /// The paper's sender × receiver matrix, if it has one (run after the stages).
     fn matrix(&self, _mode: Mode) -> Option<matrix::Matrix> {
         None
@@ -93,6 +90,37 @@ pub struct Done {
     pub case: Case,
     /// Its result.
     pub result: TestResult,
+    /// The round trips the probe saw beside it, if the case was probed.
+    pub rtt: Option<Rtt>,
+}
+
+/// What the RTT probe saw beside one test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rtt {
+    /// Probes sent.
+    pub sent: usize,
+    /// Probes unanswered.
+    pub lost: usize,
+    /// Median round trip, ms.
+    pub p50_ms: f64,
+    /// 95th percentile, ms.
+    pub p95_ms: f64,
+    /// Largest, ms.
+    pub max_ms: f64,
+}
+
+impl Rtt {
+    /// The figures of `samples`; `None` when no probe was answered.
+    pub fn of(samples: &[results::cc::ProbeSample]) -> Option<Rtt> {
+        let ms: Vec<f64> = samples.iter().filter_map(|s| s.rtt_us).map(|us| us / 1e3).collect();
+        Some(Rtt {
+            sent: samples.len(),
+            lost: samples.len() - ms.len(),
+            p50_ms: stats::series::nearest_rank(&ms, 50.0)?,
+            p95_ms: stats::series::nearest_rank(&ms, 95.0)?,
+            max_ms: ms.iter().copied().fold(0.0, f64::max),
+        })
+    }
 }
 
 /// What a study run gave.

@@ -100,12 +100,21 @@ pub struct Case {
     pub spec: TestSpec,
     /// Repetitions (the paper's repeat-until-confident or fixed count), if any.
     pub confidence: Option<ConfidenceTarget>,
+    /// Probe the path's round trip beside the test (the paper's pings), every this often.
+    pub probe: Option<std::time::Duration>,
 }
 
 impl Case {
     /// A case with `key` and `spec`, run once.
     pub fn new(key: impl Into<String>, spec: TestSpec) -> Case {
-        Case { key: key.into(), spec, confidence: None }
+        Case { key: key.into(), spec, confidence: None, probe: None }
+    }
+
+    /// With the RTT probe beside it, one probe every `interval` (a single run: a probed
+    /// case is not repeated).
+    pub fn probed(mut self, interval: std::time::Duration) -> Case {
+        (self.probe, self.confidence) = (Some(interval), None);
+        self
     }
 
     /// Repeated as `confidence` says (`None`: once).
@@ -183,16 +192,49 @@ pub fn override_seconds(stages: &mut [Stage], secs: u64) {
     }
 }
 
-/// Seconds a list of stages takes, roughly: each case's duration (a byte-limited case
-/// counted as its size at `assumed_bps`) plus a few seconds per stage to set up its place.
+/// Seconds of setup and teardown per test run (connections, the drain, the store),
+/// measured on this 2-core VM: e.g. 3 runs of a 2-s test took 6.5–7 s.
+const PER_RUN_S: f64 = 0.25;
+/// Round trips a test's setup and ending take (handshakes, the control exchange, the last
+/// ACKs): a 25-s stream over the 170-ms path took about 27 s.
+const RTTS_PER_RUN: f64 = 10.0;
+/// Seconds a traced run adds (the trace's set-up and its decoding): 3 traced 2-s runs took
+/// about 10 s.
+const TRACE_PER_RUN_S: f64 = 1.3;
+/// Seconds to set up a stage's place (namespaces, the emulator, the server).
+const PER_STAGE_S: f64 = 0.3;
+
+/// Seconds a list of stages takes: each run's duration (a byte-limited case counted as its
+/// size at the stage's link rate, or at `assumed_bps` without one) plus its setup, and each
+/// stage's.
 pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
-    let per_case = |c: &Case| {
-        let once = match c.spec.bytes_limit {
-            Some(b) => (b as f64 * 8.0 / assumed_bps).ceil() as u64 + 1,
-            None => c.spec.duration_ms.div_ceil(1000) + 1,
-        };
-        once * u64::from(c.confidence.as_ref().map_or(1, |t| t.min_iterations.max(1)))
-    };
-    let cases: u64 = stages.iter().flat_map(|s| &s.cases).map(per_case).sum();
-    cases + 2 * stages.len() as u64
+    let mut total = 0.0;
+    for st in stages {
+        let path = st.spec().and_then(|s| emu::spec::parse(s).ok());
+        let rate = path.as_ref().and_then(|p| p.up.rate).map_or(assumed_bps, |r| r.bits_per_sec() as f64);
+        let rtt = path.as_ref().map_or(0.0, |p| (p.up.delay + p.down.delay).as_secs_f64());
+        total += PER_STAGE_S;
+        let per_run = PER_RUN_S + RTTS_PER_RUN * rtt + if st.trace { TRACE_PER_RUN_S } else { 0.0 };
+        for c in &st.cases {
+            let once = match c.spec.bytes_limit {
+                Some(b) => b as f64 * 8.0 / (rate * 0.9),
+                None => c.spec.duration_ms as f64 / 1000.0,
+            };
+            let runs = f64::from(c.confidence.as_ref().map_or(1, |t| t.min_iterations.max(1)));
+            total += (once + per_run) * runs;
+        }
+    }
+    total.ceil() as u64
+}
+
+/// In `Quick` mode, runs the cases named in `keys` `n` times each (`times(n)`): the cases a
+/// figure's status is judged on need an interval even in a short run. `Full` keeps the
+/// paper's repetitions.
+pub fn repeat_judged(mode: Mode, stages: &mut [Stage], keys: &[&str], n: u32) {
+    if mode != Mode::Quick {
+        return;
+    }
+    for c in stages.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| keys.contains(&c.key.as_str())) {
+        c.confidence = Some(times(n));
+    }
 }

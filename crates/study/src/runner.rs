@@ -3,6 +3,7 @@
 //! (an emulated path, the loopback, or the real HOST); tests are measured, diagnosed, shown
 //! and stored by [`pipeline::run::Run`] exactly as every other command's are.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -102,6 +103,7 @@ fn run_stages(
 ) -> Result<()> {
     let total: usize = stages.iter().map(|s| s.cases.len()).sum();
     let bar = pipeline::progress::Progress::new(total as u64, 0, run.format());
+    let (lines, started) = (!std::io::stdout().is_terminal(), std::time::Instant::now());
     let mut index = 0u32;
     for (n, stage) in stages.iter().enumerate() {
         if n > 0 {
@@ -114,15 +116,65 @@ fn run_stages(
                 anyhow::bail!("interrupted");
             }
             bar.message(format!("{} · {}", stage.label, case.key));
-            let r = run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false);
+            let (r, rtt) = measure(run, case, stop);
+            let r = sent_nothing(r);
             store_point(run, index, stage, &case.key, &r);
-            out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r });
+            if lines {
+                bar.line(&progress_line(index as usize + 1, total, started, &case.key, &r));
+            }
+            out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r, rtt });
             index += 1;
             bar.inc();
         }
     }
     bar.finish();
     Ok(())
+}
+
+/// Runs `case`, with the RTT probe beside it when it asks for one.
+fn measure(run: &mut Run, case: &crate::Case, stop: &StopFlag) -> (TestResult, Option<crate::Rtt>) {
+    let Some(interval) = case.probe else {
+        return (run.test(&case.spec, case.confidence.as_ref(), stop, |_| None, false), None);
+    };
+    let beside = |place: &pipeline::place::Place, done: &std::sync::atomic::AtomicBool| {
+        let addr = engine::client::resolve(place.client_options()).ok()?;
+        let probe = pipeline::rtt_probe::Probe { addr, interval };
+        place.in_client(|| probe.beside(done)).ok()
+    };
+    let (mut rs, samples) = run.tests_beside(std::slice::from_ref(&case.spec), stop, beside, false);
+    let rtt = samples.flatten().and_then(|s| crate::Rtt::of(&s));
+    match rs.pop() {
+        Some(r) => (r, rtt),
+        None => (run.test(&case.spec, None, stop, |_| None, false), None),
+    }
+}
+
+/// A UDP test whose sender got no datagram out (every send refused, e.g. ENOBUFS) measured
+/// nothing: it is failed, with the count, not "completed".
+pub fn sent_nothing(mut r: TestResult) -> TestResult {
+    let udp = &r.summary.udp;
+    if r.status != Status::Completed || udp.is_empty() || udp.iter().any(|u| u.sent > 0) {
+        return r;
+    }
+    let (errors, enobufs): (u64, u64) =
+        udp.iter().map(|u| (u.send_errors, u.enobufs)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    r.status = Status::Failed;
+    r.error = Some(TestError {
+        code: "sent-nothing".into(),
+        message: format!("the sender got no datagram out: {errors} sends refused, {enobufs} of them ENOBUFS"),
+    });
+    r
+}
+
+/// One finished case in a line: `[3/17 0:42] clip-udp-l8K: 130.1 Mbit/s`.
+fn progress_line(n: usize, total: usize, started: std::time::Instant, key: &str, r: &TestResult) -> String {
+    let s = started.elapsed().as_secs();
+    let what = match (&r.status, r.summary.headline_value(), r.summary.headline) {
+        (Status::Failed, _, _) => format!("failed: {}", r.error.as_ref().map_or("?", |e| e.message.as_str())),
+        (_, Some(v), Some(h)) => report::units::metric(h.metric, v),
+        _ => "done".into(),
+    };
+    format!("[{n}/{total} {}:{:02}] {key}: {what}", s / 60, s % 60)
 }
 
 /// Stores case `key`'s result as sweep point `index`.

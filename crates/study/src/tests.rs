@@ -115,3 +115,68 @@ fn find_is_case_insensitive_and_lists_five() {
     let seeds: Vec<&str> = crate::all().iter().map(|s| s.info().seed).collect();
     assert_eq!(seeds, ["000", "001", "002", "003", "004"]);
 }
+
+#[test]
+fn every_figure_is_catalogued_once_and_every_measured_one_has_a_judge() {
+    use crate::status::{judge_all, Plan, Status};
+    let empty =
+        crate::Outcome { mode: Mode::Quick, host: None, done: Vec::new(), skipped: Vec::new(), run_id: None };
+    for s in crate::all() {
+        let mut names = HashSet::new();
+        for e in s.catalogue() {
+            assert!(names.insert(e.figure), "{}: {} twice", s.info().name, e.figure);
+        }
+        for j in judge_all(s, &empty) {
+            assert!(
+                !j.verdict.evidence.contains("no judge"),
+                "{}: {} has no judge",
+                s.info().name,
+                j.entry.figure
+            );
+            if j.entry.plan == Plan::Measured && !j.verdict.evidence.starts_with("model") {
+                // Nothing ran: a measured figure is not run (a computed one needs no run).
+                // (or not reproducible, when the host lacks what it needs: a kernel module).
+                let st = j.verdict.status;
+                assert!(
+                    matches!(st, Status::NotRun | Status::NotReproducible),
+                    "{} {}",
+                    s.info().name,
+                    j.entry.figure
+                );
+            }
+        }
+        let pending = crate::status::pending(s).len();
+        let planned = s.catalogue().iter().filter(|e| matches!(e.plan, Plan::NotRun(_))).count();
+        assert_eq!(pending, planned);
+    }
+}
+
+#[test]
+fn a_udp_case_that_sent_nothing_is_failed_not_completed() {
+    use results::{Status, TestKind, TestResult, TestSpec, UdpSummary};
+    let mut r = TestResult::new("udp", TestSpec::new(TestKind::UdpStream), "h:1", 0);
+    let u = UdpSummary { sent: 0, send_errors: 408_535, enobufs: 408_535, ..UdpSummary::default() };
+    r.summary.udp = vec![u.clone()];
+    let r = crate::runner::sent_nothing(r);
+    assert_eq!(r.status, Status::Failed);
+    assert!(r.error.is_some_and(|e| e.message.contains("408535 of them ENOBUFS")));
+    let mut ok = TestResult::new("udp", TestSpec::new(TestKind::UdpStream), "h:1", 0);
+    ok.summary.udp = vec![UdpSummary { sent: 5, ..u }];
+    assert_eq!(crate::runner::sent_nothing(ok).status, Status::Completed);
+}
+
+#[test]
+fn a_bar_that_would_flatten_the_rest_is_left_out_and_named() {
+    let row = |case: &str, paper: f64, measured: f64| {
+        let mut r = Row::new("Table 1", case, "Mbit/s").paper(Some((paper, "p".into())));
+        r.measured = Some(measured);
+        r
+    };
+    let rows = [row("loop-back", 347.25, 25_500.0), row("peak", 119.12, 130.2)];
+    let refs: Vec<&Row> = rows.iter().collect();
+    let svg = crate::html::rows_chart("Tables 1 and 2", "Mbit/s", &refs);
+    assert!(svg.contains("off scale: loop-back"), "{svg}");
+    assert!(!svg.contains("model ceiling"), "a legend entry with no bar");
+    let even = crate::html::rows_chart("t", "Mbit/s", &refs[1..]);
+    assert!(!even.contains("off scale"));
+}

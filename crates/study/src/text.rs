@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::compare::{cell, ratio_cell, Row};
+use crate::compare::{cell, cell_pm, ratio_cell, Row};
+use crate::status::{Judged, Status};
 use crate::{Outcome, Study};
 
 /// Column titles of the comparison table (text and HTML).
@@ -24,12 +25,39 @@ pub fn cells(r: &Row) -> Vec<String> {
         r.group.clone(),
         r.case.clone(),
         r.unit.to_string(),
-        cell(r.paper.as_ref().map(|p| p.0)),
-        cell(r.measured),
+        cell_pm(r.paper.as_ref().map(|p| p.0), r.paper_sd),
+        cell_pm(r.measured, r.sd),
         cell(r.model),
         ratio_cell(r.vs_paper()),
         ratio_cell(r.vs_model()),
     ]
+}
+
+/// Every figure's status, one line each: `Figure 10  same shape  evidence`.
+pub fn statuses(judged: &[Judged]) -> String {
+    let w = judged.iter().map(|j| j.entry.figure.chars().count()).max().unwrap_or(0);
+    let s = judged.iter().map(|j| j.verdict.status.label().len()).max().unwrap_or(0);
+    let mut o = String::new();
+    for j in judged {
+        let _ = writeln!(
+            o,
+            "{:<w$}  {:<s$}  {}: {}",
+            j.entry.figure,
+            j.verdict.status.label(),
+            j.entry.what,
+            j.verdict.evidence
+        );
+    }
+    o
+}
+
+/// The figures not run, in the report's words.
+pub fn pending(judged: &[Judged]) -> Vec<String> {
+    judged
+        .iter()
+        .filter(|j| j.verdict.status == Status::NotRun)
+        .map(|j| format!("{} ({}): {}", j.entry.figure, j.entry.what, j.verdict.evidence))
+        .collect()
 }
 
 /// The table and notes.
@@ -56,8 +84,14 @@ pub fn table(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     for s in &out.skipped {
         let _ = writeln!(o, "skipped: {s}");
     }
-    for p in study.pending() {
-        let _ = writeln!(o, "not run yet: {} — needs {}", p.experiment, p.needs);
+    let judged = crate::status::judge_all(study, out);
+    let _ =
+        writeln!(o, "\nstatus of every figure and table of the paper (95 % intervals over repeated runs):");
+    o.push_str(&statuses(&judged));
+    let pending = pending(&judged);
+    let _ = writeln!(o, "pending: {} not run", pending.len());
+    for p in pending {
+        let _ = writeln!(o, "not run: {p}");
     }
     o
 }

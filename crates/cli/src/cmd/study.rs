@@ -48,6 +48,7 @@ fn list() -> String {
         "--quick".into(),
         "full".into(),
         "root".into(),
+        "pending".into(),
         "reruns".into(),
     ]];
     for s in study::all() {
@@ -60,19 +61,21 @@ fn list() -> String {
             duration(est(Mode::Quick)),
             duration(est(Mode::Full)),
             root.into(),
+            format!("{} not run", study::status::pending(s).len()),
             i.reruns.into(),
         ]);
     }
     let widths: Vec<usize> =
-        (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+        (0..6).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for r in &rows {
         for (c, w) in widths.iter().enumerate() {
             out.push_str(&format!("{:<w$}  ", r[c]));
         }
-        out.push_str(&r[5]);
+        out.push_str(&r[6]);
         out.push('\n');
     }
+    out.push_str("pending: the paper's figures no run gives yet (each study's report names them)\n");
     out.push_str("times are estimates from the designs (this 2-core machine); full runs follow the papers' sizes, windows, repetitions and durations\n");
     out
 }

@@ -39,7 +39,7 @@ pub fn role(spec: &TestSpec, end: End, index: u32) -> Role {
 }
 
 /// `stream`'s own settings: how bytes cross the socket at each end.
-const OPTIONS: [TypeOption; 2] = [
+const OPTIONS: [TypeOption; 3] = [
     TypeOption {
         name: "zerocopy",
         kind: results::setting::ValueKind::Bool,
@@ -50,7 +50,20 @@ const OPTIONS: [TypeOption; 2] = [
         kind: results::setting::ValueKind::Bool,
         about: "receivers read with MSG_TRUNC: the kernel drops the data instead of copying it",
     },
+    TypeOption {
+        name: "window-clamp",
+        kind: results::setting::ValueKind::Bytes,
+        about: "receivers announce at most this window (TCP_WINDOW_CLAMP), whatever their receive buffer",
+    },
 ];
+
+/// `window-clamp` of `spec`, if set.
+fn window_clamp(spec: &TestSpec) -> Option<u32> {
+    match spec.options.get("window-clamp") {
+        Some(results::ParamValue::Int(n)) => u32::try_from(*n).ok(),
+        _ => None,
+    }
+}
 
 fn flag(spec: &TestSpec, name: &str) -> bool {
     matches!(spec.options.get(name), Some(results::ParamValue::Bool(true)))
@@ -68,17 +81,42 @@ pub fn jobs(spec: &TestSpec, end: End, sockets: Vec<DataSocket>) -> std::io::Res
         if zerocopy && role == Role::Send {
             netio::zerocopy::enable_zerocopy(&sock)?;
         }
+        let clamp = window_clamp(spec).filter(|_| role != Role::Send);
+        if let Some(w) = clamp {
+            clamp_window(&sock, w)?;
+        }
         let work: crate::side::Work = match role {
             Role::Send if zerocopy => {
                 Box::new(move |ctx: &WorkerCtx| copy_modes::send_zerocopy(sock, send_len, rate, index, ctx))
             }
             Role::Send => Box::new(move |ctx: &WorkerCtx| send_loop(sock, send_len, rate, ctx)),
             _ if skip => Box::new(move |ctx: &WorkerCtx| copy_modes::recv_skip(sock, recv_len, ctx)),
-            _ => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
+            _ => match clamp {
+                Some(w) => {
+                    Box::new(move |ctx: &WorkerCtx| recv_loop_with(sock, recv_len, ctx, keep_clamp(w)))
+                }
+                None => Box::new(move |ctx: &WorkerCtx| recv_loop(sock, recv_len, ctx)),
+            },
         };
         jobs.push(Job { index, role, socket: Some(probe), work: WorkDebug(work) });
     }
     Ok(jobs)
+}
+
+/// Clamps the announced window to `bytes`.
+fn clamp_window(sock: &TcpStream, bytes: u32) -> std::io::Result<()> {
+    netio::sockopt::set_window_clamp(sock, bytes)
+}
+
+/// After each read: sets the clamp again if the kernel raised it. Linux 6.18 raises
+/// TCP_WINDOW_CLAMP as data arrives (receive-buffer tuning, even with SO_RCVBUF locked:
+/// measured, a 4096 clamp read back 127,488 after 0.3 s); set again, it holds.
+fn keep_clamp(bytes: u32) -> impl FnMut(&TcpStream) {
+    move |sock| {
+        if netio::sockopt::window_clamp(sock).is_ok_and(|now| now != bytes) {
+            let _ = netio::sockopt::set_window_clamp(sock, bytes);
+        }
+    }
 }
 
 /// A recognisable, incompressible-enough payload.
@@ -133,7 +171,17 @@ pub(crate) fn refund(ctx: &WorkerCtx, n: usize) {
 }
 
 /// Reads until end of stream (or the watchdog, or a hard stop).
-pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+pub fn recv_loop(sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutcome {
+    recv_loop_with(sock, len, ctx, |_| {})
+}
+
+/// [`recv_loop`] with `after` called on the socket after every read that got data.
+fn recv_loop_with(
+    mut sock: TcpStream,
+    len: usize,
+    ctx: &WorkerCtx,
+    mut after: impl FnMut(&TcpStream),
+) -> WorkerOutcome {
     let mut buf = vec![0u8; len];
     let _ = sock.set_read_timeout(Some(CALL_SLICE));
     let mut error = None;
@@ -144,6 +192,7 @@ pub fn recv_loop(mut sock: TcpStream, len: usize, ctx: &WorkerCtx) -> WorkerOutc
             Ok(n) => {
                 ctx.meter.add(n);
                 last = Instant::now();
+                after(&sock);
             }
             Err(e) if is_timeout(&e) => {
                 if ctx.should_abandon(Instant::now()) {
@@ -187,7 +236,14 @@ impl TestType for TcpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit, Optional::Rate])
+        only(spec, &[Optional::BytesLimit, Optional::Rate])?;
+        match spec.options.get("window-clamp") {
+            Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
+                "options.window-clamp",
+                format!("window-clamp {n} is outside 1K … 1G bytes"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn data_connections(&self, spec: &TestSpec) -> u32 {

@@ -20,7 +20,7 @@ use wire::{Datagram, Rejection};
 use crate::limits::{check_datagram, only, Optional};
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
-use crate::registry::{self, Data, Info, TestType, Transport};
+use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
 use crate::stream::{payload, role};
 use crate::udp_flow::UdpFlow;
@@ -45,6 +45,27 @@ const BATCH_BYTES: usize = 256 * 1024;
 const GRO_SEGMENTS: usize = 64;
 /// Messages per sendmmsg with GSO (each carrying up to [`MAX_GSO_SEGMENTS`] datagrams).
 const GSO_MESSAGES: usize = 4;
+
+/// The receiver's work per datagram, µs (`recv-delay-us`): it pauses that long for each
+/// datagram it read, as a host that needs that long to take one in. Its socket fills
+/// meanwhile and the kernel drops what does not fit (counted as socket drops).
+pub const RECV_DELAY: TypeOption = TypeOption {
+    name: "recv-delay-us",
+    kind: results::setting::ValueKind::Count,
+    about: "receivers pause this many µs per datagram read (a slow receiving host), at most 1000000",
+};
+/// The longest `recv-delay-us`.
+const MAX_RECV_DELAY_US: u64 = 1_000_000;
+
+/// `recv-delay-us` of `spec`, if set.
+fn recv_delay(spec: &TestSpec) -> Option<Duration> {
+    match spec.options.get(RECV_DELAY.name) {
+        Some(results::ParamValue::Int(us)) if *us > 0 => {
+            Some(Duration::from_micros((*us).min(MAX_RECV_DELAY_US)))
+        }
+        _ => None,
+    }
+}
 
 /// Builds one job per flow.
 pub fn jobs(spec: &TestSpec, end: End, flows: Vec<UdpFlow>) -> Vec<Job> {
@@ -263,7 +284,7 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     let _ = sock.set_read_timeout(Some(RECV_SLICE));
     let mut batch = recv_batch(&sock, spec);
     let mut drain = Drain::new(spec);
-    let start = ctx.timeline.start;
+    let (start, delay) = (ctx.timeline.start, recv_delay(spec));
     let mut error = None;
     loop {
         if let Some(p) = &mut path {
@@ -274,9 +295,12 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                 let now = Instant::now();
                 drain.last_rx = now;
                 let arrival = now.saturating_duration_since(start).as_nanos() as u64;
-                let bytes = account_batch(&batch, arrival, ctx, &mut drain.announced);
+                let (bytes, datagrams) = account_batch(&batch, arrival, ctx, &mut drain.announced);
                 ctx.meter.add_bytes(bytes);
                 ctx.meter.finish(&ctx.timeline, now);
+                if let Some(d) = delay {
+                    sleep_for(d * datagrams, ctx);
+                }
             }
             Err(e) if netio::udp::is_wait(&e) => {}
             // An ICMP error for something we sent (hellos): not a receive problem.
@@ -299,14 +323,29 @@ fn recv_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     WorkerOutcome { latency: None, error, busy_pct: None }
 }
 
-/// Counts one batch under one lock; returns the payload bytes of the data datagrams.
-fn account_batch(batch: &RecvBatch, arrival_ns: u64, ctx: &WorkerCtx, announced: &mut Option<u64>) -> u64 {
-    let mut bytes = 0u64;
+/// Sleeps `d` (a slow receiver's work), in slices that watch for a stop or the watchdog.
+fn sleep_for(d: Duration, ctx: &WorkerCtx) {
+    let until = Instant::now() + d;
+    while Instant::now() < until && !ctx.stop.is_set() && !ctx.should_abandon(Instant::now()) {
+        std::thread::sleep((until - Instant::now()).min(RECV_SLICE));
+    }
+}
+
+/// Counts one batch under one lock; returns the payload bytes and the number of the data
+/// datagrams.
+fn account_batch(
+    batch: &RecvBatch,
+    arrival_ns: u64,
+    ctx: &WorkerCtx,
+    announced: &mut Option<u64>,
+) -> (u64, u32) {
+    let (mut bytes, mut datagrams) = (0u64, 0u32);
     ctx.meter.with_udp(|u| {
         batch.for_each_datagram(|d| match wire::udp::classify(d) {
             Ok(Datagram::Data(h)) => {
                 u.account.record(h.seq, h.sent_ns, arrival_ns);
                 bytes += d.len() as u64;
+                datagrams += 1;
             }
             Ok(Datagram::End { sent, .. }) => *announced = Some(sent),
             Ok(Datagram::Hello(_)) | Err(_) => {}
@@ -315,7 +354,7 @@ fn account_batch(batch: &RecvBatch, arrival_ns: u64, ctx: &WorkerCtx, announced:
             u.socket_drops = u.socket_drops.max(u64::from(d));
         }
     });
-    bytes
+    (bytes, datagrams)
 }
 
 /// The `udp-stream` test type.
@@ -346,7 +385,17 @@ impl TestType for UdpStreamTest {
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
         only(spec, &[Optional::BytesLimit, Optional::Rate, Optional::NoChecksum, Optional::NoOffload])?;
+        if let Some(results::ParamValue::Int(us)) = spec.options.get(RECV_DELAY.name) {
+            if *us > MAX_RECV_DELAY_US {
+                let field = format!("options.{}", RECV_DELAY.name);
+                return Err(Rejection::field(&field, format!("at most {MAX_RECV_DELAY_US} µs per datagram")));
+            }
+        }
         check_datagram("send_len", spec.send_len)
+    }
+
+    fn options(&self) -> &'static [TypeOption] {
+        std::slice::from_ref(&RECV_DELAY)
     }
 
     fn data_connections(&self, spec: &TestSpec) -> u32 {

@@ -5,11 +5,12 @@
 
 use results::TestResult;
 
-use crate::compare::{mbps, Row};
+use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::rows_chart;
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{base, reverse, stream, times, Case, Mode, Stage};
-use crate::{Info, Outcome, Pending, Study};
+use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Verdict};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -126,6 +127,35 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
+/// Every figure of the paper (its tables are Figures 1 and 3).
+const CATALOGUE: &[Entry] = &[
+    measured("Figure 1", "ATM NIC throughput above 10 Mbit/s Ethernet (ttcp, FTP, both ways)"),
+    not_reproducible(
+        "Figure 1 (Adaptec, G6-150 rows)",
+        "the Adaptec ANA5240 and the G6-150 host",
+        "specific adapters and host; one emulated LANE path stands for the Interphase card",
+    ),
+    not_reproducible(
+        "Figure 2",
+        "figure of merit M, ATM against Ethernet",
+        "M needs the NT system's own CPU; here client, server and emulator share one host, so the cores \
+         counted are not one end's",
+    ),
+    measured("Figure 3", "ATM LANE above 100BASE-T (ttcp, FTP, both ways)"),
+    not_reproducible(
+        "Figure 4",
+        "figure of merit M, ATM against 100BASE-T",
+        "as Figure 2: M counts the whole host here",
+    ),
+    diagram("Figure 5", "the ATM testbed"),
+    not_run(
+        "Figure 6",
+        "the 1500-byte LANE packet limits ATM",
+        "a LANE path with a ~10,000-byte MTU beside the 1500-byte one",
+    ),
+    not_run("Appendix C", "ttcp throughput against the TCP window", "a ttcp -b window sweep over LANE"),
+];
+
 /// Why a measured M differs from the paper's.
 const M_WHY: &str = "tcplab's M is Mbit/s ÷ CPU-cores busy on the whole client host, measured system-wide; on an \
                      emulated path the client, the server and the emulator's packet pumps share this machine, so \
@@ -156,7 +186,8 @@ impl Study for NicEval {
     }
 
     fn stages(&self, mode: Mode) -> Vec<Stage> {
-        let reps = (mode == Mode::Full).then(|| times(4));
+        // Four runs as the paper's; three in --quick, for an interval on every status.
+        let reps = Some(times(mode.pick(3, 4)));
         PATHS
             .iter()
             .map(|&(key, preset, nic, _)| {
@@ -195,13 +226,35 @@ impl Study for NicEval {
         let rows = self.compare(out);
         let of = |unit: &str| rows.iter().filter(|r| r.unit == unit).collect::<Vec<&Row>>();
         vec![
-            rows_chart("Throughput: paper (Figures 1, 3) vs tcplab vs model", "Mbit/s", &of("Mbit/s")),
-            rows_chart("Figure of merit M: paper (computed from Figures 1, 3) vs tcplab", "M", &of("M")),
+            rows_chart("Figures 1, 3: paper, tcplab, model", "Mbit/s", &of("Mbit/s")),
+            rows_chart("M: paper (from Figures 1, 3), tcplab", "M", &of("M")),
         ]
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        &[]
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
+    }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let (atm, other, name) = match figure {
+            "Figure 1" => ("lane", "e10", "10 Mbit/s Ethernet"),
+            "Figure 3" => ("lane", "fe", "100BASE-T"),
+            _ => return Verdict::not_run("no judge for this figure"),
+        };
+        let samples: Vec<_> = TESTS
+            .iter()
+            .map(|(t, col)| {
+                (
+                    format!("ATM LANE {col}"),
+                    mbps_sample(out, &format!("{atm}-{t}")),
+                    format!("{name} {col}"),
+                    mbps_sample(out, &format!("{other}-{t}")),
+                )
+            })
+            .collect();
+        let pairs: Vec<_> =
+            samples.iter().map(|(a, x, b, y)| (a.as_str(), x.as_ref(), b.as_str(), y.as_ref())).collect();
+        status::ordered(&pairs)
     }
 }
 

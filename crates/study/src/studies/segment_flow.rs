@@ -3,15 +3,16 @@
 //! size, 25 runs of 16 MB per point; the segment flow of w4k-u2048 against w4k-u4096 from
 //! probes in the driver (here: tracefs); stop-and-go with window = user data size.
 
-use results::segment_cost::SegmentCost;
+use results::segment_cost::{SegmentCost, Way};
 use results::{ParamValue, TestKind, TestResult, TestSpec};
 
-use crate::compare::{mbps, Row};
+use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, xy, Figure, Unit, Value};
-use crate::plan::{stream, times, Case, Mode, Stage};
+use crate::plan::{self, stream, times, Case, Mode, Stage};
+use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Verdict};
 use crate::studies::size_key;
-use crate::{Info, Outcome, Pending, Study};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -123,7 +124,72 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-const PENDING: &[Pending] = &[];
+/// The cases the statuses are judged on (repeated in --quick too).
+const JUDGED: &[&str] = &[
+    "trace-w4K-u2048",
+    "trace-w4K-u4096",
+    "sng-1024",
+    "sng-4096",
+    "w8K-u8192",
+    "w16K-u8192",
+    "w32K-u8192",
+    "w52428-u8192",
+];
+
+/// Why Linux differs at a 4 KiB window.
+const STALL: &str =
+    "Linux differs from SunOS here: a 4096-byte window is below one MSS (9136), so the sender \
+                     may send only what the window allows and Nagle holds the rest until the receiver's \
+                     delayed-ACK timer opens the window again; both user data sizes wait on the same timer.";
+
+/// Why the SBA-100 figures cannot be rerun.
+const SBA100: &str =
+    "the SBA-100's programmed I/O and its two driver versions on a Sparc2 or Sparc10; one emulated \
+                      TAXI 140 path here stands for the SBA-200 (DMA) of Figure 15";
+
+/// Every figure of the paper.
+const CATALOGUE: &[Entry] = &[
+    diagram("Figure 1", "measurement environment and set-up"),
+    not_run(
+        "Figure 2",
+        "segment flow depends on user data size",
+        "the traced segment sizes per user data size, drawn",
+    ),
+    not_run(
+        "Figure 3",
+        "timer-generated acknowledgements",
+        "the traced ACK times against the delayed-ACK timer",
+    ),
+    measured("§3 set-up", "the window is the one set: 4096 bytes announced"),
+    measured("Figure 4", "receive processing per segment above send"),
+    measured("Figure 5", "stop-and-go: throughput rises with window = user data"),
+    not_reproducible("Figure 6", "Sparc2 SBA-100, driver 2.0", SBA100),
+    not_reproducible("Figure 7", "Sparc2 SBA-100, driver 2.2.6", SBA100),
+    not_run(
+        "Figure 8",
+        "throughput with a fixed-size receive user buffer",
+        "a receive size fixed apart from the send size",
+    ),
+    measured("Figures 9, 10", "w4k-u2048 about 20 % above w4k-u4096 (segment flows traced)"),
+    not_reproducible("Figure 11", "Sparc10 SBA-100, driver 2.2.6", SBA100),
+    not_reproducible("Figure 12", "Sparc2 against Sparc10", "two host generations; one host here"),
+    not_reproducible(
+        "Figure 13",
+        "Sparc2 against Sparc10 segment flow",
+        "two host generations; one host here",
+    ),
+    not_run(
+        "Figure 14",
+        "segment flow before and on the plateau",
+        "traced points before and on Figure 11's plateau",
+    ),
+    measured("Figure 15", "Sparc10 SBA-200: throughput rises with the window"),
+    not_run(
+        "Figures 6, 7, 11, 15 (c)",
+        "CPU utilisation panels",
+        "per-point CPU utilisation of both ends in the grid",
+    ),
+];
 
 /// Figure 4's segment sizes: 64 bytes doubling to 8 KiB, then the path's MSS (9136 on TAXI
 /// 140: the paper's largest single segment).
@@ -144,7 +210,7 @@ impl Study for SegmentFlow {
         let users: Vec<u32> = mode.pick(vec![8192], (1..=64).map(|k| k * 512).collect());
         let reps = (mode == Mode::Full).then(|| times(25));
         let point = |w: u32, u: u32| {
-            let mut s = stream(u, Some(w), 2);
+            let mut s = windowed(u, w, 2);
             if mode == Mode::Full {
                 s.bytes_limit = Some(16 << 20);
                 s.duration_ms = 120_000;
@@ -160,10 +226,10 @@ impl Study for SegmentFlow {
             grid.extend([(4096, 2048), (4096, 4096), (8192, 4096), (8192, 7168)].map(|(w, u)| point(w, u)));
         }
         let traced =
-            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), stream(u, Some(4096), 2))).to_vec();
+            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), windowed(u, 4096, 2))).to_vec();
         let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
-        let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), stream(u, Some(u), 2))).collect();
-        vec![
+        let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), windowed(u, u, 2))).collect();
+        let mut stages = vec![
             Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
             Stage {
                 trace: true,
@@ -175,7 +241,9 @@ impl Study for SegmentFlow {
                 TAXI,
                 vec![Case::new(COST_KEY, cost_spec(mode))],
             ),
-        ]
+        ];
+        plan::repeat_judged(mode, &mut stages, JUDGED, 3);
+        stages
     }
 
     fn compare(&self, out: &Outcome) -> Vec<Row> {
@@ -244,30 +312,99 @@ impl Study for SegmentFlow {
             .and_then(|r| r.reference.as_ref())
             .map(|r| (r.limit_bps / 1e6, "model: TAXI 140".to_string()));
         let window = size_chart(
-            "Figures 6, 7, 11, 15 (b) again: throughput vs window, 8192-byte user data",
+            "Throughput vs window, 8 KiB user data",
             "window (bytes)",
             vec![
                 measured,
-                paper("f15b", "paper: Sparc10 SBA-200"),
-                paper("f11b", "paper: Sparc10 SBA-100"),
-                paper("f7b", "paper: Sparc2 SBA-100 2.2.6"),
-                paper("f6b", "paper: Sparc2 SBA-100 2.0"),
+                paper("f15b", "paper Fig. 15"),
+                paper("f11b", "paper Fig. 11"),
+                paper("f7b", "paper Fig. 7"),
+                paper("f6b", "paper Fig. 6"),
             ],
             model,
         );
         let rows = self.compare(out);
         let fig15: Vec<&Row> = rows.iter().filter(|r| r.group == "Figure 15 (b)").collect();
-        let mut charts =
-            vec![window, rows_chart("Figure 15 (b): paper vs tcplab vs model", "Mbit/s", &fig15)];
+        let mut charts = vec![window, rows_chart("Figure 15 (b): paper, tcplab, model", "Mbit/s", &fig15)];
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
             charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
         }
         charts
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        PENDING
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
     }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let g = |key: &str| mbps_sample(out, key);
+        match figure {
+            "§3 set-up" => window_check(out),
+            "Figure 4" => cost_order(out),
+            "Figure 5" => status::ordered(&[(
+                "window = user data = 4096",
+                g("sng-4096").as_ref(),
+                "1024",
+                g("sng-1024").as_ref(),
+            )]),
+            "Figures 9, 10" => {
+                let v =
+                    status::effect(g("trace-w4K-u4096").as_ref(), g("trace-w4K-u2048").as_ref(), 20.0, 10.0);
+                let (a, b) = (out.get("trace-w4K-u2048"), out.get("trace-w4K-u4096"));
+                let flows = [flow(a, "traced u2048"), flow(b, "u4096")].join(" ");
+                Verdict { evidence: format!("{} {flows}", v.evidence), ..v }.because(STALL)
+            }
+            "Figure 15" => {
+                let w = |n: u32| g(&format!("w{}-u8192", size_key(n)));
+                let (a, b, c, d) = (w(8192), w(16384), w(32768), w(52428));
+                status::ordered(&[
+                    ("window 16384", b.as_ref(), "8192", a.as_ref()),
+                    ("window 32768", c.as_ref(), "16384", b.as_ref()),
+                    ("window 52428", d.as_ref(), "32768", c.as_ref()),
+                ])
+            }
+            _ => Verdict::not_run("no judge for this figure"),
+        }
+    }
+}
+
+/// A stream of `len`-byte writes and reads whose receiver announces a window of exactly
+/// `window` bytes (TCP_WINDOW_CLAMP: the paper set the window; SO_RCVBUF would be doubled by
+/// Linux and let the window grow past it), and whose sender's buffer is the window too, as
+/// the paper set both (Linux doubles it; it also bounds what drains after the deadline).
+fn windowed(len: u32, window: u32, secs: u64) -> TestSpec {
+    let mut s = stream(len, None, secs);
+    s.sndbuf = Some(window);
+    s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(window)));
+    s
+}
+
+/// The window the receiver announced in a traced flow during the test (the trace also
+/// catches the connection's ending): the most common bucket maximum, the buckets holding
+/// it, all buckets, and the largest.
+fn traced_window(r: Option<&TestResult>) -> Option<(u64, usize, usize, u64)> {
+    let r = r?;
+    let d = r.segment_flow.as_ref()?.directions.first()?;
+    let end_ms = r.spec.duration_ms as f64;
+    let ws: Vec<u64> =
+        d.window_series.iter().filter(|b| b.t_ms <= end_ms).map(|b| b.window_max_bytes).collect();
+    let count = |w: u64| ws.iter().filter(|&&x| x == w).count();
+    let common = ws.iter().copied().max_by_key(|&w| (count(w), std::cmp::Reverse(w)))?;
+    Some((common, count(common), ws.len(), ws.iter().copied().max()?))
+}
+
+/// §3's set-up: the window the traced receiver announced is the window asked (4096).
+fn window_check(out: &Outcome) -> Verdict {
+    let Some((common, n, all, max)) = traced_window(out.get("trace-w4K-u4096")) else {
+        return Verdict::not_run("no traced flow");
+    };
+    let v = status::observed("traced window", Some(common as f64), 4096.0, 0.0, " bytes");
+    let ev = format!(
+        "{} in {n} of {all} trace buckets of the test; the largest {max} bytes (at the start: Linux never \
+         shrinks a window it announced)",
+        v.evidence
+    );
+    Verdict { evidence: ev, ..v }
 }
 
 /// The case of Figure 4.
@@ -315,4 +452,54 @@ fn flow(r: Option<&TestResult>, name: &str) -> String {
         .window_limited_share
         .map_or(String::new(), |s| format!(", window-limited {:.0} % of the time", s * 100.0));
     format!("{name}: {} data segments, most often {common} bytes, {} ACKs{limited}.", d.data_segments, d.acks)
+}
+
+/// Figure 4: the receiver's time per full-size segment above the sender's, from the
+/// segment-cost test: medians over thousands of segments with their 95 % intervals, by
+/// `SO_TIMESTAMPING` where it worked, else by tracepoints.
+fn cost_order(out: &Outcome) -> Verdict {
+    let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) else {
+        return Verdict::not_run("the segment-cost test did not run");
+    };
+    let at = |(way, side): (Way, Option<&results::segment_cost::CostSide>)| {
+        let row = side?.rows.iter().rfind(|r| r.size == 9136)?;
+        let d = row.timestamping.dist.as_ref().or(row.tracepoints.dist.as_ref())?;
+        let per = row.segments_per_sample(way) * 1e3;
+        Some(status::Interval { at: d.median_ns / per, lo: d.ci_lo_ns / per, hi: d.ci_hi_ns / per })
+    };
+    let [send, receive] = c.sides();
+    status::above(at(receive), at(send), ("receive, 9136 bytes", "send"), " µs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::segment_flow::{FlowDirection, WindowBucket};
+
+    /// The trace of a 2-s w4K run (2026-11-26): 8192 until the no-shrink rule lets the window
+    /// fall, 4096 for the rest of the test, then the connection's ending.
+    fn traced(windows: &[(f64, u64)]) -> Outcome {
+        let mut r = TestResult::new("stream", windowed(4096, 4096, 2), "h:1", 0);
+        let buckets = windows
+            .iter()
+            .map(|&(t_ms, w)| WindowBucket { t_ms, window_max_bytes: w, ..WindowBucket::default() })
+            .collect();
+        let dir = FlowDirection { window_series: buckets, ..FlowDirection::default() };
+        r.segment_flow = Some(results::SegmentFlow { directions: vec![dir], ..Default::default() });
+        let case = Case::new("trace-w4K-u4096", r.spec.clone());
+        let done = crate::Done { stage: "s".into(), case, result: r, rtt: None };
+        Outcome { mode: Mode::Quick, host: None, done: vec![done], skipped: Vec::new(), run_id: None }
+    }
+
+    #[test]
+    fn the_window_check_reads_the_window_the_test_ran_with() {
+        let mut w: Vec<(f64, u64)> = vec![(0.0, 80_896), (215.0, 8192)];
+        w.extend((2..10).map(|k| (k as f64 * 210.0, 4096)));
+        w.extend([(3367.0, 64_512), (3376.0, 83_968)]);
+        let v = window_check(&traced(&w));
+        assert_eq!(v.status, status::Status::Reproduced, "{}", v.evidence);
+        assert!(v.evidence.contains("in 8 of 10"), "{}", v.evidence);
+        let wide: Vec<(f64, u64)> = (0..10).map(|k| (k as f64 * 210.0, 94_208)).collect();
+        assert_eq!(window_check(&traced(&wide)).status, status::Status::Differs);
+    }
 }

@@ -8,10 +8,11 @@ use std::time::Duration;
 use results::TestResult;
 
 use crate::compare::Row;
-use crate::html::{rows_chart, series};
+use crate::html::series;
 use crate::paper::{find, pm, v, Figure, Unit};
 use crate::plan::{stream, Case, Mode, Stage};
-use crate::{Info, Outcome, Pending, Study};
+use crate::status::{self, measured, not_reproducible, Entry, Sample, Verdict};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -70,6 +71,19 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
+/// Both tables of the paper, by column.
+const CATALOGUE: &[Entry] = &[
+    measured("SNV→GVA, 1000 s: Stock TCP", "Stock TCP's 1000-s mean, 91 ± 21 Mbit/s"),
+    measured("SNV→GVA, 1000 s: high-speed stacks", "HS, Scalable and FAST TCP far above Stock TCP"),
+    measured("SNV→GVA, 80 s: Stock TCP", "Stock TCP's 80-s mean, 59 ± 4 Mbit/s, from separate runs"),
+    measured("pings during the runs", "the RTT stays almost constant (within 10 % of 170 ms)"),
+    not_reproducible(
+        "SNV→AMS",
+        "Sunnyvale → Amsterdam, both columns",
+        "the seed gives no RTT or bottleneck for Amsterdam; emulated, it would be Geneva's path again",
+    ),
+];
+
 /// The paper's stacks and the Linux control of each (`None`: no such module exists).
 const STACKS: [(&str, Option<&str>); 4] = [
     ("Stock TCP", Some("reno")),
@@ -79,6 +93,17 @@ const STACKS: [(&str, Option<&str>); 4] = [
 ];
 /// Modern controls run beside the paper's.
 const MODERN: [&str; 2] = ["cubic", "bbr"];
+/// Why Stock TCP differs.
+const STOCK_WHY: &str = "The 100-packet queue (1.2 ms at 1 Gbit/s) overflows in slow start and each loss halves a \
+                         window that regrows by one segment per 170-ms round trip; how far it gets depends on \
+                         the run's length and on when the first losses fall.";
+/// Key infix of the separate short runs (`gva-reno-short-2`).
+const SHORT: &str = "-short-";
+/// The probe's interval beside a long run and beside a short one.
+const PROBE_LONG: Duration = Duration::from_secs(1);
+const PROBE_SHORT: Duration = Duration::from_millis(250);
+/// The path's round trip without a queue (the emulated `transatlantic`).
+const BASE_RTT_MS: f64 = 170.0;
 /// The paths: key, preset, stage label, the paper's table (its id is also the row group).
 const PATHS: [(&str, &str, &str, &str); 2] = [
     ("gva", "transatlantic", "Sunnyvale → Geneva: 1 Gbit/s, 170 ms RTT, 100-packet queue", "SNV→GVA"),
@@ -95,71 +120,73 @@ impl Study for SlacStacks {
     }
 
     fn stages(&self, mode: Mode) -> Vec<Stage> {
-        let secs = mode.pick(25, 1000);
+        let (secs, runs) = (mode.pick(20, 1000), mode.pick(3, 5));
+        // The 80-s column: separate runs, 80/1000 of the long one (2 s in --quick).
+        let short = (secs * 80 / 1000).max(2);
         let paths = mode.pick(&PATHS[..1], &PATHS[..]);
         paths
             .iter()
             .map(|&(key, preset, label, _)| {
-                let cases = controls()
-                    .into_iter()
-                    .map(|cc| {
-                        let mut s = stream(131072, None, secs);
-                        s.congestion = Some(cc.clone());
-                        s.interval_ms = 1000;
-                        Case::new(format!("{key}-{cc}"), s)
-                    })
-                    .collect();
+                let mut cases = Vec::new();
+                for cc in controls() {
+                    cases.push(Case::new(format!("{key}-{cc}"), one(&cc, secs)).probed(PROBE_LONG));
+                    for i in 1..=runs {
+                        let case = Case::new(format!("{key}-{cc}{SHORT}{i}"), one(&cc, short));
+                        cases.push(case.probed(PROBE_SHORT));
+                    }
+                }
                 Stage::path(label, preset, cases)
             })
             .collect()
     }
 
     fn compare(&self, out: &Outcome) -> Vec<Row> {
-        let window = window_of(out);
         let mut rows = Vec::new();
         for (key, _, _, table) in PATHS {
             if out.with_prefix(key).next().is_none() {
                 continue;
             }
-            let label = table;
             let fig = find(FIGURES, table);
             for (stack, cc) in STACKS {
-                let r = cc.and_then(|c| out.get(&format!("{key}-{c}")));
-                let (whole, windowed) = r.map(|r| figures(r, window)).unwrap_or_default();
                 let name = format!("{stack} ({})", cc.unwrap_or("no Linux module"));
-                let mut a = Row::new(label, &format!("{name}, whole run"), "Mbit/s")
-                    .paper(fig.and_then(|f| f.cite(&format!("{stack} 1000s"))))
-                    .goodput(r);
-                a.measured = whole.or(a.measured);
-                if r.is_none() {
-                    a.why = unavailable(cc);
+                let (long, short) = cc.map_or((None, None), |c| columns(out, key, c));
+                let cite = |col: &str| fig.and_then(|f| f.get(&format!("{stack} {col}")));
+                for (what, col, got) in [("long run", "1000s", long), ("short runs", "80s", short)] {
+                    let mut row = Row::new(
+                        table,
+                        &format!("{name}, {}", got.as_ref().map_or(what.to_string(), |c| c.what.clone())),
+                        "Mbit/s",
+                    )
+                    .paper(fig.and_then(|f| f.cite(&format!("{stack} {col}"))));
+                    row.paper_sd = cite(col).and_then(|v| v.spread);
+                    (row.measured, row.sd) = got.map_or((None, None), |c| (Some(c.mean), c.sd));
+                    if cc.is_none_or(|c| out.get(&format!("{key}-{c}")).is_none()) {
+                        row.why = unavailable(cc);
+                    }
+                    rows.push(row);
                 }
-                rows.push(a);
-                let mut b = Row::new(label, &format!("{name}, {}-s windows", window.as_secs()), "Mbit/s")
-                    .paper(fig.and_then(|f| f.cite(&format!("{stack} 80s"))));
-                b.measured = windowed;
-                rows.push(b);
             }
             for cc in MODERN {
-                let r = out.get(&format!("{key}-{cc}"));
-                let mut a =
-                    Row::new(label, &format!("{cc} (not in the paper), whole run"), "Mbit/s").goodput(r);
-                a.measured = r.and_then(|r| figures(r, window).0).or(a.measured);
-                rows.push(a);
+                let (long, short) = columns(out, key, cc);
+                for got in [long, short].into_iter().flatten() {
+                    let mut row =
+                        Row::new(table, &format!("{cc} (not in the paper), {}", got.what), "Mbit/s");
+                    (row.measured, row.sd) = (Some(got.mean), got.sd);
+                    rows.push(row);
+                }
             }
-            rows.push(ranking(out, key, label, table));
+            rows.extend(rtt_rows(out, key, table));
+            rows.push(ranking(out, key, table, table));
         }
         rows
     }
 
     fn charts(&self, out: &Outcome) -> Vec<String> {
-        let rows = self.compare(out);
-        let whole: Vec<&Row> = rows.iter().filter(|r| r.case.ends_with("whole run")).collect();
-        let mut charts =
-            vec![rows_chart("Whole-run mean: paper (1000 s) vs tcplab vs model", "Mbit/s", &whole)];
+        let mut charts = vec![spread_chart(out)];
         for (key, _, label, _) in PATHS {
             let curves: Vec<_> = out
                 .with_prefix(key)
+                .filter(|d| !d.case.key.contains(SHORT))
                 .map(|d| {
                     let cc = d.case.spec.congestion.clone().unwrap_or_default();
                     series(
@@ -185,8 +212,46 @@ impl Study for SlacStacks {
         charts
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        &[]
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
+    }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let run = |cc: &str| out.get(&format!("gva-{cc}")).and_then(|r| Sample::of(r, crate::compare::mbps));
+        match figure {
+            "SNV→GVA, 1000 s: Stock TCP" => status::value(run("reno").as_ref(), 91.0, 0.25, " Mbit/s"),
+            "SNV→GVA, 80 s: Stock TCP" => {
+                let runs: Vec<&TestResult> = out.with_prefix("gva-reno-short-").map(|d| &d.result).collect();
+                let secs = runs.first().map_or(0, |r| r.spec.duration_ms / 1000);
+                let s = Sample::across(runs, crate::compare::mbps);
+                let v = status::value(s.as_ref(), 59.0, 0.25, " Mbit/s");
+                Verdict { evidence: format!("{secs}-s runs: {}", v.evidence), ..v }.because(STOCK_WHY)
+            }
+            "pings during the runs" => {
+                let worst = out.done.iter().filter_map(|d| d.rtt).map(|r| r.p95_ms).reduce(f64::max);
+                status::observed("worst probe RTT p95", worst, BASE_RTT_MS, 0.1, " ms")
+            }
+            "SNV→GVA, 1000 s: high-speed stacks" => {
+                let ran: Vec<(&str, &str)> = STACKS[1..]
+                    .iter()
+                    .filter_map(|(name, cc)| Some((*name, (*cc)?)))
+                    .filter(|(_, cc)| out.get(&format!("gva-{cc}")).is_some())
+                    .collect();
+                if ran.is_empty() {
+                    let have = netio::host::congestion_available();
+                    if STACKS[1..].iter().filter_map(|(_, cc)| *cc).any(|cc| have.iter().any(|h| h == cc)) {
+                        return Verdict::not_run("this kernel has a high-speed control, but it did not run");
+                    }
+                    return Verdict::new(status::Status::NotReproducible, unavailable_all());
+                }
+                let samples: Vec<_> = ran.iter().map(|(n, cc)| (*n, run(cc))).collect();
+                let stock = run("reno");
+                let pairs: Vec<_> =
+                    samples.iter().map(|(n, s)| (*n, s.as_ref(), "Stock TCP", stock.as_ref())).collect();
+                status::ordered(&pairs)
+            }
+            _ => Verdict::not_run("no judge for this figure"),
+        }
     }
 }
 
@@ -214,17 +279,117 @@ fn unavailable(cc: Option<&str>) -> String {
     }
 }
 
-/// The short window: the paper's 80 s in full runs, scaled by 80/1000 of the run otherwise.
-fn window_of(out: &Outcome) -> Duration {
-    let secs = out.done.first().map_or(1000, |d| d.case.spec.duration_ms / 1000);
-    Duration::from_secs((secs * 80 / 1000).max(2))
+/// Why none of the paper's high-speed stacks ran.
+fn unavailable_all() -> String {
+    let have = netio::host::congestion_available().join(", ");
+    format!(
+        "HS TCP and Scalable TCP need the highspeed and scalable modules, FAST TCP never had a mainline \
+             Linux module; this kernel has {have}"
+    )
 }
 
-/// Whole-run mean and the mean of window means, Mbit/s (compare-cc's figures).
-fn figures(r: &TestResult, window: Duration) -> (Option<f64>, Option<f64>) {
-    let spans = pipeline::compare_cc::spans_of(r);
-    let f = pipeline::compare_cc::stream_figures(String::new(), 1, 0, 0, r, &spans, window);
-    (f.throughput_bps.map(|m| m.mean / 1e6), f.windowed_bps.map(|m| m.mean / 1e6))
+/// One stream of `cc` for `secs` seconds, 1-s intervals.
+fn one(cc: &str, secs: u64) -> results::TestSpec {
+    let mut s = stream(131072, None, secs);
+    s.congestion = Some(cc.to_string());
+    s.interval_ms = 1000;
+    s
+}
+
+/// One column of the tables as measured: a mean, its sd, and what it is over.
+#[derive(Debug, Clone, PartialEq)]
+struct Column {
+    mean: f64,
+    sd: Option<f64>,
+    what: String,
+}
+
+/// The long run (mean ± sd of its 1-s intervals, the paper's sampling) and the short runs
+/// (mean ± sd over the separate runs' means) of control `cc` on path `key`.
+fn columns(out: &Outcome, key: &str, cc: &str) -> (Option<Column>, Option<Column>) {
+    let long = out.get(&format!("{key}-{cc}")).and_then(|r| {
+        let values: Vec<f64> = pipeline::compare_cc::spans_of(r).iter().map(|s| s.value / 1e6).collect();
+        let s = Sample::new(values)?;
+        let secs = r.spec.duration_ms / 1000;
+        Some(Column { mean: s.mean(), sd: s.sd(), what: format!("one {secs}-s run, sd over 1-s intervals") })
+    });
+    let prefix = format!("{key}-{cc}{SHORT}");
+    let shorts: Vec<&TestResult> = out.with_prefix(&prefix).map(|d| &d.result).collect();
+    let short = Sample::across(shorts.iter().copied(), crate::compare::mbps).map(|s| {
+        let secs = shorts.first().map_or(0, |r| r.spec.duration_ms / 1000);
+        let what = format!("{} separate {secs}-s runs, sd over runs", s.values.len());
+        Column { mean: s.mean(), sd: s.sd(), what }
+    });
+    (long, short)
+}
+
+/// The probe's round trips beside every run of the path, per control.
+fn rtt_rows(out: &Outcome, key: &str, table: &str) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for cc in controls() {
+        let rtts: Vec<crate::Rtt> = out
+            .with_prefix(&format!("{key}-{cc}"))
+            .filter(|d| d.case.spec.congestion.as_deref() == Some(&cc))
+            .filter_map(|d| d.rtt)
+            .collect();
+        let Some(worst) = rtts.iter().copied().max_by(|a, b| a.p95_ms.total_cmp(&b.p95_ms)) else { continue };
+        let (sent, lost): (usize, usize) = rtts.iter().fold((0, 0), |a, r| (a.0 + r.sent, a.1 + r.lost));
+        let mut row = Row::new(table, &format!("{cc}: probe RTT p95, worst of {} runs", rtts.len()), "ms");
+        row.measured = Some(worst.p95_ms);
+        row.why = format!(
+            "Pings during the runs: median {:.1} ms, p95 {:.1}, max {:.1}; {lost} of {sent} probes unanswered; \
+             the path's base RTT is {BASE_RTT_MS} ms.",
+            worst.p50_ms, worst.p95_ms, worst.max_ms
+        );
+        rows.push(row);
+    }
+    rows
+}
+
+/// Mean ± sd per control on Geneva's path, both columns, beside the paper's Stock TCP (the
+/// only stack of the paper this kernel has): x is the control's place in the legend's list.
+fn spread_chart(out: &Outcome) -> String {
+    let ccs = controls();
+    let point = |i: usize, c: Option<Column>| {
+        c.map(|c| report::plot::Point { x: i as f64 + 1.0, y: c.mean, err: c.sd })
+    };
+    let mut long = Vec::new();
+    let mut short = Vec::new();
+    for (i, cc) in ccs.iter().enumerate() {
+        let (l, s) = columns(out, "gva", cc);
+        long.extend(point(i, l));
+        short.extend(point(i, s));
+    }
+    let paper = find(FIGURES, "SNV→GVA");
+    let stock = |col: &str, dx: f64| {
+        paper.and_then(|f| f.get(&format!("Stock TCP {col}"))).map(|v| report::plot::Point {
+            x: 1.0 + dx,
+            y: v.value,
+            err: v.spread,
+        })
+    };
+    let names = ccs.iter().enumerate().map(|(i, c)| format!("{} {c}", i + 1)).collect::<Vec<_>>().join(", ");
+    let mut c = report::plot::LineChart::new(
+        "Geneva: mean ± sd per control",
+        report::plot::AxisSpec::linear(&format!("control ({names})")),
+        report::plot::AxisSpec {
+            label: "Mbit/s (log scale)".into(),
+            kind: report::plot::ScaleKind::Log2,
+            format: report::plot::TickFormat::Number,
+            zero: false,
+        },
+    );
+    let s = |name: &str, points: Vec<report::plot::Point>| report::plot::Series { name: name.into(), points };
+    c.series = vec![
+        s("tcplab long run", long),
+        s("tcplab short runs", short),
+        s("paper, 1000 s", stock("1000s", 0.1).into_iter().collect()),
+        s("paper, 80 s", stock("80s", 0.2).into_iter().collect()),
+    ]
+    .into_iter()
+    .filter(|s| !s.points.is_empty())
+    .collect();
+    c.render()
 }
 
 /// Which control won on the path, in the paper and here.
@@ -240,6 +405,7 @@ fn ranking(out: &Outcome, key: &str, label: &str, table: &str) -> Row {
         .unwrap_or_default();
     let measured: Vec<(f64, String)> = out
         .with_prefix(key)
+        .filter(|d| !d.case.key.contains(SHORT))
         .filter_map(|d| Some((crate::compare::mbps(&d.result)?, d.case.spec.congestion.clone()?)))
         .collect();
     let mut row = Row::new(label, "ranking (who wins)", "");

@@ -3,13 +3,14 @@
 //! baseline (Table 1), peak rates (Tables 2, 3), TCP_RR (Table 4, Figure 11) and the
 //! theoretical 134.5 Mbit/s ceiling (Figure 2).
 
-use crate::compare::{mbps, trans_per_s, Row};
+use crate::compare::{mbps, mbps_sample, trans_per_s, Row};
 use crate::html::{rows_chart, series};
 use crate::matrix::{cell_key, cells_of, Matrix, PaperHost};
 use crate::paper::{find, v, Figure, Unit};
-use crate::plan::{confident, rr, stream, Case, Mode, Stage, Where};
+use crate::plan::{self, confident, rr, stream, Case, Mode, Stage, Where};
+use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Sample, Verdict};
 use crate::studies::size_key;
-use crate::{Info, Outcome, Pending, Study};
+use crate::{Info, Outcome, Study};
 
 /// The study.
 #[derive(Debug)]
@@ -127,7 +128,39 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-const PENDING: &[Pending] = &[];
+/// Every figure and table of the paper.
+const CATALOGUE: &[Entry] = &[
+    diagram("Figure 1", "test environment"),
+    measured("Figure 2", "theoretical TCP bandwidth: the ceiling at MTU 9180"),
+    measured("Table 1", "loop-back throughput, PPro-200 Linux"),
+    measured("Figure 3", "64K above 32K socket buffers (8K messages)"),
+    diagram("Figure 4", "write data path"),
+    measured("Figure 5", "a slow sender below a fast one (8K messages)"),
+    measured("Figure 6", "fast senders: peak share of the link's ceiling"),
+    diagram("Figure 7", "read data path"),
+    measured("Figure 8", "slow receivers: cells into the P-100 below the others"),
+    measured("Figure 9", "fast receivers: PPro200 → Sun peak"),
+    measured("Table 2", "sender × receiver peaks: the P-100 as receiver is the slowest"),
+    not_reproducible(
+        "Table 3",
+        "Windows NT peaks",
+        "Windows NT 4.0's stack; the end systems here run Linux (shown as the paper's numbers)",
+    ),
+    measured("Table 4, §5", "request/response round trip, 1/1 bytes"),
+    not_run(
+        "Figure 10",
+        "request/responses per second with a slow client",
+        "a TCP_RR stage with a CPU-quota client",
+    ),
+    not_reproducible("Figure 11", "Windows NT against Linux request/response", "Windows NT 4.0's stack"),
+];
+
+/// The cases the statuses are judged on (repeated in --quick too).
+const JUDGED: &[&str] =
+    &["loopback", "clip-b64K-l8K", "clip-b32K-l8K", "clip-b64K-l64K", "slow-l8K", "rr-1-1"];
+
+/// Why tcplab's host is faster than the paper's.
+const MODERN: &str = "Today's CPUs and memory move far more per second than the paper's PPro-200.";
 
 /// Table 2's hosts on an emulated path: the P-100 at the 2 % of a core the slow-sender stage
 /// uses, the others scaled by their Table 1 loop-back rates (347.25 and 408.88 against the
@@ -169,7 +202,7 @@ impl Study for TcpAtm {
     }
 
     fn stages(&self, mode: Mode) -> Vec<Stage> {
-        let secs = mode.pick(3, 60);
+        let secs = mode.pick(2, 60);
         // netperf -i 10,2 -I 99,3 (full only).
         let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
         let lens: Vec<u32> = mode.pick(vec![1024, 8192, 65536], (0..17).map(|k| 1u32 << k).collect());
@@ -198,7 +231,7 @@ impl Study for TcpAtm {
             })
             .collect();
         let loopback = Case::new("loopback", stream(65536, Some(65536), secs)).repeated(conf.clone());
-        vec![
+        let mut stages = vec![
             Stage {
                 label: "loop-back (Table 1)".into(),
                 place: Where::Loopback,
@@ -213,7 +246,9 @@ impl Study for TcpAtm {
                 "client=2%",
                 slow,
             ),
-        ]
+        ];
+        plan::repeat_judged(mode, &mut stages, JUDGED, 3);
+        stages
     }
 
     fn compare(&self, out: &Outcome) -> Vec<Row> {
@@ -268,10 +303,10 @@ impl Study for TcpAtm {
             .and_then(|r| r.reference.as_ref())
             .map(|r| (r.limit_bps / 1e6, "model ceiling".to_string()));
         let mut refs = model.into_iter().collect::<Vec<_>>();
-        refs.push((134.5, "paper: 134.5 Mbit/s (Figure 2)".into()));
-        refs.push((119.12, "paper peak 119.12 (Table 2)".into()));
+        refs.push((134.5, "paper 134.5 (Fig. 2)".into()));
+        refs.push((119.12, "paper 119.12 (Table 2)".into()));
         let mut chart = report::plot::LineChart::new(
-            "Figure 6 again: TCP throughput vs message size, OC-3c CLIP",
+            "TCP vs message size, OC-3c CLIP",
             report::plot::AxisSpec::sizes("message size (bytes)"),
             report::plot::AxisSpec::linear("Mbit/s"),
         );
@@ -285,17 +320,74 @@ impl Study for TcpAtm {
         let cells: Vec<&Row> = rows.iter().filter(|r| is_cell(r)).collect();
         let mut charts = vec![
             chart.render(),
-            rows_chart("Tables 1 and 2: paper vs tcplab vs model", "Mbit/s", &mbit),
+            rows_chart("Tables 1, 2: paper, tcplab, model", "Mbit/s", &mbit),
             rows_chart("§5: request/response round trip", "ms", &ms),
         ];
         if !cells.is_empty() {
-            charts.push(rows_chart("Table 2 again: sender × receiver peak, 64K buffers", "Mbit/s", &cells));
+            charts.push(rows_chart("Table 2: sender × receiver peak", "Mbit/s", &cells));
         }
         charts
     }
 
-    fn pending(&self) -> &'static [Pending] {
-        PENDING
+    fn catalogue(&self) -> &'static [Entry] {
+        CATALOGUE
+    }
+
+    fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
+        let g = |key: &str| mbps_sample(out, key);
+        let cell = |s: &str, r: &str| g(&cell_key(s, r, &matrix_case(8192)));
+        match figure {
+            "Figure 2" => {
+                let link = emu::spec::parse(CLIP).ok().and_then(|p| p.model_link(emu::spec::Direction::Up));
+                let stack = model::Stack::tcp(model::Ip::V4, true);
+                let max = link.and_then(|l| model::goodput::max_goodput(&l, &stack).ok());
+                let v = status::computed(max.map(|g| g.goodput_bps / 1e6), 134.5, 0.01, " Mbit/s");
+                Verdict {
+                    evidence: format!("model, TCP with timestamps over OC-3c CLIP: {}", v.evidence),
+                    ..v
+                }
+            }
+            "Table 1" => status::value(g("loopback").as_ref(), 347.25, 0.1, " Mbit/s").because_above(MODERN),
+            "Figure 3" => status::ordered(&[(
+                "64K buffers",
+                g("clip-b64K-l8K").as_ref(),
+                "32K buffers",
+                g("clip-b32K-l8K").as_ref(),
+            )]),
+            "Figure 5" => status::ordered(&[(
+                "fast sender",
+                g("clip-b64K-l8K").as_ref(),
+                "sender at 2 % of a CPU",
+                g("slow-l8K").as_ref(),
+            )])
+            .because(QUOTA_WHY),
+            "Figure 6" => {
+                let r = out.get("clip-b64K-l64K");
+                let limit = r.and_then(|r| r.reference.as_ref()).map(|re| re.limit_bps / 1e6);
+                let share = r.zip(limit).and_then(|(r, l)| Sample::of(r, |run| Some(mbps(run)? / l * 100.0)));
+                status::value(share.as_ref(), 88.5, 0.05, " %").because_above(MODERN)
+            }
+            "Figure 8" | "Table 2" => {
+                let (a, b, c, d) = (
+                    cell("PPro200", "Sun"),
+                    cell("PPro200", "P100"),
+                    cell("Sun", "PPro200"),
+                    cell("Sun", "P100"),
+                );
+                status::ordered(&[
+                    ("PPro200 → Sun", a.as_ref(), "PPro200 → P100", b.as_ref()),
+                    ("Sun → PPro200", c.as_ref(), "Sun → P100", d.as_ref()),
+                ])
+            }
+            "Figure 9" => {
+                status::value(cell("PPro200", "Sun").as_ref(), 119.12, 0.1, " Mbit/s").because_above(MODERN)
+            }
+            "Table 4, §5" => {
+                let ms = out.get("rr-1-1").and_then(|r| Sample::of(r, |r| Some(1000.0 / trans_per_s(r)?)));
+                status::value(ms.as_ref(), 0.295, 0.2, " ms")
+            }
+            _ => Verdict::not_run("no judge for this figure"),
+        }
     }
 
     fn matrix(&self, mode: Mode) -> Option<Matrix> {

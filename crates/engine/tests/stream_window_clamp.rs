@@ -1,0 +1,58 @@
+//! `window-clamp`: a stream's receivers clamp their announced window (TCP_WINDOW_CLAMP);
+//! values outside 1K … 1G are refused before anything runs.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use engine::client::{ClientOptions, Quiet};
+use engine::{Server, ServerConfig, StopFlag};
+use results::{ParamValue, Status, TestKind, TestResult, TestSpec};
+
+fn run(clamp: u64) -> TestResult {
+    run_with(Some(clamp))
+}
+
+fn run_with(clamp: Option<u64>) -> TestResult {
+    let cfg = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
+    let srv = Server::bind(cfg).unwrap().spawn().unwrap();
+    let opts = ClientOptions {
+        host: "127.0.0.1".into(),
+        port: srv.addr.port(),
+        bind: None,
+        family: None,
+        timeout: Duration::from_secs(5),
+        busy_wait: Duration::from_secs(3),
+        key: None,
+    };
+    let mut spec =
+        TestSpec { duration_ms: 300, send_len: 8192, recv_len: 8192, ..TestSpec::new(TestKind::TcpStream) };
+    if let Some(c) = clamp {
+        spec.options.insert("window-clamp".into(), ParamValue::Int(c));
+    }
+    let (r, _) = engine::run_test(&opts, &spec, &mut Quiet, &StopFlag::new());
+    srv.shutdown();
+    r
+}
+
+#[test]
+fn a_clamped_stream_runs_and_a_tiny_clamp_is_refused() {
+    let r = run(16384);
+    assert_eq!(r.status, Status::Completed, "{:?}", r.error);
+    assert!(r.summary.goodput_bps() > 0.0);
+    let bad = run(100);
+    assert_eq!(bad.status, Status::Failed);
+    assert!(bad.error.map(|e| e.message).unwrap_or_default().contains("window-clamp"));
+}
+
+#[test]
+fn the_clamp_holds_while_data_flows() {
+    // Loopback's MSS is ~64 KiB: a 4 KiB window stalls the stream on delayed ACKs. Linux
+    // raises a clamp set once as data arrives; held, it keeps the stream far below an
+    // unclamped one (a factor of ~100 measured; 10 asserted).
+    let free = run_with(None).summary.goodput_bps();
+    let clamped = run(4096);
+    assert_eq!(clamped.status, Status::Completed, "{:?}", clamped.error);
+    let c = clamped.summary.goodput_bps();
+    assert!(c * 10.0 < free, "clamped {c} bit/s against {free} unclamped");
+}

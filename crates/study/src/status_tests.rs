@@ -1,0 +1,111 @@
+//! Ground truth for the verdicts: one case per status that a wrong rule would get wrong.
+
+use crate::status::{effect, ordered, value, Sample, Status};
+
+fn s(v: &[f64]) -> Sample {
+    Sample::new(v.to_vec()).unwrap_or_else(|| unreachable!("test samples are finite"))
+}
+
+#[test]
+fn a_tight_interval_inside_the_band_is_reproduced() {
+    // mean 100, sd 1, n 3: 95 % half-width 4.30·1/√3 = 2.48, inside 100 ± 10.
+    let v = value(Some(&s(&[99.0, 100.0, 101.0])), 100.0, 0.1, " Mbit/s");
+    assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
+    assert!(v.evidence.contains("± 2.48"), "{}", v.evidence);
+}
+
+#[test]
+fn an_interval_wholly_outside_the_band_differs() {
+    let v = value(Some(&s(&[49.0, 50.0, 51.0])), 100.0, 0.1, "");
+    assert_eq!(v.status, Status::Differs);
+    assert!(v.evidence.contains("0.50×"), "{}", v.evidence);
+    let above = value(Some(&s(&[200.0, 201.0])), 100.0, 0.1, "");
+    assert_eq!(above.status, Status::Differs);
+}
+
+#[test]
+fn a_mean_inside_with_a_wide_interval_is_not_measurable() {
+    // mean 100 but sd 10: half-width 24.8 crosses both edges of 100 ± 10.
+    let v = value(Some(&s(&[90.0, 100.0, 110.0])), 100.0, 0.1, "");
+    assert_eq!(v.status, Status::NotMeasurable, "{}", v.evidence);
+    // One run exactly on the paper's number has no interval: not "reproduced".
+    let one = value(Some(&s(&[100.0])), 100.0, 0.1, "");
+    assert_eq!(one.status, Status::NotMeasurable);
+    assert_eq!(value(None, 100.0, 0.1, "").status, Status::NotRun);
+}
+
+#[test]
+fn an_effect_whose_interval_spans_zero_is_not_measurable() {
+    // The checksum case: −20.5 % in one rerun, +16.7 in another: noise.
+    let on = s(&[100.0, 120.0, 90.0]);
+    let off = s(&[80.0, 117.0, 105.0]);
+    let v = effect(Some(&on), Some(&off), 20.0, 10.0);
+    assert_eq!(v.status, Status::NotMeasurable, "{}", v.evidence);
+    assert!(v.evidence.contains("spans zero"));
+}
+
+#[test]
+fn effects_are_judged_by_sign_and_size() {
+    let base = s(&[100.0, 101.0, 99.0]);
+    let up20 = s(&[120.0, 121.0, 119.0]);
+    let up5 = s(&[105.0, 106.0, 104.0]);
+    let down = s(&[80.0, 81.0, 79.0]);
+    assert_eq!(effect(Some(&base), Some(&up20), 20.0, 5.0).status, Status::Reproduced);
+    assert_eq!(effect(Some(&base), Some(&up5), 20.0, 5.0).status, Status::SameShape);
+    assert_eq!(effect(Some(&base), Some(&down), 20.0, 5.0).status, Status::Differs);
+    assert_eq!(effect(Some(&base), Some(&down), -20.0, 5.0).status, Status::Reproduced);
+    assert_eq!(effect(None, Some(&down), -20.0, 5.0).status, Status::NotRun);
+    let one = s(&[120.0]);
+    assert_eq!(effect(Some(&base), Some(&one), 20.0, 5.0).status, Status::NotMeasurable);
+}
+
+#[test]
+fn orders_hold_reverse_or_cannot_be_told() {
+    let hi = s(&[10.0, 11.0, 10.5]);
+    let lo = s(&[5.0, 5.5, 5.2]);
+    let noisy = s(&[4.0, 12.0, 8.0]);
+    let held = ordered(&[("a", Some(&hi), "b", Some(&lo))]);
+    assert_eq!(held.status, Status::SameShape, "{}", held.evidence);
+    let rev = ordered(&[("a", Some(&hi), "b", Some(&lo)), ("b", Some(&lo), "a", Some(&hi))]);
+    assert_eq!(rev.status, Status::Differs);
+    assert_eq!(ordered(&[("a", Some(&hi), "c", Some(&noisy))]).status, Status::NotMeasurable);
+    assert_eq!(ordered(&[("a", Some(&hi), "c", None)]).status, Status::NotRun);
+    assert_eq!(ordered(&[]).status, Status::NotRun);
+}
+
+#[test]
+fn failed_tests_give_no_sample_and_repetitions_give_one_value_each() {
+    use results::{TestKind, TestResult, TestSpec};
+    let mut r = TestResult::new("x", TestSpec::new(TestKind::TcpStream), "h:1", 0);
+    assert!(Sample::of(&r, |_| Some(1.0)).is_some_and(|s| s.values == [1.0]));
+    assert!(Sample::of(&r, |_| None).is_none());
+    r.status = results::Status::Failed;
+    assert!(Sample::of(&r, |_| Some(1.0)).is_none());
+    assert!(Sample::new(vec![f64::NAN]).is_none());
+}
+
+#[test]
+fn computed_values_have_no_interval_to_straddle() {
+    use crate::status::computed;
+    assert_eq!(computed(Some(134.34), 134.5, 0.01, "").status, Status::Reproduced);
+    assert_eq!(computed(Some(127.9), 134.5, 0.01, "").status, Status::Differs);
+    assert_eq!(computed(None, 134.5, 0.01, "").status, Status::NotRun);
+}
+
+#[test]
+fn intervals_apart_give_an_order_overlapping_ones_do_not() {
+    use crate::status::{above, Interval};
+    let i = |at: f64, lo: f64, hi: f64| Some(Interval { at, lo, hi });
+    let names = ("receive", "send");
+    assert_eq!(above(i(40.0, 38.0, 42.0), i(5.0, 4.5, 5.5), names, " µs").status, Status::SameShape);
+    assert_eq!(above(i(5.0, 4.5, 5.5), i(40.0, 38.0, 42.0), names, "").status, Status::Differs);
+    assert_eq!(above(i(5.0, 4.0, 6.0), i(5.5, 5.2, 7.0), names, "").status, Status::NotMeasurable);
+    assert_eq!(above(None, i(5.0, 4.5, 5.5), names, "").status, Status::NotRun);
+}
+
+#[test]
+fn a_reason_is_given_only_for_the_direction_it_explains() {
+    let below = value(Some(&s(&[49.0, 50.0, 51.0])), 100.0, 0.1, "");
+    assert!(below.clone().because_above("faster hosts").evidence.ends_with("(0.50×)"));
+    assert!(below.because_below("a slower path").evidence.ends_with("a slower path"));
+}
