@@ -194,7 +194,7 @@ fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
     let out = tcplab(&dir.path().join("r.db"), &["sweep", "127.0.0.1", "--vary", "colour=red"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown sweep parameter"), "{}", text(&out.stderr));
-    let out = tcplab(&dir.path().join("r.db"), &["sweep", "127.0.0.1", "--vary", "rate=1M,2M"]);
+    let out = tcplab(&dir.path().join("r.db"), &["sweep", "127.0.0.1", "--vary", "burst=1,2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("does not apply to tcp-stream tests"), "{}", text(&out.stderr));
     let out = tcplab(&dir.path().join("r.db"), &["show", "42"]);
