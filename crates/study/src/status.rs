@@ -362,7 +362,10 @@ pub fn computed(value: Option<f64>, expected: f64, tol: f64, unit: &str) -> Verd
 /// count from a trace) against `expected` ± `tol` (a fraction; 0: exactly).
 pub fn observed(what: &str, value: Option<f64>, expected: f64, tol: f64, unit: &str) -> Verdict {
     let Some(x) = value.filter(|x| x.is_finite()) else { return Verdict::not_run(format!("no {what}")) };
-    let ev = format!("{what} {}{unit} against {}{unit} ± {:.0} %", num(x), num(expected), tol * 100.0);
+    // A trace's count or a probe's percentile is one reading of the set-up, not a rate with a
+    // run-to-run spread: said so, so that a status from it is not read as an interval's.
+    let once = if what == "computed" { "" } else { " (one reading of the set-up, no run-to-run spread)" };
+    let ev = format!("{what} {}{unit} against {}{unit} ± {:.0} %{once}", num(x), num(expected), tol * 100.0);
     let within = (x - expected).abs() <= (expected * tol).abs();
     Verdict::new(if within { Status::Reproduced } else { Status::Differs }, ev)
 }
