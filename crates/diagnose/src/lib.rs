@@ -1,9 +1,14 @@
-//! What limited a stream result (DESIGN.md §5 "Diagnosis"): a small rule set over the
-//! measured facts. Pure: no I/O, no clock.
+//! What limited a result (DESIGN.md §5 "Diagnosis"; docs/diagnosis.md): a small rule set over
+//! the measured facts of a TCP stream, a UDP stream or a request/response test. Pure: no I/O,
+//! no clock.
 //!
-//! * [`facts`]: the numbers of one direction, read out of a [`TestResult`].
-//! * [`rules`]: one function per cause, each returning a [`Finding`] when its numbers say so;
-//!   [`saturated`]: one host's saturated core (loopback).
+//! * [`facts`]: the numbers of one TCP direction, read out of a [`TestResult`]; unmeasured
+//!   figures are `None`, never 0.
+//! * [`rules`], [`loss`], [`pacing`], [`saturated`]: one function per cause of a TCP stream's
+//!   limit, each returning a [`results::Finding`] when its numbers say so.
+//! * [`udp`] and [`rr`]: the facts and rules of UDP streams and of transactions.
+//! * [`verdict`]: findings to a [`Diagnosis`]: one per cause, ranked, no bound below the
+//!   measured rate, close weights said as "between X and Y".
 //! * [`reference`](mod@reference): what "theoretical" means for a result (`--link`, the link
 //!   an emulated `--path` emulates, or the loopback baseline).
 //! * [`path`]: what an emulated path changes in a result's warnings.
