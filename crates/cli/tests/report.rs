@@ -86,8 +86,15 @@ fn sweep_and_rr_report_renders_in_chromium() {
     assert!(both.contains("Error bars and ± values"), "repetition gives confidence intervals");
     // `sweep --report`: curves, heatmap, CPU utilisation, SD, M.
     check_plots(Path::new(&sweep_html), dir.path(), 5);
-    // `rr --report`: CDF, CPU utilisation, rr SD, one timeline.
-    check_plots(Path::new(&rr_html), dir.path(), 4);
+    // `rr --report`: CDF, CPU utilisation, rr SD, one timeline; the transactions' verdict
+    // (issue 25: request/response is diagnosed in HTML too).
+    let rr_page = check_plots(Path::new(&rr_html), dir.path(), 4);
+    assert!(
+        rr_page.contains("What limited each result")
+            && rr_page.contains("<td>transactions</td>")
+            && (rr_page.contains("limited by") || rr_page.contains("no limit identified")),
+        "no verdict for the transactions in {rr_html}"
+    );
     // Without ids: the last run.
     let last = ok(&tcplab(&["report", "--db", &db, "--format", "markdown"]));
     assert!(last.contains("rr 64/64") && !last.contains("sweep"), "{last}");
