@@ -2,11 +2,8 @@
 //! values outside 1K … 1G are refused before anything runs.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
-use std::net::SocketAddr;
-use std::time::Duration;
+mod support;
 
-use engine::client::{ClientOptions, Quiet};
-use engine::{Server, ServerConfig, StopFlag};
 use results::{ParamValue, Status, TestKind, TestResult, TestSpec};
 
 fn run(clamp: u64) -> TestResult {
@@ -14,25 +11,12 @@ fn run(clamp: u64) -> TestResult {
 }
 
 fn run_with(clamp: Option<u64>) -> TestResult {
-    let cfg = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
-    let srv = Server::bind(cfg).unwrap().spawn().unwrap();
-    let opts = ClientOptions {
-        host: "127.0.0.1".into(),
-        port: srv.addr.port(),
-        bind: None,
-        family: None,
-        timeout: Duration::from_secs(5),
-        busy_wait: Duration::from_secs(3),
-        key: None,
-    };
     let mut spec =
         TestSpec { duration_ms: 300, send_len: 8192, recv_len: 8192, ..TestSpec::new(TestKind::TcpStream) };
     if let Some(c) = clamp {
         spec.options.insert("window-clamp".into(), ParamValue::Int(c));
     }
-    let (r, _) = engine::run_test(&opts, &spec, &mut Quiet, &StopFlag::new());
-    srv.shutdown();
-    r
+    support::run_on_loopback(&spec)
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
-use engine::client::{ClientOptions, Quiet};
+use engine::client::Quiet;
 use engine::protocol::request;
 use engine::{Server, ServerConfig, StopFlag};
 use results::{Status, TestKind, TestSpec};
@@ -76,15 +76,7 @@ fn hostile_datagrams_never_open_a_flow_and_the_server_stays_healthy() {
     }
     drop(ctrl);
     // The next, honest client runs a full UDP test.
-    let opts = ClientOptions {
-        host: "127.0.0.1".into(),
-        port: srv.addr.port(),
-        bind: None,
-        family: None,
-        timeout: Duration::from_secs(5),
-        busy_wait: Duration::from_secs(3),
-        key: None,
-    };
+    let opts = support::loopback_client(srv.addr.port());
     let (r, _) = engine::run_test(&opts, &udp_spec(), &mut Quiet, &StopFlag::new());
     assert_eq!(r.status, Status::Completed, "{:?}", r.error);
     let d = &r.summary.udp[0];

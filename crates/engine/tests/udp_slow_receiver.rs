@@ -3,11 +3,8 @@
 //! without it the same paced stream arrives whole.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
-use std::net::SocketAddr;
-use std::time::Duration;
+mod support;
 
-use engine::client::{ClientOptions, Quiet};
-use engine::{Server, ServerConfig, StopFlag};
 use results::{ParamValue, Status, TestKind, TestResult, TestSpec};
 
 /// 8 KiB datagrams at 40 Mbit/s (≈ 610 per second) for 1 s into an 8 KiB receive buffer.
@@ -27,20 +24,7 @@ fn spec(delay_us: Option<u64>) -> TestSpec {
 }
 
 fn run(spec: &TestSpec) -> TestResult {
-    let cfg = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..ServerConfig::default() };
-    let srv = Server::bind(cfg).unwrap().spawn().unwrap();
-    let opts = ClientOptions {
-        host: "127.0.0.1".into(),
-        port: srv.addr.port(),
-        bind: None,
-        family: None,
-        timeout: Duration::from_secs(5),
-        busy_wait: Duration::from_secs(3),
-        key: None,
-    };
-    let (r, _) = engine::run_test(&opts, spec, &mut Quiet, &StopFlag::new());
-    srv.shutdown();
-    r
+    support::run_on_loopback(spec)
 }
 
 #[test]

@@ -47,3 +47,26 @@ pub fn read_message(s: &mut TcpStream) -> Message {
     s.read_exact(&mut body).expect("frame body");
     Message::decode(&body).expect("a control message")
 }
+
+/// Client options for a server on 127.0.0.1:`port` (5 s control timeout, 3 s busy wait).
+pub fn loopback_client(port: u16) -> engine::client::ClientOptions {
+    engine::client::ClientOptions {
+        host: "127.0.0.1".into(),
+        port,
+        bind: None,
+        family: None,
+        timeout: Duration::from_secs(5),
+        busy_wait: Duration::from_secs(3),
+        key: None,
+    }
+}
+
+/// Runs `spec` against a fresh in-process server on loopback, which is shut down after.
+pub fn run_on_loopback(spec: &results::TestSpec) -> results::TestResult {
+    let cfg = engine::ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ..Default::default() };
+    let srv = engine::Server::bind(cfg).expect("bind").spawn().expect("spawn");
+    let opts = loopback_client(srv.addr.port());
+    let (r, _) = engine::run_test(&opts, spec, &mut engine::client::Quiet, &engine::StopFlag::new());
+    srv.shutdown();
+    r
+}
