@@ -318,8 +318,16 @@ fn show_of_a_served_run_says_what_the_peer_did_not_report() {
     let (srv, port) = server(&["--db", db.to_str().unwrap()]);
     let out = iperf3(port, &["-t", "1"]).output().expect("iperf3 runs");
     assert!(out.status.success(), "{}", srv.log());
+    // The server archives the test after the client has gone: wait (bounded) for it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let show = loop {
+        let show = support::tcplab(&["show", "1", "--db", db.to_str().unwrap()]);
+        if support::stdout(&show).contains("TCP_INFO") || Instant::now() > deadline {
+            break show;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     drop(srv);
-    let show = support::tcplab(&["show", "1", "--db", db.to_str().unwrap()]);
     let text = support::stdout(&show);
     assert!(show.status.success(), "{}", support::stderr(&show));
     assert!(!text.contains("(, 0 × , )") && text.contains("not reported"), "{text}");
