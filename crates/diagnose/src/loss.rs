@@ -40,11 +40,11 @@ pub fn queue_overflow(f: &Facts) -> Option<Finding> {
         cause: Cause::QueueOverflow,
         weight: strength(p, (0.86, 0.6)),
         evidence: format!(
-            "the emulator's full queue dropped {} packets ({} at random); {}: the sender's window overran the queue and {} cut it{}",
+            "the emulator's full queue dropped {} packets ({} at random); {}: {}{}",
             d.queue_overflow,
             d.random,
             resent(f, p),
-            control(f),
+            backed_off(f),
             share.unwrap_or_default()
         ),
         advice: advice(
@@ -145,12 +145,13 @@ fn resent(f: &Facts, p: f64) -> String {
     )
 }
 
-/// `reno`, `cubic`: the control that backed off, as the sender named it.
-fn control(f: &Facts) -> &str {
-    if f.congestion_control.is_empty() {
-        "the congestion control"
-    } else {
-        &f.congestion_control
+/// What the sender's control did at the overflowing queue: a loss-based control cut its
+/// window; bbr does not cut on loss, it resent what the queue dropped.
+fn backed_off(f: &Facts) -> String {
+    match f.congestion_control.as_str() {
+        "bbr" => "the sender overran the queue; bbr does not cut its rate on loss, so its resends took part of the link".into(),
+        "" => "the sender's window overran the queue and its congestion control cut it".into(),
+        cc => format!("the sender's window overran the queue and {cc} cut it"),
     }
 }
 
