@@ -50,8 +50,8 @@ pub enum Cause {
     Unknown,
     /// The sender's own pacing (`-b`): it sent no faster than asked.
     Pacing,
-    /// Loss at the bottleneck's full drop-tail queue, below the link's rate: the sender's
-    /// window overran the queue and backed off.
+    /// Loss at the bottleneck's full drop-tail queue, below the link's rate: the sender
+    /// overran the queue (a loss-based control then cut its window).
     QueueOverflow,
     /// Random loss on the path (not at a queue): TCP's window follows the loss rate.
     RandomLoss,
