@@ -25,6 +25,8 @@ pub struct RrFacts {
     pub rr: RrSummary,
     /// Request and response sizes, bytes.
     pub sizes: (u32, u32),
+    /// Transactions each flow keeps in flight (`--burst`).
+    pub burst: u32,
     /// TCP_NODELAY on (UDP: no Nagle at all).
     pub nodelay: bool,
     /// The client and server spin instead of sleeping (`--busy-poll`).
@@ -42,18 +44,19 @@ impl RrFacts {
     pub fn of(result: &TestResult, path: Option<&Path>) -> Option<RrFacts> {
         let rr = result.summary.rr.clone().filter(|rr| rr.latency.count > 0)?;
         let udp = rr.lost.is_some();
-        let cpu = |side: Option<&results::SideMeasurement>| {
-            let s = streams(side, Role::Send);
+        let cpu = |side: Option<&results::SideMeasurement>, role| {
+            let s = streams(side, role);
             let threads = u32::try_from(s.len().max(1)).unwrap_or(u32::MAX);
             side.and_then(|m| m.cpu.as_ref()).map(|c| side_cpu(c, threads, false, busiest_thread(&s)))
         };
         Some(RrFacts {
             sizes: (result.spec.request_len, result.spec.response_len),
+            burst: result.spec.burst.max(1),
             nodelay: result.spec.nodelay || udp,
             busy_poll: result.spec.busy_poll,
             path_rtt_us: path.map(|p| p.rtt_us).filter(|&r| r > 0.0),
-            client_cpu: cpu(Some(&result.local)),
-            server_cpu: cpu(result.remote.as_ref()),
+            client_cpu: cpu(Some(&result.local), Role::Request),
+            server_cpu: cpu(result.remote.as_ref(), Role::Respond),
             rr,
         })
     }
@@ -73,7 +76,7 @@ pub fn path_rtt(f: &RrFacts) -> Option<Finding> {
     if rtt < PATH_RTT_FRAC * p50 {
         return None;
     }
-    let in_flight = f64::from(f.rr.flows.max(1)) * (f.rr.rtt_from_rate_us * f.rr.trans_per_s / 1e6).max(1.0);
+    let in_flight = f64::from(f.rr.flows.max(1)) * f64::from(f.burst.max(1));
     let bound = in_flight * 1e6 / rtt;
     Some(Finding {
         cause: Cause::PathRtt,
@@ -154,12 +157,17 @@ pub fn wake_up(f: &RrFacts) -> Option<Finding> {
         .into_iter()
         .flatten()
         .filter_map(|c| c.thread_busy_pct)
-        .fold(0.0, f64::max);
+        .reduce(f64::max);
+    // `cpu` names a saturated end first; here only what was measured is said.
+    let threads = match busiest {
+        Some(b) => format!("no end's thread saturated (the busiest ran {b:.0}% of the time)"),
+        None => "no end's thread time measured".to_string(),
+    };
     Some(Finding {
         cause: Cause::WakeUp,
         weight: 0.7,
         evidence: format!(
-            "median transaction {} with no end's thread saturated (the busiest ran {busiest:.0}% of the time): each transaction waits for a sleeping thread at each end to wake",
+            "median transaction {} with {threads}: each transaction waits for a sleeping thread at each end to wake",
             micros(p50)
         ),
         advice: "--busy-poll spins instead of sleeping, and -A pins the ends to CPUs of their own: both shorten the wake-up".into(),
@@ -196,7 +204,7 @@ mod tests {
         rr.latency.p50_us = p50_us;
         rr.latency.p99_us = p50_us * 2.0;
         rr.latency.count = 1000;
-        RrFacts { rr, nodelay: true, ..RrFacts::default() }
+        RrFacts { rr, nodelay: true, burst: 1, ..RrFacts::default() }
     }
 
     fn best(f: &RrFacts) -> Option<Cause> {
@@ -210,6 +218,10 @@ mod tests {
         f = facts(20_300.0);
         f.path_rtt_us = Some(20_000.0);
         assert_eq!(best(&f), Some(Cause::PathRtt));
+        f.rr.flows = 2;
+        f.burst = 4;
+        let x = path_rtt(&f).map(|x| x.evidence).unwrap_or_default();
+        assert!(x.contains("at most 400 transactions/s with 8 in flight"), "{x}");
         f = facts(40_100.0);
         f.nodelay = false;
         assert_eq!(best(&f), Some(Cause::StopAndGo));

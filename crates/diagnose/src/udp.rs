@@ -257,9 +257,9 @@ pub fn paced(f: &UdpFacts) -> Option<Finding> {
 pub fn sender_cpu(f: &UdpFacts) -> Option<Finding> {
     let c = f.sender_cpu.as_ref()?;
     let busy = c.thread_busy_pct?;
-    if f.d.target_bps != 0 && f.d.sender_bps < crate::pacing::PACED_FRAC * f.d.target_bps as f64 {
-        // A paced sender that fell short: its CPU is the suspect too.
-    } else if f.d.target_bps != 0 {
+    // An unpaced sender, or a paced one that fell short of its target.
+    let reached = f.d.target_bps != 0 && f.d.sender_bps >= crate::pacing::PACED_FRAC * f.d.target_bps as f64;
+    if reached {
         return None;
     }
     if busy < CPU_SATURATED_PCT && c.throttled_pct < THROTTLED_PCT {
