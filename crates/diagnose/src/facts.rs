@@ -19,6 +19,8 @@ pub struct PathLateness {
     pub p99_us: f64,
     /// Median, µs.
     pub p50_us: f64,
+    /// Mean, µs.
+    pub mean_us: f64,
 }
 
 /// CPU facts of one end.
@@ -210,7 +212,11 @@ fn granted(v: Option<u32>) -> Option<u64> {
 fn lateness(e: &EmuReport, client_sends: bool) -> Option<PathLateness> {
     let name = if client_sends { "up" } else { "down" };
     let d = e.directions.iter().find(|d| d.direction == name)?;
-    Some(PathLateness { p99_us: d.lateness_p99_us?, p50_us: d.lateness_p50_us.unwrap_or(d.lateness_mean_us) })
+    Some(PathLateness {
+        p99_us: d.lateness_p99_us?,
+        p50_us: d.lateness_p50_us.unwrap_or(d.lateness_mean_us),
+        mean_us: d.lateness_mean_us,
+    })
 }
 
 /// The emulator's drops in the data's direction: `up` when the client sends.

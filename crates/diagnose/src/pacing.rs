@@ -17,6 +17,10 @@ pub const EMULATOR_LATE_P99_US: f64 = 2.0 * results::emu::LATE_P99_US;
 /// Median release lateness from which the emulator was behind most of the time, not only in
 /// the occasional stall of a busy host, µs.
 pub const EMULATOR_LATE_P50_US: f64 = 50.0;
+/// Mean release lateness from which the emulator held the path back even when most packets
+/// left on time, µs: a CPU quota's stop-and-go (on time while it runs, every packet waiting
+/// while it is throttled). An occasional stall of a busy host adds tens of µs to the mean.
+pub const EMULATOR_LATE_MEAN_US: f64 = 1000.0;
 
 /// The sender paced itself (`-b`) and reached its target: it sent no faster than asked.
 pub fn paced(f: &Facts) -> Option<Finding> {
@@ -42,11 +46,14 @@ pub fn paced(f: &Facts) -> Option<Finding> {
     })
 }
 
-/// The emulator released packets late (p99 above [`EMULATOR_LATE_P99_US`]) while the result
-/// stayed below the link: the emulated link sat idle while packets waited for a thread.
+/// The emulator released packets late (p99 above [`EMULATOR_LATE_P99_US`], and late most of
+/// the time or by a millisecond on average) while the result stayed below the link: the
+/// emulated link sat idle while packets waited for a thread.
 pub fn emulator_late(f: &Facts) -> Option<Finding> {
-    let late =
-        f.path_lateness.filter(|l| l.p99_us >= EMULATOR_LATE_P99_US && l.p50_us >= EMULATOR_LATE_P50_US)?;
+    let late = f.path_lateness.filter(|l| {
+        l.p99_us >= EMULATOR_LATE_P99_US
+            && (l.p50_us >= EMULATOR_LATE_P50_US || l.mean_us >= EMULATOR_LATE_MEAN_US)
+    })?;
     if f.of_reference().is_some_and(|x| x >= NEAR_LINK_FRAC) {
         return None;
     }
@@ -56,8 +63,8 @@ pub fn emulator_late(f: &Facts) -> Option<Finding> {
         // emulator delays their packets, it does not replace their limit.
         weight: 0.8,
         evidence: format!(
-            "the emulator released packets late: p99 {:.0} µs, median {:.0} µs behind the link's schedule",
-            late.p99_us, late.p50_us
+            "the emulator released packets late: p99 {:.0} µs, median {:.0} µs, mean {:.0} µs behind the link's schedule",
+            late.p99_us, late.p50_us, late.mean_us
         ),
         advice: "the emulator's threads did not keep up on this host (they share its CPUs with both ends): repeat on an idle host, or emulate a slower link".into(),
         bound_bps: None,
@@ -87,13 +94,17 @@ mod tests {
     fn late_releases_below_the_link_name_the_emulator() {
         let mut f = Facts {
             goodput_bps: 3e9,
-            path_lateness: Some(PathLateness { p99_us: 4000.0, p50_us: 300.0 }),
+            path_lateness: Some(PathLateness { p99_us: 4000.0, p50_us: 300.0, mean_us: 400.0 }),
             ..Facts::default()
         };
         assert!(emulator_late(&f).is_some_and(|x| x.evidence.contains("p99 4000 µs")));
-        f.path_lateness = Some(PathLateness { p99_us: 100.0, p50_us: 10.0 });
+        f.path_lateness = Some(PathLateness { p99_us: 100.0, p50_us: 10.0, mean_us: 12.0 });
         assert!(emulator_late(&f).is_none());
-        f.path_lateness = Some(PathLateness { p99_us: 3000.0, p50_us: 5.0 });
+        f.path_lateness = Some(PathLateness { p99_us: 3000.0, p50_us: 5.0, mean_us: 40.0 });
         assert!(emulator_late(&f).is_none(), "an occasional stall of a busy host is not the limit");
+        // A quota's stop-and-go: most packets on time, every one queued behind a throttled
+        // period tens of ms late.
+        f.path_lateness = Some(PathLateness { p99_us: 98_000.0, p50_us: 25.0, mean_us: 30_000.0 });
+        assert!(emulator_late(&f).is_some_and(|x| x.evidence.contains("mean 30000 µs")));
     }
 }

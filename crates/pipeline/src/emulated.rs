@@ -5,7 +5,9 @@
 //! the client's test runs on the calling thread after it entered the client namespace, so
 //! every socket and thread it creates is on the client side. With a CPU quota on the
 //! server side the server runs as a child process instead, so the quota does not throttle
-//! the emulator; a client quota moves the test's threads (cgroup v1) into the quota.
+//! the emulator; a client quota moves the test's threads (cgroup v1) into the quota. An
+//! emulator quota starts the emulator's threads inside it (cgroup v1), so that the emulator,
+//! not either end, runs short of CPU: the diagnosis corpus's "emulator late" case.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -35,25 +37,37 @@ pub struct Session {
     path: PathConfig,
     server: ServerKind,
     port: u16,
-    client_quota: Option<CpuQuota>,
-    _server_quota: Option<CpuQuota>,
+    quotas: Quotas,
 }
 
-/// The two sides' CPU limits in percent of one CPU.
+/// The CPU limits in percent of one CPU: each side's, and the emulator's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostCpu {
     /// Client side.
     pub client: Option<u32>,
     /// Server side.
     pub server: Option<u32>,
+    /// The emulator's forwarding threads.
+    pub emulator: Option<u32>,
 }
 
-/// Parses `client=20%,server=50%` (either side may be left out; `%` optional).
+/// The quota cgroups of a [`HostCpu`]; each is removed when dropped.
+#[derive(Debug, Default)]
+pub struct Quotas {
+    /// The client side's.
+    pub client: Option<CpuQuota>,
+    /// The server side's.
+    pub server: Option<CpuQuota>,
+    /// The emulator's.
+    pub emulator: Option<CpuQuota>,
+}
+
+/// Parses `client=20%,server=50%,emulator=5%` (any may be left out; `%` optional).
 pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
     let mut out = HostCpu::default();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let Some((side, value)) = item.split_once('=') else {
-            bail!("--host-cpu: expected SIDE=PERCENT, got `{item}`");
+            bail!("--host-cpu: expected SIDE=PERCENT (client, server or emulator), got `{item}`");
         };
         let pct: u32 = value
             .trim()
@@ -65,7 +79,8 @@ pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
         match side.trim() {
             "client" => out.client = Some(pct),
             "server" => out.server = Some(pct),
-            other => bail!("--host-cpu: unknown side `{other}` (use client or server)"),
+            "emulator" => out.emulator = Some(pct),
+            other => bail!("--host-cpu: unknown side `{other}` (use client, server or emulator)"),
         }
     }
     Ok(out)
@@ -80,9 +95,9 @@ pub fn emulator_options(p: &PathOptions) -> Result<(PathConfig, Options)> {
 }
 
 /// Creates the quota cgroups asked for.
-pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
+pub fn quotas(cpu: HostCpu) -> Result<Quotas> {
     if cpu == HostCpu::default() {
-        return Ok((None, None));
+        return Ok(Quotas::default());
     }
     CpuQuota::remove_stale(emu::pump::DEFAULT_PREFIX);
     let make = |role: &str, pct: Option<u32>| {
@@ -91,7 +106,29 @@ pub fn quotas(cpu: HostCpu) -> Result<(Option<CpuQuota>, Option<CpuQuota>)> {
         })
         .transpose()
     };
-    Ok((make("client", cpu.client)?, make("server", cpu.server)?))
+    Ok(Quotas {
+        client: make("client", cpu.client)?,
+        server: make("server", cpu.server)?,
+        emulator: make("emulator", cpu.emulator)?,
+    })
+}
+
+/// Starts the emulator, its forwarding threads inside `quota` when there is one (they
+/// inherit the cgroup of the thread that starts them; the caller's thread leaves it after)
+/// and then at normal priority.
+pub fn start_emulator(
+    spec: &str,
+    path: &PathConfig,
+    opts: &Options,
+    quota: Option<&CpuQuota>,
+) -> Result<Emulator> {
+    let Some(q) = quota else {
+        return Emulator::start(spec, path, opts).context("starting the link emulator");
+    };
+    let _inside = q.enter_thread("the emulator").context("emulator CPU quota")?;
+    // A quota's cgroup grants no real-time runtime: the threads run at normal priority.
+    let opts = Options { realtime: false, ..opts.clone() };
+    Emulator::start(spec, path, &opts).context("starting the link emulator")
 }
 
 impl Session {
@@ -100,10 +137,10 @@ impl Session {
         let spec = &p.spec;
         let (path, opts) = emulator_options(p)?;
         let cpu = p.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
-        let (client_quota, server_quota) = quotas(cpu)?;
-        let emu = Emulator::start(spec, &path, &opts).context("starting the link emulator")?;
+        let quotas = quotas(cpu)?;
+        let emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
         let bind = SocketAddr::new(IpAddr::V4(emu.addr(Role::Server)), 0);
-        let (server, port) = match &server_quota {
+        let (server, port) = match &quotas.server {
             None => {
                 let cfg = ServerConfig { bind, max_concurrent: 4, ..ServerConfig::default() };
                 // Spawned inside the namespace, so that the server's threads (and the UDP
@@ -118,7 +155,7 @@ impl Session {
                 (ServerKind::Child(child), port)
             }
         };
-        Ok(Session { emu, spec: spec.clone(), path, server, port, client_quota, _server_quota: server_quota })
+        Ok(Session { emu, spec: spec.clone(), path, server, port, quotas })
     }
 
     /// Client options pointing at the server across the link.
@@ -135,8 +172,8 @@ impl Session {
     /// Runs `f` on this thread inside the client side (and its CPU quota).
     pub fn in_client<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         let _ns = self.emu.netns(Role::Client).enter().context("entering the client namespace")?;
-        let _quota = match &self.client_quota {
-            Some(q) => Some(q.enter_thread().context("client CPU quota")?),
+        let _quota = match &self.quotas.client {
+            Some(q) => Some(q.enter_thread("the client side of a test").context("client CPU quota")?),
             None => None,
         };
         Ok(f())
@@ -206,7 +243,8 @@ mod tests {
     #[test]
     fn host_cpu_parses_and_rejects() {
         let c = parse_host_cpu("client=20%,server=50").unwrap();
-        assert_eq!(c, HostCpu { client: Some(20), server: Some(50) });
+        assert_eq!(c, HostCpu { client: Some(20), server: Some(50), emulator: None });
+        assert_eq!(parse_host_cpu("emulator=5%").unwrap().emulator, Some(5));
         assert!(parse_host_cpu("client=0%").is_err());
         assert!(parse_host_cpu("router=5%").is_err());
         assert!(parse_host_cpu("client").is_err());

@@ -18,7 +18,7 @@ pub struct PathArgs {
     /// (headers only, nanosecond timestamps).
     #[arg(long, value_name = "BASE", requires = "path")]
     pub pcap: Option<PathBuf>,
-    /// Limit a side's CPU with a cgroup quota, e.g. `client=20%,server=50%`.
+    /// Limit a side's or the emulator's CPU with a cgroup quota, e.g. `client=20%,server=50%,emulator=5%`.
     #[arg(long, value_name = "SIDE=PCT,...", requires = "path")]
     pub host_cpu: Option<String>,
     /// Seed of the emulated link's random loss, jitter and duplication.

@@ -22,7 +22,7 @@ use emu::pump::{Emulator, Role};
 
 use crate::args::emu::EmuArgs;
 use crate::output::emit;
-use pipeline::emulated::{emulator_options, parse_host_cpu, quotas};
+use pipeline::emulated::{emulator_options, parse_host_cpu, quotas, start_emulator};
 
 /// How long processes left on the path have after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -46,19 +46,19 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
     opts.client_addr = a.client_addr;
     opts.server_addr = a.server_addr;
     let cpu = a.path.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
-    let (client_quota, server_quota) = quotas(cpu)?;
+    let quotas = quotas(cpu)?;
     // Orphans of either side's commands come here, to be reaped once stopped.
     netio::netns::become_subreaper().context("becoming the reaper of the commands' children")?;
-    let emu = Emulator::start(spec, &path, &opts).context("starting the link emulator")?;
+    let emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
     let server = match &a.server_cmd {
         Some(cmd) => {
             let argv = with_peer(&shell_command(cmd), emu.addr(Role::Client));
-            Some(start_server(&emu, &argv, server_quota.as_ref(), a.server_log.as_deref())?)
+            Some(start_server(&emu, &argv, quotas.server.as_ref(), a.server_log.as_deref())?)
         }
         None => None,
     };
     let client_cmd = with_peer(&client_command(&a.command), emu.addr(Role::Server));
-    let client = start_client(&emu, &client_cmd, client_quota.as_ref());
+    let client = start_client(&emu, &client_cmd, quotas.client.as_ref());
     let waited = client.as_ref().map_err(|e| anyhow::anyhow!("{e:#}")).and_then(ClientCmd::wait);
     let stopped = emu.stop_processes(GRACE);
     if let Some(s) = server {

@@ -125,17 +125,18 @@ impl Drop for ThreadGuard {
 
 impl CpuQuota {
     /// Moves only the calling thread into the quota until the guard is dropped; threads it
-    /// starts meanwhile inherit the quota. cgroup v1 only (v2 places whole processes).
-    pub fn enter_thread(&self) -> Result<ThreadGuard, Error> {
+    /// starts meanwhile inherit the quota. cgroup v1 only (v2 places whole processes);
+    /// `what` names what the quota is for, in the error.
+    pub fn enter_thread(&self, what: &str) -> Result<ThreadGuard, Error> {
         let fail = |step: &str| {
             let step = step.to_string();
             move |source| Error::Cgroup { step, source }
         };
         if self.v2 {
             return Err(Error::Cgroup {
-                step: "limiting the client side of a test".into(),
+                step: format!("limiting {what}"),
                 source: std::io::Error::other(
-                    "cgroup v2 limits whole processes; use `tcplab emu` for a client quota",
+                    "cgroup v2 limits whole processes, and this runs as threads of tcplab (`tcplab emu` runs each side's commands as processes)",
                 ),
             });
         }
