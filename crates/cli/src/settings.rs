@@ -203,6 +203,10 @@ pub fn rr_spec(a: &RrArgs) -> Result<TestSpec> {
     spec.burst = a.burst;
     spec.busy_poll = a.busy_poll;
     spec.nodelay &= !a.nagle;
+    if a.writes_per_message > 1 {
+        let n = u64::from(a.writes_per_message);
+        spec.options.insert(engine::registry::rr::WRITES.name.into(), results::ParamValue::Int(n));
+    }
     check(&spec)
 }
 

@@ -392,6 +392,10 @@ pub struct RrArgs {
     /// Leave Nagle's algorithm on (netperf's TCP_RR default); without it rr sets TCP_NODELAY.
     #[arg(long, conflicts_with = "nodelay")]
     pub nagle: bool,
+    /// Write each request and response in N calls (a header, then the rest), as many
+    /// applications do: with --nagle each piece waits for the peer's delayed ACK.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub writes_per_message: u32,
 }
 
 /// `tcplab crr`.
