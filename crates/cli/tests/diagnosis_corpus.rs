@@ -127,6 +127,19 @@ const CORPUS: &[Scenario] = &[
         "stream --path rate=100mbit,delay=1ms -R --rcvbuf 2K -t 3",
         false,
     ),
+    // TCP: the emulator held to a few % of a CPU, so that it, not the link, sets the pace.
+    s(
+        "emulator-quota-5%",
+        "emulator",
+        "stream --path rate=100mbit,delay=5ms --host-cpu emulator=5% -t 3",
+        true,
+    ),
+    s(
+        "emulator-quota-10%-1g",
+        "emulator",
+        "stream --path rate=1gbit,delay=2ms --host-cpu emulator=10% -t 3",
+        false,
+    ),
     // TCP: small writes.
     s("small-writes-loopback", "application", "stream 127.0.0.1 -l 100 -N -t 2", true),
     s("small-writes-path", "application", "stream --path rate=1gbit,delay=1ms -l 64 -N -t 3", false),
@@ -165,6 +178,13 @@ const CORPUS: &[Scenario] = &[
     s("rr-path-20ms", "path-rtt", "rr --path rate=100mbit,delay=20ms -r 1K,1K -t 2", false),
     s("rr-wake-up", "wake-up", "rr 127.0.0.1 -r 1,1 -t 2", true),
     s("rr-wake-up-64", "wake-up", "rr 127.0.0.1 -r 64,64 -t 2", false),
+    s(
+        "rr-nagle-path",
+        "stop-and-go",
+        "rr --path delay=2ms --nagle --writes-per-message 2 -r 100,100 -t 3",
+        true,
+    ),
+    s("rr-nagle-loopback", "stop-and-go", "rr 127.0.0.1 --nagle --writes-per-message 3 -r 64,64 -t 2", false),
     s("rr-cpu-client", "host-cpu", "rr --path delay=0ms --host-cpu client=1% -t 2", true),
     s("rr-cpu-server", "host-cpu", "rr --path delay=0ms --host-cpu server=1% -t 2", false),
 ];

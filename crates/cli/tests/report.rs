@@ -177,6 +177,26 @@ fn bad_input_is_one_error_line_and_exit_2() {
     assert!(!missing_db.exists(), "a report never creates an archive");
 }
 
+/// A UDP stream's verdict reaches the HTML report with its evidence, and the page renders
+/// (issue 25: UDP is diagnosed in HTML too).
+#[test]
+fn udp_verdict_renders_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("udp.html");
+    let srv = ServerProc::start(&[]);
+    let report = html.display().to_string();
+    save(&srv, dir.path(), "udp", &["udp", "-b", "20M", "-l", "1400", "--report", &report]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let plots = plots_in(&page);
+    assert!(plots > 0, "no plots in {}", html.display());
+    let page = check_plots(&html, dir.path(), plots);
+    let verdicts = page.split("What limited each result").nth(1).expect("a verdict table");
+    let row = verdicts.split("</tr>").find(|r| r.contains("<td>udp 1400</td>")).expect("the udp row");
+    assert!(row.contains("client→server"), "{row}");
+    // At 20 Mbit/s on loopback the sender's pacing, stated with the rates it rests on.
+    assert!(row.contains("limited by") && row.contains("20.0 Mbit/s"), "{row}");
+}
+
 #[test]
 fn browser_check_catches_errors_fetches_and_blank_plots() {
     let dir = tempfile::tempdir().unwrap();
