@@ -182,7 +182,7 @@ pub fn send_errors(f: &UdpFacts) -> Option<Finding> {
         cause: Cause::SendErrors,
         weight: 0.92,
         evidence: format!(
-            "the sender's kernel refused {} of {attempts} sends ({} ENOBUFS): it sent {} ({target})",
+            "the sender's kernel refused {} of {attempts} datagram sends ({} with ENOBUFS: its device queue or socket buffer full); {} got through ({target})",
             f.d.send_errors,
             f.d.enobufs,
             rate(f.d.sender_bps)

@@ -249,17 +249,19 @@ impl WorkerCtx {
         self.abort.is_set() || now >= self.timeline.watchdog
     }
 
-    /// Counts a failed UDP send (a wait is not a failure). After an error other than a full
-    /// queue on this host (ENOBUFS) — no one listening (ECONNREFUSED), a firewall (EPERM) —
-    /// the sender pauses a millisecond rather than spin.
-    pub fn count_udp_send_error(&self, e: &std::io::Error) {
+    /// Counts a failed UDP send of `datagrams` datagrams (a GSO message carries several; a
+    /// wait is not a failure). After an error other than a full queue on this host (ENOBUFS)
+    /// — no one listening (ECONNREFUSED), a firewall (EPERM) — the sender pauses a
+    /// millisecond rather than spin.
+    pub fn count_udp_send_error(&self, e: &std::io::Error, datagrams: usize) {
         if netio::udp::is_wait(e) {
             return;
         }
         let enobufs = netio::udp::is_enobufs(e);
+        let n = datagrams.max(1) as u64;
         self.meter.with_udp(|u| {
-            u.sender.send_errors += 1;
-            u.sender.enobufs += u64::from(enobufs);
+            u.sender.send_errors += n;
+            u.sender.enobufs += if enobufs { n } else { 0 };
         });
         if !enobufs {
             std::thread::sleep(std::time::Duration::from_millis(1));

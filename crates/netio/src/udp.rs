@@ -1,6 +1,7 @@
 //! UDP fast paths and counters: sendmmsg / recvmmsg batches, UDP GSO (`UDP_SEGMENT`) and GRO
 //! (`UDP_GRO`), the receive-buffer drop counter (`SO_RXQ_OVFL` per datagram, `/proc/net/udp`
-//! per socket), `SO_NO_CHECK`, and timer slack for accurate pacing.
+//! per socket), `SO_NO_CHECK`, `IP_RECVERR` (drops at this host's device queue reported to the
+//! sender), and timer slack for accurate pacing.
 
 use std::io;
 use std::net::UdpSocket;
@@ -46,6 +47,18 @@ pub fn enable_gro(sock: &UdpSocket) -> io::Result<()> {
 /// Attaches the socket's receive-buffer drop count to every received datagram.
 pub fn enable_drop_count(sock: &UdpSocket) -> io::Result<()> {
     set_int(sock.as_raw_fd(), libc::SOL_SOCKET, SO_RXQ_OVFL, 1)
+}
+
+/// Has the kernel report a datagram its device queue dropped to the sender, as ENOBUFS
+/// (`IP_RECVERR` / `IPV6_RECVERR`). Without it Linux counts the drop (`SndbufErrors`) and
+/// tells the sender the datagram left: a sender faster than its link then "sends" what
+/// never reached the wire, and the loss is blamed on the path.
+pub fn report_device_drops(sock: &UdpSocket) -> io::Result<()> {
+    let (level, name) = match sock.local_addr()? {
+        std::net::SocketAddr::V4(_) => (libc::SOL_IP, libc::IP_RECVERR),
+        std::net::SocketAddr::V6(_) => (libc::SOL_IPV6, libc::IPV6_RECVERR),
+    };
+    set_int(sock.as_raw_fd(), level, name, 1)
 }
 
 /// Sends without UDP checksums (`SO_NO_CHECK`). IPv6 requires the checksum, so the kernel

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct UdpCounts {
     /// Sender: datagrams the kernel accepted (their sequence numbers are 0 … sent − 1).
     pub sent: u64,
-    /// Sender: send calls that failed (datagrams not sent, not numbered).
+    /// Sender: datagrams whose send call failed (not sent, not numbered; a failed GSO send
+    /// counts each datagram it carried). Runs stored before 2026-11-26 counted calls.
     pub send_errors: u64,
     /// Sender: the part of `send_errors` that was ENOBUFS (a full queue on this host).
     pub enobufs: u64,
@@ -140,7 +141,7 @@ pub struct UdpSummary {
     pub sender_datagrams_per_s: f64,
     /// Datagrams sent (whole test).
     pub sent: u64,
-    /// Failed send calls (whole test).
+    /// Datagrams whose send failed (whole test).
     pub send_errors: u64,
     /// ENOBUFS among them.
     pub enobufs: u64,

@@ -90,6 +90,8 @@ fn batching(sock: &UdpSocket, flow: &Flow) -> (usize, usize) {
 pub fn send_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome {
     netio::udp::precise_timers();
     let _ = sock.set_write_timeout(Some(SLICE));
+    // A datagram dropped at this host's device queue is a failed send, not one sent.
+    let _ = netio::udp::report_device_drops(&sock);
     let len = flow.len;
     let (mut segments, messages) = batching(&sock, &flow);
     let mut pacer = Pacer::new(flow.rate_bps, len as u32, flow.burst, segments * messages);
@@ -130,7 +132,8 @@ pub fn send_loop(sock: UdpSocket, flow: Flow, ctx: &WorkerCtx) -> WorkerOutcome 
                     segments = 1;
                     continue;
                 }
-                ctx.count_udp_send_error(&e);
+                // A failed call sent none of its first message's datagrams.
+                ctx.count_udp_send_error(&e, n.min(segments));
             }
         }
     }

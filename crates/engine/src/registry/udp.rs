@@ -128,6 +128,8 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
     let (sock, mut path) = (flow.sock, flow.path);
     ctx.meter.with_udp(|u| u.socket = Some(flow.report));
     let _ = sock.set_write_timeout(Some(RECV_SLICE));
+    // A datagram dropped at this host's device queue is a failed send, not one sent.
+    let _ = netio::udp::report_device_drops(&sock);
     let mut shape = shape(&sock, spec);
     let len = spec.send_len as usize;
     let mut pacer = Pacer::new(spec.rate_bps, spec.send_len, spec.burst, shape.max_batch());
@@ -170,7 +172,8 @@ fn send_loop(flow: UdpFlow, spec: &TestSpec, ctx: &WorkerCtx) -> WorkerOutcome {
                     shape = plain_batches(len).min_batch(shape);
                     continue;
                 }
-                ctx.count_udp_send_error(&e);
+                // sendmmsg fails only on its first message: that message's datagrams.
+                ctx.count_udp_send_error(&e, n.min(shape.segments));
             }
         }
     }
