@@ -5,7 +5,10 @@
 //! with a release build and prints the confusion matrix (cause named × true cause) that
 //! BENCHMARKS.md keeps. A scenario's verdict counts as right when the primary cause is the
 //! true one; a split verdict ("between X and Y") that contains it is counted apart, as
-//! hedged, never as right. The emulated scenarios need root (CI is root).
+//! hedged, never as right. The emulated scenarios need root (CI is root), and so do those on
+//! a veth pair between two namespaces whose client end has a qdisc (a 10 Gbit/s link the
+//! user-space emulator cannot carry on a small host; a device queue that drops a UDP
+//! sender's datagrams).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
@@ -15,7 +18,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use support::tcplab;
+use support::veth::{sh, Veth};
+use support::{tcplab, ServerProc};
 
 /// One path whose limit is known by construction.
 struct Scenario {
@@ -27,11 +31,28 @@ struct Scenario {
     args: &'static str,
     /// Runs in CI's quick subset.
     quick: bool,
+    /// On the veth pair with this root qdisc on the client's end (`tc qdisc replace dev DEV
+    /// root …`); the server's address is added to `args`. Empty: `args` says where.
+    qdisc: &'static str,
 }
 
 const fn s(id: &'static str, truth: &'static str, args: &'static str, quick: bool) -> Scenario {
-    Scenario { id, truth, args, quick }
+    Scenario { id, truth, args, quick, qdisc: "" }
 }
+
+/// A scenario on the veth pair, its client's end shaped by `qdisc`.
+const fn v(
+    id: &'static str,
+    truth: &'static str,
+    qdisc: &'static str,
+    args: &'static str,
+    quick: bool,
+) -> Scenario {
+    Scenario { id, truth, args, quick, qdisc }
+}
+
+/// The veth pair's subnet (198.18.`VETH_SUBNET`.0/24; the server holds .2).
+const VETH_SUBNET: u8 = 91;
 
 /// The corpus. Each cause at two or more strengths, several with a confounder present (named
 /// in the id: a lossy path under a window limit, a queue under a CPU quota...).
@@ -42,6 +63,14 @@ const CORPUS: &[Scenario] = &[
     s("link-atm-clip", "link", "stream --path atm-oc3-clip,delay=1ms -t 3", false),
     s("link-atm-lane", "link", "stream --path atm-oc3-lane,delay=1ms -t 3", false),
     s("link-1g", "link", "stream --path gige,delay=1ms -t 3", false),
+    v("link-10g-veth", "link", "tbf rate 10gbit burst 4mb limit 8mb", "stream --link raw:10g -t 3", false),
+    v(
+        "link-2.5g-veth",
+        "link",
+        "tbf rate 2500mbit burst 2mb limit 4mb",
+        "stream --link raw:2500m -t 3",
+        false,
+    ),
     s("link-50m+loss", "link", "stream --path rate=50mbit,delay=10ms,loss=0.01% -C cubic -t 4", false),
     // TCP: the receiver's window on a long path.
     s("rwnd-1g-64K", "receive-window", "stream --path rate=1gbit,delay=20ms --remote-rcvbuf 64K -t 3", true),
@@ -158,6 +187,22 @@ const CORPUS: &[Scenario] = &[
     ),
     s("udp-link-10m", "link", "udp --path ethernet-10,delay=1ms -b 50M -l 1400 -t 3", true),
     s("udp-link-atm", "link", "udp --path atm-oc3-clip,delay=1ms -b 300M -l 8K -t 3", false),
+    // UDP: the sender's device queue full (reported to it as ENOBUFS). The burst is above a
+    // GSO message, so tbf takes or drops each whole (it splits larger ones and reports no drop).
+    v(
+        "udp-device-queue-10m",
+        "send-errors",
+        "tbf rate 10mbit burst 128kb limit 256kb",
+        "udp -b 50M -l 1400 -t 3",
+        true,
+    ),
+    v(
+        "udp-device-queue-unpaced",
+        "send-errors",
+        "tbf rate 100mbit burst 128kb limit 256kb",
+        "udp -b 0 -l 1400 -t 3",
+        false,
+    ),
     s("udp-paced-20M", "pacing", "udp --path rate=100mbit,delay=1ms -b 20M -l 1400 -t 3", true),
     s("udp-paced-loopback", "pacing", "udp 127.0.0.1 -b 50M -l 1400 -t 2", false),
     s(
@@ -200,17 +245,59 @@ fn root() -> bool {
     String::from_utf8_lossy(&out.stdout).trim() == "0"
 }
 
-/// Runs `sc` against a server of its own (embedded on the path, or `tcplab server` on
-/// loopback) and reads the first diagnosis.
-fn run(sc: &Scenario, srv_port: &str) -> Result<Outcome, String> {
+/// The binary under test: bench/diagnosis.sh runs the scenarios with a release build.
+fn bin() -> std::ffi::OsString {
+    std::env::var_os("TCPLAB_CORPUS_BIN").unwrap_or_else(|| support::BIN.into())
+}
+
+/// Two namespaces joined by a veth pair, a server in the second.
+struct VethLab {
+    link: Veth,
+    server: ServerProc,
+}
+
+impl VethLab {
+    fn new() -> VethLab {
+        let link = Veth::new("tldc", "q", VETH_SUBNET);
+        let server = ServerProc::start_bin_in(bin(), Some(&link.b), &format!("198.18.{VETH_SUBNET}.2"));
+        VethLab { link, server }
+    }
+
+    /// `tcplab ARGS` from the first namespace, through `qdisc` on its end, to the server.
+    fn run(&self, qdisc: &str, args: &mut Vec<String>) -> std::process::Output {
+        let mut tc = vec![
+            "ip",
+            "netns",
+            "exec",
+            &self.link.a,
+            "tc",
+            "qdisc",
+            "replace",
+            "dev",
+            &self.link.dev_a,
+            "root",
+        ];
+        tc.extend(qdisc.split_whitespace());
+        sh(&tc);
+        args.insert(1, format!("198.18.{VETH_SUBNET}.2"));
+        args.extend(["-p".into(), self.server.port()]);
+        support::command_of(bin(), Some(&self.link.a)).args(&*args).output().unwrap()
+    }
+}
+
+/// Runs `sc` against a server of its own (embedded on the path, `tcplab server` on
+/// loopback, or the veth lab's) and reads the first diagnosis.
+fn run(sc: &Scenario, srv_port: &str, lab: Option<&VethLab>) -> Result<Outcome, String> {
     let mut args: Vec<String> = sc.args.split_whitespace().map(String::from).collect();
     if args.iter().any(|a| a == "127.0.0.1") {
         args.extend(["-p".into(), srv_port.into()]);
     }
     args.extend(["--json", "--no-store", "-i", "0"].map(String::from));
-    // bench/diagnosis.sh runs the scenarios with a release binary through this test.
-    let out = match std::env::var_os("TCPLAB_CORPUS_BIN") {
-        Some(bin) => support::command_with(bin).args(&args).output().unwrap(),
+    let out = match lab.filter(|_| !sc.qdisc.is_empty()) {
+        Some(lab) => lab.run(sc.qdisc, &mut args),
+        None if std::env::var_os("TCPLAB_CORPUS_BIN").is_some() => {
+            support::command_with(bin()).args(&args).output().unwrap()
+        }
         None => tcplab(&args.iter().map(String::as_str).collect::<Vec<_>>()),
     };
     if !out.status.success() {
@@ -231,14 +318,20 @@ fn run_corpus(pick: impl Fn(&Scenario) -> bool) -> Vec<(&'static Scenario, Resul
     let port = srv.port();
     let emulated = root();
     if !emulated {
-        eprintln!("skipped: the emulated scenarios need root (network namespaces, TUN, cgroups)");
+        eprintln!(
+            "skipped: the emulated and veth scenarios need root (network namespaces, TUN, cgroups, qdiscs)"
+        );
     }
-    CORPUS
+    let picked: Vec<&Scenario> = CORPUS
         .iter()
         .filter(|sc| pick(sc))
-        .filter(|sc| emulated || !sc.args.contains("--path"))
+        .filter(|sc| emulated || (!sc.args.contains("--path") && sc.qdisc.is_empty()))
+        .collect();
+    let lab = picked.iter().any(|sc| !sc.qdisc.is_empty()).then(VethLab::new);
+    picked
+        .into_iter()
         .map(|sc| {
-            let outcome = run(sc, &port);
+            let outcome = run(sc, &port, lab.as_ref());
             let said = match &outcome {
                 Ok(o) => format!("{} — {}", o.named.join(" | "), o.evidence),
                 Err(e) => format!("FAILED: {e}"),

@@ -22,13 +22,18 @@ pub fn store_dir() -> &'static Path {
 
 /// `tcplab` (inside network namespace `netns` when given) with the test archive.
 pub fn command_in(netns: Option<&str>) -> Command {
+    command_of(BIN, netns)
+}
+
+/// The tcplab binary `bin` (inside network namespace `netns` when given) with the test archive.
+pub fn command_of(bin: impl AsRef<std::ffi::OsStr>, netns: Option<&str>) -> Command {
     let mut cmd = match netns {
         Some(ns) => {
             let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns, BIN]);
+            c.args(["netns".as_ref(), "exec".as_ref(), ns.as_ref(), bin.as_ref()]);
             c
         }
-        None => Command::new(BIN),
+        None => Command::new(bin),
     };
     cmd.env("XDG_DATA_HOME", store_dir()).env_remove("TCPLAB_DB");
     cmd
@@ -94,7 +99,16 @@ impl ServerProc {
     }
 
     fn start_with(netns: Option<&str>, extra: &[&str]) -> ServerProc {
-        let mut child = command_in(netns)
+        ServerProc::start_command(command_in(netns), extra)
+    }
+
+    /// The server of binary `bin` bound to `bind`, inside namespace `netns` when given.
+    pub fn start_bin_in(bin: impl AsRef<std::ffi::OsStr>, netns: Option<&str>, bind: &str) -> ServerProc {
+        ServerProc::start_command(command_of(bin, netns), &["--bind", bind])
+    }
+
+    fn start_command(mut cmd: Command, extra: &[&str]) -> ServerProc {
+        let mut child = cmd
             .args(["server", "-p", "0"])
             .args(extra)
             .stderr(Stdio::piped())

@@ -10,6 +10,8 @@ pub struct Veth {
     pub a: String,
     /// The namespace holding 198.18.`subnet`.2.
     pub b: String,
+    /// `a`'s end of the link (a device in namespace `a`).
+    pub dev_a: String,
 }
 
 /// Runs a command that must succeed.
@@ -22,8 +24,12 @@ impl Veth {
     /// Makes the namespaces `{prefix}-{tag}a-{pid}` and `…b…` and the link between them.
     pub fn new(prefix: &str, tag: &str, subnet: u8) -> Veth {
         let id = std::process::id() % 100_000;
-        let pair = Veth { a: format!("{prefix}-{tag}a-{id}"), b: format!("{prefix}-{tag}b-{id}") };
         let (va, vb) = (format!("{prefix}{tag}a{id}"), format!("{prefix}{tag}b{id}"));
+        let pair = Veth {
+            a: format!("{prefix}-{tag}a-{id}"),
+            b: format!("{prefix}-{tag}b-{id}"),
+            dev_a: va.clone(),
+        };
         sh(&["ip", "netns", "add", &pair.a]);
         sh(&["ip", "netns", "add", &pair.b]);
         sh(&[
