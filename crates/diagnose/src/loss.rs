@@ -25,11 +25,15 @@ pub const MATHIS_FAR_BELOW: f64 = 3.0;
 /// rate that allows many times the rate measured did not hold it back.
 pub const MATHIS_FAR_ABOVE: f64 = 3.0;
 
-/// Drops at the emulated bottleneck's full queue, below the link's rate.
+/// Drops at the emulated bottleneck's full queue, below the link's rate. Not when the
+/// emulator ran late: its queue then filled because it did not release on time.
 pub fn queue_overflow(f: &Facts) -> Option<Finding> {
     let d = f.path_drops?;
     let p = f.loss_rate().filter(|&p| p >= LOSS_RATE.0)?;
     if d.queue_overflow == 0 || d.queue_overflow < d.random || link(f).is_some() {
+        return None;
+    }
+    if crate::pacing::lateness_that_limits(f).is_some() {
         return None;
     }
     let share = f
@@ -195,6 +199,20 @@ mod tests {
             x.is_some_and(|x| x.evidence.contains("reno cut it") && x.evidence.contains("3% of the link"))
         );
         assert!(random_loss(&f).is_none() && congestion(&f).is_none());
+    }
+
+    #[test]
+    fn a_late_emulators_full_queue_is_its_lateness() {
+        let mut f = lossy();
+        // A throttled emulator: on time while it runs, every packet tens of ms late while it
+        // waits; its queue overflowed meanwhile.
+        f.path_lateness =
+            Some(crate::facts::PathLateness { p99_us: 290_000.0, p50_us: 40.0, mean_us: 15_000.0 });
+        assert!(queue_overflow(&f).is_none());
+        assert!(crate::pacing::emulator_late(&f).is_some());
+        // An emulator late only now and then leaves the queue's drops their own.
+        f.path_lateness = Some(crate::facts::PathLateness { p99_us: 3_000.0, p50_us: 5.0, mean_us: 60.0 });
+        assert!(queue_overflow(&f).is_some());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use model::human::rate;
 use results::{Cause, Finding};
 
-use crate::facts::Facts;
+use crate::facts::{Facts, PathLateness};
 use crate::rules::{pct, NEAR_LINK_FRAC};
 
 /// Share of the pacing target from which the target is the limit.
@@ -50,13 +50,7 @@ pub fn paced(f: &Facts) -> Option<Finding> {
 /// the time or by a millisecond on average) while the result stayed below the link: the
 /// emulated link sat idle while packets waited for a thread.
 pub fn emulator_late(f: &Facts) -> Option<Finding> {
-    let late = f.path_lateness.filter(|l| {
-        l.p99_us >= EMULATOR_LATE_P99_US
-            && (l.p50_us >= EMULATOR_LATE_P50_US || l.mean_us >= EMULATOR_LATE_MEAN_US)
-    })?;
-    if f.of_reference().is_some_and(|x| x >= NEAR_LINK_FRAC) {
-        return None;
-    }
+    let late = lateness_that_limits(f)?;
     Some(Finding {
         cause: Cause::Emulator,
         // Below the mechanisms a configuration fixes (window, buffer, loss, quota): a late
@@ -71,10 +65,20 @@ pub fn emulator_late(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// The emulator's lateness when it was late enough to hold the result below the link:
+/// p99 above [`EMULATOR_LATE_P99_US`], and late most of the time or by a millisecond on
+/// average. Its own queue then fills while it waits, so its queue drops are its lateness's.
+pub(crate) fn lateness_that_limits(f: &Facts) -> Option<PathLateness> {
+    let late = f.path_lateness.filter(|l| {
+        l.p99_us >= EMULATOR_LATE_P99_US
+            && (l.p50_us >= EMULATOR_LATE_P50_US || l.mean_us >= EMULATOR_LATE_MEAN_US)
+    })?;
+    (!f.of_reference().is_some_and(|x| x >= NEAR_LINK_FRAC)).then_some(late)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::PathLateness;
 
     #[test]
     fn a_reached_target_is_the_pacing_and_a_missed_one_is_not() {

@@ -76,6 +76,16 @@ impl UdpFacts {
 pub const ALL: [fn(&UdpFacts) -> Option<Finding>; 7] =
     [overrun, link, random_loss, send_errors, fragmentation, paced, sender_cpu];
 
+/// `n` drops against `lost` datagrams: a share while below, never a share above 100 % (a
+/// counter that also saw other packets can exceed the datagrams lost).
+fn of_lost(n: u64, lost: u64) -> String {
+    if n >= lost {
+        format!("as many as the {lost} datagrams lost")
+    } else {
+        format!("{} of the {lost} datagrams lost", pct(n as f64 / lost.max(1) as f64))
+    }
+}
+
 /// The receiver's kernel dropped datagrams at its full socket buffer.
 pub fn overrun(f: &UdpFacts) -> Option<Finding> {
     let drops = f.d.socket_drops.filter(|&n| n > 0)?;
@@ -87,9 +97,8 @@ pub fn overrun(f: &UdpFacts) -> Option<Finding> {
         cause: Cause::ReceiverOverrun,
         weight: 0.93,
         evidence: format!(
-            "the receiver's kernel dropped {drops} datagrams at its full socket buffer: {} of the {} lost ({} of {} sent){slow}",
-            pct(drops as f64 / f.d.lost.max(1) as f64),
-            f.d.lost,
+            "the receiver's kernel dropped {drops} datagrams at its full socket buffer ({}: {} of {} sent){slow}",
+            of_lost(drops, f.d.lost),
             pct(f.lost_frac()),
             f.d.sent
         ),
@@ -151,9 +160,9 @@ pub fn random_loss(f: &UdpFacts) -> Option<Finding> {
         cause: Cause::RandomLoss,
         weight: 0.88,
         evidence: format!(
-            "the path's loss model dropped {} of the {} datagrams lost ({} of {} sent)",
+            "the path's loss model dropped {} packets in the data's direction, the test's control segments included ({}: {} of {} sent)",
             d.random,
-            f.d.lost,
+            of_lost(d.random, f.d.lost),
             pct(f.lost_frac()),
             f.d.sent
         ),
@@ -358,6 +367,23 @@ mod tests {
             x.as_ref().is_some_and(|x| x.evidence.contains("offered") && x.evidence.contains("(99%)")),
             "{x:?}"
         );
+    }
+
+    #[test]
+    fn drops_above_the_datagrams_lost_are_never_a_share_of_them() {
+        let mut f = base();
+        f.d.lost = 107;
+        f.d.sent = 5358;
+        f.path_drops = Some(PathDrops { queue_overflow: 0, random: 109 });
+        let x = random_loss(&f).expect("random loss");
+        assert!(
+            x.evidence.contains("as many as the 107 datagrams lost") && !x.evidence.contains("of the 107"),
+            "{}",
+            x.evidence
+        );
+        f.path_drops = Some(PathDrops { queue_overflow: 0, random: 90 });
+        let x = random_loss(&f).expect("random loss");
+        assert!(x.evidence.contains("84% of the 107 datagrams lost"), "{}", x.evidence);
     }
 
     #[test]
