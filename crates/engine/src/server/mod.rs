@@ -33,6 +33,7 @@ use results::HostInfo;
 
 use crate::auth::KeyStore;
 use crate::limits::{Limits, Policy, ANONYMOUS};
+use crate::session::server::busy;
 use crate::stop::StopFlag;
 
 /// The default control port.
@@ -215,17 +216,6 @@ impl Shared {
             .fetch_update(Relaxed, Relaxed, |n| (n < self.cfg.max_concurrent).then_some(n + 1))
             .ok()
             .map(|_| Admission { shared: Some(self.clone()) })
-    }
-}
-
-/// The answer to a client while every test slot is taken.
-fn busy() -> wire::Rejection {
-    wire::Rejection {
-        retry_after_ms: Some(1000),
-        ..wire::Rejection::new(
-            wire::ErrorCode::Busy,
-            "the server is busy running another test; try again later",
-        )
     }
 }
 
