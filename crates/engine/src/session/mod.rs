@@ -8,10 +8,10 @@
 //! unit tests drive both ends in virtual time (DESIGN.md §6; STYLE.md: protocol state
 //! machines tested deterministically).
 
-// pub mod client;
+pub mod client;
 pub mod server;
 
 #[cfg(test)]
-// mod client_tests;
+mod client_tests;
 #[cfg(test)]
 mod server_tests;
