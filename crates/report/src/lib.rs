@@ -20,6 +20,7 @@ pub mod grid;
 pub mod html;
 pub mod iperf3_json;
 pub mod json;
+pub mod live;
 pub mod markdown;
 pub mod mesh;
 pub mod model;
