@@ -54,7 +54,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let message = output::error_message(&e);
-            if let Some(format) = cli.command.output().map(output::format_of) {
+            if let Some(format) = output::failure_format(&cli.command) {
                 pipeline::output::emit_failure(format, "error", &message);
             }
             eprintln!("error: {message}");

@@ -5,7 +5,7 @@ use report::Format;
 
 use crate::args::OutputArgs;
 
-pub use pipeline::output::{emit, now_unix_ms};
+pub use pipeline::output::{emit, emit_all, now_unix_ms};
 
 /// The format chosen by the flags.
 pub fn format_of(o: &OutputArgs) -> Format {
@@ -17,6 +17,24 @@ pub fn format_of(o: &OutputArgs) -> Format {
         Format::JsonStream
     } else {
         Format::Text
+    }
+}
+
+/// The format `tcplab compare` shows its comparison in.
+pub fn compare_format(a: &crate::args::CompareArgs) -> Format {
+    if a.json {
+        Format::Json
+    } else {
+        Format::Text
+    }
+}
+
+/// The format a command that fails promises on stdout: its output flags', or JSON for
+/// `compare --json`; `None`: it promises nothing there.
+pub fn failure_format(command: &crate::args::Command) -> Option<Format> {
+    match command {
+        crate::args::Command::Compare(a) => Some(compare_format(a)),
+        other => other.output().map(format_of),
     }
 }
 

@@ -56,6 +56,11 @@ impl Printer for Document {
         })
     }
 
+    /// iperf3's schema has no place for anything but a test: tcplab's JSON for both.
+    fn shown(&self, what: &dyn super::Shown) -> Vec<String> {
+        vec![serde_json::to_string_pretty(&what.json()).unwrap_or_default()]
+    }
+
     fn for_people(&self) -> bool {
         false
     }

@@ -61,6 +61,15 @@ pub struct Ending<'a> {
     pub text: &'a str,
 }
 
+/// A whole result a command shows at its end (a comparison): as text for people, or as one
+/// JSON value.
+pub trait Shown {
+    /// For people (written as it is).
+    fn text(&self) -> String;
+    /// For programs.
+    fn json(&self) -> serde_json::Value;
+}
+
 /// The live output of one format. Each method returns the lines to write to stdout, in order.
 pub trait Printer: std::fmt::Debug + Send + Sync {
     /// The run begins on the client host `client` (asked only when shown).
@@ -90,6 +99,8 @@ pub trait Printer: std::fmt::Debug + Send + Sync {
     /// The document of a command that failed before or outside its tests (`record` is
     /// that run, with the error at the top level).
     fn failure_document(&self, error: &TestError, record: &dyn Fn() -> RunRecord) -> Option<String>;
+    /// A whole result shown at the end of a command that runs no tests (a comparison).
+    fn shown(&self, what: &dyn Shown) -> Vec<String>;
     /// Whether people watch: progress bars and notes on stderr are shown.
     fn for_people(&self) -> bool;
 }

@@ -46,6 +46,10 @@ impl Printer for Ndjson {
         None
     }
 
+    fn shown(&self, what: &dyn super::Shown) -> Vec<String> {
+        vec![what.json().to_string()]
+    }
+
     fn for_people(&self) -> bool {
         false
     }

@@ -111,3 +111,32 @@ fn a_failure_outside_the_tests_is_one_document_in_the_document_formats() {
     assert_eq!(printer(Format::Text).failure_document(&e, &record), None);
     assert_eq!(printer(Format::JsonStream).failure_document(&e, &record), None);
 }
+
+#[test]
+fn a_comparison_is_the_table_for_people_and_one_json_value_for_programs() {
+    use crate::compare::{Comparison, Notes, Row, Verdict};
+    let rows = vec![Row {
+        test: "tcp-stream".into(),
+        metric: "goodput".into(),
+        a: "100 Mbit/s".into(),
+        b: "80 Mbit/s".into(),
+        diff_pct: -20.0,
+        ci_pct: Some(1.5),
+        verdict: Verdict::Slower,
+    }];
+    let notes = Notes { only_a: vec!["len=2K".into()], ..Notes::default() };
+    let c = Comparison { a: "run 1", b: "run 2", level_pct: 95.0, rows: &rows, notes: &notes };
+    assert_eq!(
+        printer(Format::Text).shown(&c),
+        vec![crate::compare::table("run 1", "run 2", 95.0, &rows, &notes)]
+    );
+    let [doc] = printer(Format::Json).shown(&c).try_into().expect("one document");
+    let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(
+        (v["rows"][0]["verdict"].as_str(), v["rows"][0]["diff_pct"].as_f64()),
+        (Some("slower"), Some(-20.0))
+    );
+    assert_eq!(v["only_a"][0], "len=2K");
+    let [line] = printer(Format::JsonStream).shown(&c).try_into().expect("one event");
+    assert!(!line.contains('\n'));
+}

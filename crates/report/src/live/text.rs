@@ -69,6 +69,10 @@ impl Printer for Text {
         None
     }
 
+    fn shown(&self, what: &dyn super::Shown) -> Vec<String> {
+        vec![what.text()]
+    }
+
     fn for_people(&self) -> bool {
         true
     }
