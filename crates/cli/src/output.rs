@@ -20,9 +20,10 @@ pub fn format_of(o: &OutputArgs) -> Format {
     }
 }
 
-/// The format `tcplab compare` shows its comparison in.
-pub fn compare_format(a: &crate::args::CompareArgs) -> Format {
-    if a.json {
+/// One JSON document with `--json`, else text (the commands that show one result at their
+/// end: `compare`, `archive audit`).
+pub fn json_or_text(json: bool) -> Format {
+    if json {
         Format::Json
     } else {
         Format::Text
@@ -33,7 +34,7 @@ pub fn compare_format(a: &crate::args::CompareArgs) -> Format {
 /// `compare --json`; `None`: it promises nothing there.
 pub fn failure_format(command: &crate::args::Command) -> Option<Format> {
     match command {
-        crate::args::Command::Compare(a) => Some(compare_format(a)),
+        crate::args::Command::Compare(a) => Some(json_or_text(a.json)),
         other => other.output().map(format_of),
     }
 }

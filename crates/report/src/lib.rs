@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod archive;
+pub mod audit;
 pub mod cc;
 pub mod compare;
 pub mod confidence;

@@ -46,7 +46,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     }
     let (name_a, name_b) = (format!("run {ia}"), format!("run {ib}"));
     let shown = Comparison { a: &name_a, b: &name_b, level_pct: a.level, rows: &rows, notes: &notes };
-    emit_all(report::live::printer(output::compare_format(a)).shown(&shown));
+    emit_all(report::live::printer(output::json_or_text(a.json)).shown(&shown));
     Ok(match a.fail_if_slower {
         Some(pct) => gate(&rows, pct),
         None => ExitCode::SUCCESS,
