@@ -33,7 +33,6 @@ use results::HostInfo;
 
 use crate::auth::KeyStore;
 use crate::limits::{Limits, Policy, ANONYMOUS};
-use crate::session::server::busy;
 use crate::stop::StopFlag;
 
 /// The default control port.

@@ -9,6 +9,7 @@
 //! machines tested deterministically).
 
 pub mod client;
+pub mod greeting;
 pub mod server;
 
 #[cfg(test)]
