@@ -54,18 +54,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let message = output::error_message(&e);
-            match cli.command.output().map(output::format_of) {
-                Some(report::Format::Json) => {
-                    output::emit(&pipeline::output::error_document("error", &message))
-                }
-                Some(report::Format::Iperf3Json) => {
-                    output::emit(&report::iperf3_json::error_document(&message))
-                }
-                Some(report::Format::JsonStream) => pipeline::output::emit_error_event(&results::TestError {
-                    code: "error".into(),
-                    message: message.clone(),
-                }),
-                _ => {}
+            if let Some(format) = output::failure_format(&cli.command) {
+                pipeline::output::emit_failure(format, "error", &message);
             }
             eprintln!("error: {message}");
             ExitCode::from(2)
@@ -89,13 +79,17 @@ fn usage_error(e: clap::Error) -> ! {
         let message = e.render().to_string();
         let first = message.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
         let flag = |names: &[&str]| std::env::args().any(|a| names.contains(&a.as_str()));
-        if flag(&["--json", "-J"]) {
-            output::emit(&pipeline::output::error_document("usage", first));
+        let format = if flag(&["--json", "-J"]) {
+            Some(report::Format::Json)
         } else if flag(&["--json-stream"]) {
-            let error = results::TestError { code: "usage".into(), message: first.into() };
-            pipeline::output::emit_error_event(&error);
+            Some(report::Format::JsonStream)
         } else if flag(&["--iperf3-json"]) {
-            output::emit(&report::iperf3_json::error_document(first));
+            Some(report::Format::Iperf3Json)
+        } else {
+            None
+        };
+        if let Some(format) = format {
+            pipeline::output::emit_failure(format, "usage", first);
         }
     }
     e.exit()

@@ -5,7 +5,7 @@ use report::Format;
 
 use crate::args::OutputArgs;
 
-pub use pipeline::output::{emit, now_unix_ms};
+pub use pipeline::output::{emit, emit_all, now_unix_ms};
 
 /// The format chosen by the flags.
 pub fn format_of(o: &OutputArgs) -> Format {
@@ -17,6 +17,25 @@ pub fn format_of(o: &OutputArgs) -> Format {
         Format::JsonStream
     } else {
         Format::Text
+    }
+}
+
+/// One JSON document with `--json`, else text (the commands that show one result at their
+/// end: `compare`, `archive audit`).
+pub fn json_or_text(json: bool) -> Format {
+    if json {
+        Format::Json
+    } else {
+        Format::Text
+    }
+}
+
+/// The format a command that fails promises on stdout: its output flags', or JSON for
+/// `compare --json`; `None`: it promises nothing there.
+pub fn failure_format(command: &crate::args::Command) -> Option<Format> {
+    match command {
+        crate::args::Command::Compare(a) => Some(json_or_text(a.json)),
+        other => other.output().map(format_of),
     }
 }
 

@@ -392,6 +392,33 @@ fn compare_gives_verdicts_and_fails_when_slower() {
     assert!(text(&out.stdout).contains("faster"));
 }
 
+#[test]
+fn compare_json_is_one_document_with_each_verdict_and_one_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut st = store::Store::open(&db).unwrap();
+    let fast = fake_run(&mut st, &[100e6, 101e6, 99e6]);
+    let slow = fake_run(&mut st, &[80e6, 81e6, 79e6]);
+    drop(st);
+    let out =
+        tcplab(&db, &["compare", &fast.to_string(), &slow.to_string(), "--json", "--fail-if-slower", "10"]);
+    assert_eq!(out.status.code(), Some(1), "the gate still decides");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["a"], format!("run {fast}"));
+    assert_eq!(v["level_pct"], 95.0);
+    let rows = v["rows"].as_array().unwrap();
+    let goodput = rows.iter().find(|r| r["verdict"] == "slower").unwrap_or_else(|| panic!("{v}"));
+    assert!((goodput["diff_pct"].as_f64().unwrap() + 20.0).abs() < 0.5, "{goodput}");
+    assert!(goodput["ci_pct"].as_f64().unwrap() > 0.0);
+    // The text is unchanged without the flag, and a failure is still one document.
+    let t = text(&tcplab(&db, &["compare", &fast.to_string(), &slow.to_string()]).stdout);
+    assert!(t.starts_with(&format!("A = run {fast}, B = run {slow};")), "{t}");
+    let out = tcplab(&db, &["compare", &fast.to_string(), "999", "-J"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "error", "{v}");
+}
+
 /// One test measured once (no repetition, no intervals): a single value per metric.
 fn single(v: f64, spec: results::TestSpec) -> results::TestResult {
     use results::*;

@@ -2,21 +2,23 @@
 //! watching the control connection, collect the server's results, summarise. Whatever fails,
 //! a [`TestResult`] comes back with what was measured up to then.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netio::DataSocketOpts;
-use results::{HostInfo, Interval, SideMeasurement, Status, TestError, TestResult, TestSpec};
+use results::{HostInfo, Interval, Status, TestError, TestResult, TestSpec};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use wire::{Hello, HelloKind, Message, Token};
+use wire::{Message, Token};
 
 use crate::auth::{ClientKey, DataAuth};
 
 use crate::control::Control;
 use crate::meter::Timeline;
 use crate::registry::{self, Data, Transport};
-use crate::side::{run_side, DataSocket, End, Job, Signals};
+use crate::session::client::{self as machine, Action, Event, HandshakeAction, HandshakeEvent, Plan, State};
+use crate::side::{run_side, DataSocket, End, Job, SideRun, Signals};
 use crate::stop::StopFlag;
 use crate::summarize::{warnings, WarnContext};
 use crate::udp_flow::{self, Buffers};
@@ -123,10 +125,7 @@ pub(crate) fn while_busy(
 ) -> Result<(), Error> {
     let give_up = Instant::now() + opts.busy_wait;
     let mut outcome = attempt();
-    while matches!(&outcome, Err(Error::Rejected(r)) if r.code == wire::ErrorCode::Busy)
-        && Instant::now() < give_up
-        && !stop.is_set()
-    {
+    while machine::retry_busy(&outcome, Instant::now(), give_up, stop.is_set()) {
         std::thread::sleep(pause);
         outcome = attempt();
     }
@@ -171,38 +170,185 @@ struct Session<'a> {
     same_host: bool,
 }
 
+/// What one attempt's actions act on: the control connection, the data and the test.
+struct Attempt {
+    ctrl: Control,
+    addr: SocketAddr,
+    key: Option<wire::auth::SessionKey>,
+    data: Option<Data>,
+    jobs: Option<Vec<Job>>,
+    test: Option<Running>,
+}
+
+/// This end's side running on a thread of its own.
+struct Running {
+    worker: std::thread::JoinHandle<SideRun>,
+    signals: Signals,
+    timeline: Timeline,
+    intervals: mpsc::Receiver<Interval>,
+}
+
 impl Session<'_> {
+    /// One attempt: connect, authenticate, then drive [`machine::Client`] to its end.
     fn run(&mut self, out: &mut TestResult) -> Result<(), Error> {
         crate::limits::validate(self.spec, &crate::limits::Limits::default()).map_err(Error::Rejected)?;
         crate::limits::check_pin("cpu_local", self.spec.cpu_local).map_err(Error::Rejected)?;
         let addr = resolve(self.opts)?;
         out.server = addr.to_string();
-        let (mut ctrl, key) = self.connect_control(addr)?;
-        let (token, udp_ports) = self.handshake(&mut ctrl)?;
-        let auth = DataAuth { token, key };
+        let (ctrl, key) = self.connect_control(addr)?;
+        let transport = registry::of(self.spec.test).transport();
+        let plan = Plan {
+            setup: protocol::request(self.spec),
+            results_end_local: transport == Transport::Udp,
+            eof_ends: transport == Transport::TcpConnections,
+        };
+        let timeouts = machine::Timeouts { step: self.opts.timeout, results: RESULTS_TIMEOUT };
+        let (mut m, first) = machine::Client::new(Instant::now(), timeouts, plan);
+        let mut a = Attempt { ctrl, addr, key, data: None, jobs: None, test: None };
+        let mut events = VecDeque::new();
+        first.into_iter().for_each(|act| self.perform(&mut a, act, out, &mut events));
+        while m.state() != State::Done {
+            if self.stop.is_set() && !m.interrupted() {
+                events.push_front(Event::Interrupt);
+            }
+            let event = events.pop_front().unwrap_or_else(|| self.wait(&mut a, &m, out));
+            for act in m.handle(Instant::now(), event) {
+                self.perform(&mut a, act, out, &mut events);
+            }
+        }
+        let (result, remote) = m.outcome().unwrap_or((Err(Error::Interrupted), None));
+        out.remote = remote;
+        result
+    }
+
+    /// Performs `action`; what came of it goes to `events`.
+    fn perform(
+        &mut self,
+        a: &mut Attempt,
+        action: Action,
+        out: &mut TestResult,
+        events: &mut VecDeque<Event>,
+    ) {
+        match action {
+            Action::Send(msg) => match (a.ctrl.send(&msg), *msg) {
+                // A stop is a courtesy: the server ends the test on its own too.
+                (Err(_), Message::Stop { .. }) | (Ok(()), _) => {}
+                (Err(e), _) => events.push_back(Event::Failed(e)),
+            },
+            Action::OpenData(accepted) => match self.open(a, *accepted) {
+                Ok(ready) => {
+                    events.push_back(Event::DataOpen);
+                    // A UDP test's announcement waited for `ready` already.
+                    events.extend(ready.then(|| Event::Message(Box::new(Message::Ready {}))));
+                }
+                Err(e) => events.push_back(Event::Failed(e)),
+            },
+            Action::PrepareJobs => {
+                let data =
+                    a.data.take().ok_or_else(|| Error::Protocol { detail: "no data connections".into() });
+                match data.and_then(|d| registry::of(self.spec.test).jobs(self.spec, End::Client, d)) {
+                    Ok(jobs) => {
+                        a.jobs = Some(jobs);
+                        events.push_back(Event::JobsReady);
+                    }
+                    Err(e) => events.push_back(Event::Failed(e)),
+                }
+            }
+            Action::StartTest => a.test = a.jobs.take().map(|jobs| self.start(jobs, out)),
+            Action::StopLocal => a.test.iter().for_each(|t| t.signals.stop.set()),
+            Action::AbortLocal => a.test.iter().for_each(|t| t.signals.abort.set()),
+        }
+    }
+
+    /// Opens the data connections `accepted` asks for; whether `ready` came with them.
+    fn open(&mut self, a: &mut Attempt, accepted: wire::ctrl::Accepted) -> Result<bool, Error> {
+        self.host = Some(protocol::host_info(accepted.host));
+        let token = Token::from_hex(&accepted.token)
+            .ok_or_else(|| Error::Protocol { detail: "malformed token".into() })?;
+        let auth = DataAuth { token, key: a.key.clone() };
         let ty = registry::of(self.spec.test);
-        let data = match ty.transport() {
+        let (data, ready) = match ty.transport() {
             Transport::Udp => {
                 let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
-                let flows = udp_flow::client_flows(self.spec, addr.ip(), &udp_ports, self.opts.bind, bufs)?;
-                udp_flow::announce(&mut ctrl, &flows, &auth, self.opts.timeout)?;
-                Data::Udp(flows)
+                let ports = &accepted.udp_ports;
+                let flows = udp_flow::client_flows(self.spec, a.addr.ip(), ports, self.opts.bind, bufs)?;
+                udp_flow::announce(&mut a.ctrl, &flows, &auth, self.opts.timeout)?;
+                (Data::Udp(flows), true)
             }
             tcp => {
-                let sockets = self.open_data(addr, &auth, ty.data_connections(self.spec))?;
-                await_ready(&mut ctrl, self.opts.timeout)?;
+                let sockets = self.open_data(a.addr, &auth, ty.data_connections(self.spec))?;
                 match tcp {
-                    Transport::TcpPerTransaction => Data::Connect { server: addr, auth },
-                    _ => Data::Tcp(sockets),
+                    Transport::TcpPerTransaction => (Data::Connect { server: a.addr, auth }, false),
+                    _ => (Data::Tcp(sockets), false),
                 }
             }
         };
-        if self.stop.is_set() {
-            return Err(Error::Interrupted);
+        a.data = Some(data);
+        Ok(ready)
+    }
+
+    /// Starts this end's jobs on a thread of their own.
+    fn start(&mut self, jobs: Vec<Job>, out: &TestResult) -> Running {
+        let timeline =
+            Timeline::new(self.spec, Instant::now(), crate::limits::Limits::default().max_duration_ms);
+        self.observer.on_start(&out.label, self.spec, &out.server, self.host.as_ref());
+        let signals = Signals::default();
+        let (tx, intervals) = mpsc::channel::<Interval>();
+        let (spec, sig) = (self.spec.clone(), signals.clone());
+        let worker = std::thread::spawn(move || {
+            run_side(jobs, &spec, spec.cpu_local, timeline, &sig, &mut |iv| {
+                let _ = tx.send(iv.clone());
+            })
+        });
+        Running { worker, signals, timeline, intervals }
+    }
+
+    /// Waits for what the machine's state waits for.
+    fn wait(&mut self, a: &mut Attempt, m: &machine::Client, out: &mut TestResult) -> Event {
+        match m.state() {
+            State::AwaitAccepted | State::AwaitReady | State::AwaitResults => {
+                let deadline = m.deadline().unwrap_or_else(Instant::now);
+                match a.ctrl.recv_by(deadline) {
+                    Ok(msg) => Event::Message(Box::new(msg)),
+                    Err(Error::Timeout { .. }) => Event::Tick,
+                    Err(e) => Event::Failed(e),
+                }
+            }
+            State::Running => self.watch(a, m.watching(), out),
+            State::OpeningData | State::Starting | State::Done => {
+                Event::Failed(Error::Protocol { detail: "the client session waited for nothing".into() })
+            }
         }
-        let jobs = ty.jobs(self.spec, End::Client, data)?;
-        ctrl.send(&Message::Start {})?;
-        self.measure(&mut ctrl, jobs, out)
+    }
+
+    /// One look at the running test: its end, or a message from the server (read only
+    /// while `watching`).
+    fn watch(&mut self, a: &mut Attempt, watching: bool, out: &mut TestResult) -> Event {
+        let Some(t) = a.test.as_ref() else {
+            return Event::Failed(Error::Protocol { detail: "no test running".into() });
+        };
+        t.intervals.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
+        if t.worker.is_finished() {
+            let Some(t) = a.test.take() else { return Event::Tick };
+            t.intervals.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
+            let Ok(run) = t.worker.join() else {
+                return Event::Failed(Error::Protocol { detail: "the test thread panicked".into() });
+            };
+            out.local = run.measurement;
+            return Event::LocalDone(run.errors.into_iter().next());
+        }
+        if !watching {
+            std::thread::sleep(Duration::from_millis(2));
+            return Event::Tick;
+        }
+        // Short slices near the end: the end of the local side is noticed at once (sweep
+        // overhead per point); long ones before, to stay out of the way of the test.
+        let now = Instant::now();
+        match a.ctrl.poll_by(now + t.timeline.watch_slice(now)) {
+            Ok(None) => Event::Tick,
+            Ok(Some(msg)) => Event::Message(Box::new(msg)),
+            Err(e) => Event::Failed(e),
+        }
     }
 
     /// Connects, exchanges hellos and authenticates; the session key when keyed.
@@ -232,20 +378,6 @@ impl Session<'_> {
         Ok(sock)
     }
 
-    fn handshake(&mut self, ctrl: &mut Control) -> Result<(Token, Vec<u16>), Error> {
-        ctrl.send(&Message::Setup { spec: protocol::request(self.spec) })?;
-        match ctrl.recv_by(Instant::now() + self.opts.timeout)? {
-            Message::Accepted(a) => {
-                self.host = Some(protocol::host_info(a.host));
-                let token = Token::from_hex(&a.token)
-                    .ok_or_else(|| Error::Protocol { detail: "malformed token".into() })?;
-                Ok((token, a.udp_ports))
-            }
-            Message::Error(r) => Err(Error::Rejected(r)),
-            other => Err(Error::Protocol { detail: format!("expected accepted, got {}", other.name()) }),
-        }
-    }
-
     fn open_data(&self, addr: SocketAddr, auth: &DataAuth, count: u32) -> Result<Vec<DataSocket>, Error> {
         let opts = DataSocketOpts {
             sndbuf: self.spec.sndbuf,
@@ -267,113 +399,11 @@ impl Session<'_> {
         }
         Ok(out)
     }
-
-    fn measure(&mut self, ctrl: &mut Control, jobs: Vec<Job>, out: &mut TestResult) -> Result<(), Error> {
-        let timeline =
-            Timeline::new(self.spec, Instant::now(), crate::limits::Limits::default().max_duration_ms);
-        self.observer.on_start(&out.label, self.spec, &out.server, self.host.as_ref());
-        let signals = Signals::default();
-        let (tx, rx) = mpsc::channel::<Interval>();
-        let (spec, sig) = (self.spec.clone(), signals.clone());
-        let worker = std::thread::spawn(move || {
-            run_side(jobs, &spec, spec.cpu_local, timeline, &sig, &mut |iv| {
-                let _ = tx.send(iv.clone());
-            })
-        });
-        let mut watch = Watch { remote: None, failure: None, stop_sent: false };
-        while !worker.is_finished() {
-            rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
-            self.watch_once(ctrl, &signals, &mut watch, &timeline);
-        }
-        rx.try_iter().for_each(|iv| self.observer.on_interval(self.spec, &iv));
-        let run = worker.join().map_err(|_| Error::Protocol { detail: "the test thread panicked".into() })?;
-        out.local = run.measurement;
-        if let Some(e) = watch.failure {
-            return Err(e);
-        }
-        // Only connected TCP streams tell the server that the client's side ended (EOF).
-        let transport = registry::of(self.spec.test).transport();
-        if transport != Transport::TcpConnections || self.stop.is_set() {
-            let _ = ctrl.send(&Message::Stop { reason: "client done".into() });
-        }
-        out.remote = match watch.remote {
-            Some(r) => Some(protocol::measurement(r)?),
-            None => Some(wait_results(ctrl)?),
-        };
-        if let Some(e) = run.errors.first() {
-            return Err(Error::Protocol { detail: e.clone() });
-        }
-        Ok(())
-    }
-
-    fn watch_once(&mut self, ctrl: &mut Control, signals: &Signals, w: &mut Watch, timeline: &Timeline) {
-        if self.stop.is_set() && !w.stop_sent {
-            w.stop_sent = true;
-            signals.stop.set();
-            let _ = ctrl.send(&Message::Stop { reason: "interrupted".into() });
-        }
-        // Short slices near the end: the end of the local side is noticed at once (sweep
-        // overhead per point); long ones before, to stay out of the way of the test.
-        if w.failure.is_some() || w.remote.is_some() {
-            std::thread::sleep(Duration::from_millis(2));
-            return;
-        }
-        let now = Instant::now();
-        match ctrl.poll_by(now + timeline.watch_slice(now)) {
-            Ok(None) => {}
-            Ok(Some(Message::Results { side })) => {
-                w.remote = Some(*side);
-                if registry::of(self.spec.test).transport() == Transport::Udp {
-                    // The server's senders are done: receivers here drain and finish.
-                    signals.stop.set();
-                }
-            }
-            Ok(Some(Message::Error(r))) => {
-                signals.abort.set();
-                w.failure = Some(Error::Rejected(r));
-            }
-            Ok(Some(other)) => tracing::debug!("ignoring {} during the test", other.name()),
-            Err(e) => {
-                signals.stop.set();
-                signals.abort.set();
-                w.failure = Some(match e {
-                    Error::PeerClosed => {
-                        Error::Protocol { detail: "the server vanished during the test".into() }
-                    }
-                    other => other,
-                });
-            }
-        }
-    }
-}
-
-struct Watch {
-    remote: Option<wire::ctrl::SideReport>,
-    failure: Option<Error>,
-    stop_sent: bool,
-}
-
-fn await_ready(ctrl: &mut Control, timeout: Duration) -> Result<(), Error> {
-    match ctrl.recv_by(Instant::now() + timeout)? {
-        Message::Ready {} => Ok(()),
-        Message::Error(r) => Err(Error::Rejected(r)),
-        other => Err(Error::Protocol { detail: format!("expected ready, got {}", other.name()) }),
-    }
-}
-
-fn wait_results(ctrl: &mut Control) -> Result<SideMeasurement, Error> {
-    let deadline = Instant::now() + RESULTS_TIMEOUT;
-    loop {
-        match ctrl.recv_by(deadline)? {
-            Message::Results { side } => return protocol::measurement(*side),
-            Message::Error(r) => return Err(Error::Rejected(r)),
-            other => tracing::debug!("ignoring {} while waiting for results", other.name()),
-        }
-    }
 }
 
 /// Exchanges hellos on a fresh control connection to `addr` and authenticates (with `key`, or
-/// anonymously); the session key when keyed.
+/// anonymously); the session key when keyed. The steps and their deadlines are
+/// [`machine::Handshake`]'s.
 pub(crate) fn handshake(
     ctrl: &mut Control,
     addr: SocketAddr,
@@ -382,14 +412,44 @@ pub(crate) fn handshake(
 ) -> Result<Option<wire::auth::SessionKey>, Error> {
     let nc =
         netio::random_bytes::<32>().map_err(|source| Error::Io { what: "reading the OS RNG", source })?;
-    ctrl.send_hello(&Hello::control(nc))?;
-    let hello = ctrl.recv_hello(timeout).map_err(|e| match e {
-        Error::Protocol { .. } => Error::Protocol { detail: format!("{addr} is not a tcplab server") },
-        other => other,
-    })?;
-    protocol::check_server_hello(&hello, addr)?;
-    let HelloKind::Server { nonce: ns } = hello.kind else {
-        return Err(Error::Protocol { detail: format!("{addr} did not answer with a server hello") });
-    };
-    crate::auth::client(ctrl, key, (&nc, &ns), Instant::now() + timeout, &addr.to_string())
+    let (mut m, first) = machine::Handshake::new(Instant::now(), timeout, nc, key.cloned(), addr.to_string());
+    let mut actions = first;
+    loop {
+        for action in actions {
+            let sent = match action {
+                HandshakeAction::SendHello(hello) => ctrl.send_hello(&hello),
+                HandshakeAction::SendAuth(bytes) => ctrl.send_raw(&bytes),
+            };
+            sent?;
+        }
+        if let Some(outcome) = m.outcome() {
+            return outcome;
+        }
+        let event = read_greeting(ctrl, &m).unwrap_or_else(|e| match e {
+            Error::Timeout { .. } => HandshakeEvent::Tick,
+            other => HandshakeEvent::Failed(other),
+        });
+        actions = m.handle(Instant::now(), event);
+    }
+}
+
+/// The server's next handshake bytes: its hello, or its answer to the authentication (or
+/// an error frame instead: it refused before authenticating, busy).
+fn read_greeting(ctrl: &mut Control, m: &machine::Handshake) -> Result<HandshakeEvent, Error> {
+    let deadline = m.deadline();
+    if m.awaits_hello() {
+        let mut buf = [0u8; wire::HELLO_LEN];
+        ctrl.recv_raw(&mut buf, deadline)?;
+        return Ok(HandshakeEvent::Hello(buf));
+    }
+    let mut head = [0u8; 4];
+    ctrl.recv_raw(&mut head, deadline)?;
+    if &head != wire::auth::SERVER_AUTH_MAGIC {
+        ctrl.unread(&head);
+        return Ok(HandshakeEvent::Message(Box::new(ctrl.recv_by(deadline)?)));
+    }
+    let mut whole = vec![0u8; wire::auth::SERVER_AUTH_LEN];
+    whole[..4].copy_from_slice(&head);
+    ctrl.recv_raw(&mut whole[4..], deadline)?;
+    Ok(HandshakeEvent::AuthReply(whole))
 }

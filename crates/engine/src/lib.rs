@@ -17,6 +17,7 @@ pub mod pacing;
 pub mod protocol;
 pub mod registry;
 pub mod server;
+pub mod session;
 pub mod side;
 pub mod stop;
 pub mod summarize;

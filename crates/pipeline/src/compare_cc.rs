@@ -19,7 +19,7 @@ use stats::series::{self, Span};
 use store::RunKind;
 
 use crate::config::Config;
-use crate::output::{emit, record};
+use crate::output::record;
 use crate::place::Place;
 use crate::recorder::status_of;
 use crate::rtt_probe::{self, Probe};
@@ -98,8 +98,8 @@ pub fn run(cfg: &Config, plan: &Plan, stop: &StopFlag) -> Result<ExitCode> {
     let stored = run.rec.cc_study(&study);
     run.note(stored);
     run.end(|run| {
-        if let (Some(total), report::Format::Text) = (run.path_total(), run.format()) {
-            emit(&report::emu::text(total));
+        if let Some(total) = run.path_total() {
+            run.live.note(&report::emu::text(total));
         }
         let text = report::cc::text(&study, &tests);
         let mut rec = record(tests, run.remote().cloned(), None, run.started());
@@ -143,8 +143,8 @@ fn one_group(
     let idle_us = run.place().and_then(|p| p.in_client(|| probe.idle_us(plan.idle_probes)).ok()).flatten();
     let specs: Vec<TestSpec> =
         group.iter().map(|c| TestSpec { congestion: Some(c.clone()), ..plan.base.clone() }).collect();
-    if run.format() == report::Format::Text && !plan.concurrent {
-        emit(&format!("compare-cc round {round}: {}", group.join(", ")));
+    if !plan.concurrent {
+        run.live.note(&format!("compare-cc round {round}: {}", group.join(", ")));
     }
     let beside =
         |place: &Place, done: &AtomicBool| place.in_client(|| probe.beside(done)).unwrap_or_default();

@@ -135,7 +135,7 @@ fn run_rounds(
     ran: &mut Vec<(SweepPoint, TestResult)>,
 ) -> End {
     let todo: Vec<u32> = (0..mesh.cells.len() as u32).filter(|i| !job.done.contains(i)).collect();
-    let bar = Progress::new(job.plan.len() as u64, job.done.len() as u64, run.format());
+    let bar = Progress::new(job.plan.len() as u64, job.done.len() as u64, run.live.printer().for_people());
     let mut end = End::Complete;
     for round in rounds(mesh, &todo) {
         if stop.is_set() {

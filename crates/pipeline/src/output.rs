@@ -1,6 +1,6 @@
-//! Where results go while a run is under way: live interval lines (text) or NDJSON events,
-//! each test's summary or `end` event, and at the end the one JSON document. stdout carries
-//! results only.
+//! Where results go while a run is under way: the lines the run's [`Printer`] makes of each
+//! start, interval and end (live interval lines, NDJSON events, each test's summary, the one
+//! JSON document at the end) are written to stdout, which carries results only.
 //!
 //! A reader that goes away (`tcplab stream … | head -1`) does not stop the measurement:
 //! output stops quietly, the run is measured and stored as usual, and the exit status says
@@ -8,11 +8,12 @@
 
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use engine::Observer;
-use report::ndjson::Point;
-use report::{ndjson, text, Format};
+use report::live::{Point, Printer, Start, Tick};
+use report::Format;
 use results::{HostInfo, Interval, Role, RunRecord, TestError, TestResult, TestSpec};
 
 /// Set once stdout's reader has gone away.
@@ -34,23 +35,25 @@ pub fn emit(s: &str) {
 /// Set once the NDJSON `error` event has been written.
 static ERROR_SENT: AtomicBool = AtomicBool::new(false);
 
-/// Writes the NDJSON `error` event, once per process whoever fails first: the run, or the
-/// command line and settings before any run began.
-pub fn emit_error_event(e: &TestError) {
-    if !ERROR_SENT.swap(true, Ordering::Relaxed) {
-        emit(&ndjson::error(e));
+/// Writes the `error` event of `printer`'s format (NDJSON has one), once per process whoever
+/// fails first: the run, or the command line and settings before any run began.
+pub fn emit_error_event(printer: &dyn Printer, e: &TestError) {
+    if let Some(event) = printer.error_event(e) {
+        if !ERROR_SENT.swap(true, Ordering::Relaxed) {
+            emit(&event);
+        }
     }
 }
 
-/// Under a sending client's interval header: its rates are what it handed to the socket,
-/// which runs ahead of the path (by the socket buffer) until the buffer is full.
-pub const SENDER_RATE_NOTE: &str =
-    "(sending: Bitrate counts bytes handed to the socket, ahead of the path; the receiver's rate is in the summary)";
+/// Writes each line.
+pub fn emit_all(lines: Vec<String>) {
+    lines.iter().for_each(|l| emit(l));
+}
 
-/// Live output of a run.
+/// Live output of a run: what happens goes to its format's [`Printer`], chosen once.
 #[derive(Debug)]
 pub struct Live {
-    format: Format,
+    printer: Arc<dyn Printer>,
     /// Print interval lines (text): off in suites and sweeps, which show a progress bar.
     pub show_intervals: bool,
     label: String,
@@ -60,86 +63,62 @@ pub struct Live {
 }
 
 impl Live {
-    /// Live output in `format`; NDJSON starts with the client host's event.
+    /// Live output in `format`; its printer's opening lines (NDJSON: the client host).
     pub fn new(format: Format) -> Live {
-        if format == Format::JsonStream {
-            emit(&ndjson::host("client", &netio::host::host_info()));
-        }
-        Live { format, show_intervals: true, label: String::new(), point: None, server_host_shown: false }
+        let printer: Arc<dyn Printer> = Arc::from(report::live::printer(format));
+        emit_all(printer.begin(&netio::host::host_info));
+        Live { printer, show_intervals: true, label: String::new(), point: None, server_host_shown: false }
     }
 
-    /// The format.
-    pub fn format(&self) -> Format {
-        self.format
+    /// The printer.
+    pub fn printer(&self) -> &Arc<dyn Printer> {
+        &self.printer
     }
 
     /// A test ended: its summary (text, when `summary_text`) or end event (NDJSON).
     pub fn test_done(&self, r: &TestResult, summary_text: bool) {
-        match self.format {
-            Format::Text if summary_text => emit(&text::test_summary(r)),
-            Format::JsonStream => emit(&ndjson::end(r, self.point.as_ref())),
-            _ => {}
-        }
+        emit_all(self.printer.test_done(r, self.point.as_ref(), summary_text));
     }
 
-    /// The run failed: the NDJSON `error` event (the other formats say it elsewhere).
+    /// The run failed: the error event, in the formats that have one.
     pub fn error(&self, e: &TestError) {
-        if self.format == Format::JsonStream {
-            emit_error_event(e);
-        }
+        emit_error_event(&*self.printer, e);
+    }
+
+    /// A line for people (left out of machine formats).
+    pub fn note(&self, line: &str) {
+        emit_all(self.printer.note(line));
     }
 }
 
 impl Observer for Live {
     fn on_start(&mut self, label: &str, spec: &TestSpec, server: &str, host: Option<&HostInfo>) {
         self.label = label.to_string();
-        match self.format {
-            Format::Text if self.show_intervals => {
-                let streams = if spec.parallel == 1 { "" } else { "s" };
-                let modes = text::modes(spec).map(|m| format!(" · {m}")).unwrap_or_default();
-                emit(&format!(
-                    "tcplab {label} → {server} · {} stream{streams} · {}{}{modes}",
-                    spec.parallel,
-                    limit(spec),
-                    text::pacing(spec)
-                ));
-                if spec.interval_ms > 0 {
-                    let shape = engine::registry::of(spec.test).shape();
-                    emit(&text::interval_header(shape));
-                    if shape == results::Shape::TcpBulk && spec.client_sends() {
-                        emit(SENDER_RATE_NOTE);
-                    }
-                }
-            }
-            Format::JsonStream => {
-                if let (false, Some(h)) = (self.server_host_shown, host) {
-                    emit(&ndjson::host("server", h));
-                    self.server_host_shown = true;
-                }
-                emit(&ndjson::start(label, server, spec, self.point.as_ref()));
-            }
-            _ => {}
-        }
+        let server_host = host.filter(|_| !self.server_host_shown);
+        let start = Start {
+            label,
+            spec,
+            server,
+            shape: engine::registry::of(spec.test).shape(),
+            server_host,
+            point: self.point.as_ref(),
+            show_intervals: self.show_intervals,
+        };
+        emit_all(self.printer.test_start(&start));
+        self.server_host_shown |= server_host.is_some();
     }
 
     fn on_interval(&mut self, spec: &TestSpec, interval: &Interval) {
-        match self.format {
-            Format::Text if self.show_intervals => {
-                let shape = engine::registry::of(spec.test).shape();
-                // The client's own intervals: a stream it receives shows no sender figures.
-                let receives = |i| engine::stream::role(spec, engine::side::End::Client, i) == Role::Recv;
-                text::interval_lines(shape, interval, &receives).iter().for_each(|l| emit(l))
-            }
-            Format::JsonStream => emit(&ndjson::interval(&self.label, interval)),
-            _ => {}
-        }
-    }
-}
-
-fn limit(spec: &TestSpec) -> String {
-    match spec.bytes_limit {
-        Some(n) => format!("{} to send", report::units::bytes(n)),
-        None => format!("{} s", spec.duration_ms as f64 / 1000.0),
+        // The client's own intervals: a stream it receives shows no sender figures.
+        let receives = |i| engine::stream::role(spec, engine::side::End::Client, i) == Role::Recv;
+        let tick = Tick {
+            label: &self.label,
+            shape: engine::registry::of(spec.test).shape(),
+            interval,
+            receives: &receives,
+            show_intervals: self.show_intervals,
+        };
+        emit_all(self.printer.interval(&tick));
     }
 }
 
@@ -169,9 +148,15 @@ pub fn record(
     }
 }
 
-/// The JSON document of a command that failed before or outside its tests: no tests, the
-/// error at the top level (the `--json` contract: one document whenever the exit is not 0).
-pub fn error_document(code: &str, message: &str) -> String {
+/// Writes what `format` promises on stdout when a command fails before or outside its
+/// tests: one document with the error at the top level (the `--json` contract: one document
+/// whenever the exit is not 0), or the `error` event (once).
+pub fn emit_failure(format: Format, code: &str, message: &str) {
+    let printer = report::live::printer(format);
     let error = TestError { code: code.into(), message: message.into() };
-    report::json::document(&record(Vec::new(), None, Some(error), now_unix_ms()))
+    let record = || record(Vec::new(), None, Some(error.clone()), now_unix_ms());
+    if let Some(doc) = printer.failure_document(&error, &record) {
+        emit(&doc);
+    }
+    emit_error_event(&*printer, &error);
 }

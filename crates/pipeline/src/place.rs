@@ -4,6 +4,7 @@
 //! counters.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -129,9 +130,9 @@ impl Place {
     }
 
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
-    /// Per-interval summaries show live in `format` (NDJSON events or text lines).
-    pub fn traced(self, dir: Option<std::path::PathBuf>, format: report::Format) -> Place {
-        Place { trace: dir.map(|d| Tracing::new(d, format)), ..self }
+    /// Per-interval summaries show live through `printer`.
+    pub fn traced(self, dir: Option<std::path::PathBuf>, printer: &Arc<dyn report::live::Printer>) -> Place {
+        Place { trace: dir.map(|d| Tracing::new(d, Some(printer.clone()))), ..self }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).

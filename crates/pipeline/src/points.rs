@@ -101,7 +101,7 @@ pub fn open(cfg: &Config, job: &Job, busy: Duration) -> Result<Run> {
 }
 
 fn note(run: &Run, job: &Job) {
-    if run.format() != report::Format::Text {
+    if !run.live.printer().for_people() {
         return;
     }
     let kind = Kind::of(&job.plan);

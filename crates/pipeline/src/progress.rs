@@ -3,16 +3,15 @@
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use report::Format;
 
-/// A bar of `len` steps (hidden unless the output is text).
+/// A bar of `len` steps (hidden unless people watch the output).
 #[derive(Debug)]
 pub struct Progress(ProgressBar);
 
 impl Progress {
     /// A bar of `len` steps, `done` of them already done (a resumed sweep); with an ETA.
-    pub fn new(len: u64, done: u64, format: Format) -> Progress {
-        if format != Format::Text {
+    pub fn new(len: u64, done: u64, for_people: bool) -> Progress {
+        if !for_people {
             return Progress(ProgressBar::hidden());
         }
         let bar = ProgressBar::new(len);

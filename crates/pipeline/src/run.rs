@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use engine::StopFlag;
-use report::Format;
 use results::{ConfidenceTarget, HostInfo, Reference, RunRecord, Status, TestError, TestResult, TestSpec};
 use store::{RunKind, RunStatus};
 
 use crate::config::Config;
-use crate::output::{emit, now_unix_ms, record, Live};
+use crate::output::{emit_all, now_unix_ms, record, Live};
 use crate::place::Place;
 use crate::recorder::Recorder;
 
@@ -75,10 +74,11 @@ impl Run {
     }
 
     fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
-        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone(), cfg.format);
+        let live = Live::new(cfg.format);
+        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone(), live.printer());
         Ok(Run {
             rec,
-            live: Live::new(cfg.format),
+            live,
             place: Some(place),
             report: cfg.report.clone(),
             started: now_unix_ms(),
@@ -86,11 +86,6 @@ impl Run {
             problems: Vec::new(),
             path_total: None,
         })
-    }
-
-    /// The format of the live and final output.
-    pub fn format(&self) -> Format {
-        self.live.format()
     }
 
     /// Whether the tests run against an embedded loopback server (the loopback baseline's case).
@@ -190,7 +185,7 @@ impl Run {
         if let Some(old) = self.place.take() {
             old.finish().context("stopping the previous place")?;
         }
-        self.place = Some(Place::start(target, Duration::from_secs(3))?.traced(trace, self.format()));
+        self.place = Some(Place::start(target, Duration::from_secs(3))?.traced(trace, self.live.printer()));
         Ok(())
     }
 
@@ -260,16 +255,9 @@ impl Run {
     }
 
     fn show(&self, end: &Ending, error: Option<&TestError>) {
-        match self.live.format() {
-            Format::Text if !end.text.is_empty() => emit(end.text.trim_end()),
-            Format::Text => {}
-            Format::Json => emit(&report::json::document(&end.run)),
-            Format::Iperf3Json => emit(&report::iperf3_json::document(&end.run)),
-            Format::JsonStream => {
-                if let Some(e) = error {
-                    self.live.error(e);
-                }
-            }
+        emit_all(self.live.printer().end(&report::live::Ending { run: &end.run, text: &end.text }));
+        if let Some(e) = error {
+            self.live.error(e);
         }
     }
 }

@@ -16,6 +16,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use report::live::Printer;
 use results::segment_flow::{FlowInterval, TraceSource};
 use results::{SegmentFlow, TestSpec};
 
@@ -30,13 +31,13 @@ const IDLE: Duration = Duration::from_millis(2);
 pub struct Tracing {
     dir: PathBuf,
     count: AtomicU32,
-    live: report::Format,
+    live: Option<Arc<dyn Printer>>,
 }
 
 impl Tracing {
-    /// Traces into `dir` (made if missing); per-interval summaries go out as NDJSON events
-    /// with `live` = `JsonStream`, as text lines with `Text`.
-    pub fn new(dir: PathBuf, live: report::Format) -> Tracing {
+    /// Traces into `dir` (made if missing); per-interval summaries go out through `live`
+    /// (`None`: kept for the result only).
+    pub fn new(dir: PathBuf, live: Option<Arc<dyn Printer>>) -> Tracing {
         Tracing { dir, count: AtomicU32::new(0), live }
     }
 
@@ -49,7 +50,7 @@ impl Tracing {
         let base = self.dir.join(format!("{n:02}-{}", spec.test.id()));
         let started_unix_ns = unix_now_ns();
         let mut failed = Vec::new();
-        let live = Live::of(self.live, spec);
+        let live = Live::of(self.live.clone(), spec);
         let probes = match start_probes(n, port, &base, live) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -363,27 +364,23 @@ struct Reader {
 #[derive(Debug, Clone)]
 struct Live {
     interval_ns: u64,
-    /// `Some(true)`: NDJSON events; `Some(false)`: text lines; `None`: kept for the result only.
-    json: Option<bool>,
+    /// Where they show (`None`: kept for the result only).
+    printer: Option<Arc<dyn Printer>>,
+    /// Whether the test asked for intervals (`-i`).
+    timed: bool,
     label: String,
 }
 
 impl Live {
-    fn of(format: report::Format, spec: &TestSpec) -> Live {
+    fn of(printer: Option<Arc<dyn Printer>>, spec: &TestSpec) -> Live {
         let interval_ms = if spec.interval_ms > 0 { spec.interval_ms } else { 1000 };
-        let json = match format {
-            report::Format::JsonStream => Some(true),
-            report::Format::Text if spec.interval_ms > 0 => Some(false),
-            _ => None,
-        };
-        Live { interval_ns: interval_ms * 1_000_000, json, label: spec.test.id().to_string() }
+        let (timed, label) = (spec.interval_ms > 0, spec.test.id().to_string());
+        Live { interval_ns: interval_ms * 1_000_000, printer, timed, label }
     }
 
     fn show(&self, f: &FlowInterval) {
-        match self.json {
-            Some(true) => crate::output::emit(&report::ndjson::segment_flow(&self.label, f)),
-            Some(false) => crate::output::emit(&report::text::segment_flow_line(f)),
-            None => {}
+        if let Some(p) = &self.printer {
+            crate::output::emit_all(p.segment_flow(&self.label, f, self.timed));
         }
     }
 }

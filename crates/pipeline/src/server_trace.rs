@@ -173,9 +173,8 @@ impl EndTracer for ServerTracing {
     fn start(&self, spec: &TestSpec, port: u16) -> Result<Box<dyn EndTrace>, String> {
         let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         let dir = self.root.join(n.to_string());
-        let rec = Tracing::new(dir.clone(), report::Format::Json)
-            .start(spec, port, Where::ServerEnd)
-            .map_err(|e| format!("{e:#}"));
+        let rec =
+            Tracing::new(dir.clone(), None).start(spec, port, Where::ServerEnd).map_err(|e| format!("{e:#}"));
         match rec {
             Ok(rec) => Ok(Box::new(ServerRecording { rec, dir })),
             Err(e) => {

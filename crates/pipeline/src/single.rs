@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 use engine::StopFlag;
-use report::Format;
 use results::{ConfidenceTarget, Reference, TestSpec};
 use store::RunKind;
 
 use crate::config::Config;
-use crate::output::{emit, record};
+use crate::output::record;
 use crate::recorder::status_of;
 use crate::run::{first_error, Ending, Run};
 
@@ -32,8 +31,8 @@ pub fn run(
         if let Some(total) = run.path_total() {
             result.emu = Some(total.clone());
         }
-        if let (Some(emu), Format::Text) = (&result.emu, run.format()) {
-            emit(&report::emu::text(emu));
+        if let Some(emu) = &result.emu {
+            run.live.note(&report::emu::text(emu));
         }
         run.store(&result);
         let tests = vec![result];

@@ -24,7 +24,7 @@ pub fn run(cfg: &Config, specs: &[TestSpec], link: Option<Reference>, stop: &Sto
     let mut run = Run::begin(cfg, RunKind::Suite, Duration::from_secs(3))?;
     run.live.show_intervals = false;
     let loopback = link.is_none() && run.embedded();
-    let bar = Progress::new(specs.len() as u64, 0, run.format());
+    let bar = Progress::new(specs.len() as u64, 0, run.live.printer().for_people());
     let mut results = Vec::new();
     let mut baseline: Option<Reference> = None;
     for spec in specs {

@@ -63,7 +63,7 @@ fn run_points(
     stop: &StopFlag,
     ran: &mut Vec<(SweepPoint, TestResult)>,
 ) -> End {
-    let bar = Progress::new(job.plan.len() as u64, job.done.len() as u64, run.format());
+    let bar = Progress::new(job.plan.len() as u64, job.done.len() as u64, run.live.printer().for_people());
     let mut end = End::Complete;
     for index in (0..job.plan.len() as u32).filter(|i| !job.done.contains(i)) {
         if stop.is_set() {

@@ -1,5 +1,6 @@
-//! `tcplab compare A B` as a text table: per metric, A, B, the difference in % with its
-//! confidence interval, and a verdict.
+//! `tcplab compare A B` as a text table or one JSON document ([`Comparison`], shown through
+//! the live printer): per metric, A, B, the difference in % with its confidence interval,
+//! and a verdict.
 
 use std::fmt::Write as _;
 
@@ -55,6 +56,59 @@ impl Verdict {
             Verdict::MoreCpu => "more CPU",
             Verdict::LessCpu => "less CPU",
         }
+    }
+}
+
+impl Verdict {
+    /// Its id in JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "no-difference",
+            Verdict::Unknown => "unknown",
+            Verdict::MoreCpu => "more-cpu",
+            Verdict::LessCpu => "less-cpu",
+        }
+    }
+}
+
+/// A whole comparison of run `a` with run `b`.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison<'a> {
+    /// What A is (`run 3`).
+    pub a: &'a str,
+    /// What B is.
+    pub b: &'a str,
+    /// Confidence level of the intervals, %.
+    pub level_pct: f64,
+    /// The compared metrics.
+    pub rows: &'a [Row],
+    /// What the rows leave out.
+    pub notes: &'a Notes,
+}
+
+impl crate::live::Shown for Comparison<'_> {
+    fn text(&self) -> String {
+        table(self.a, self.b, self.level_pct, self.rows, self.notes)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "test": r.test, "metric": r.metric, "a": r.a, "b": r.b,
+                    "diff_pct": r.diff_pct, "ci_pct": r.ci_pct, "verdict": r.verdict.id(),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "a": self.a, "b": self.b, "level_pct": self.level_pct, "rows": rows,
+            "only_a": self.notes.only_a, "only_b": self.notes.only_b,
+            "setting_differences": self.notes.settings,
+        })
     }
 }
 

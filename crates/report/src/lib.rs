@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod archive;
+pub mod audit;
 pub mod cc;
 pub mod compare;
 pub mod confidence;
@@ -20,6 +21,7 @@ pub mod grid;
 pub mod html;
 pub mod iperf3_json;
 pub mod json;
+pub mod live;
 pub mod markdown;
 pub mod mesh;
 pub mod model;

@@ -136,6 +136,22 @@ pub fn modes(spec: &TestSpec) -> Option<String> {
     (!on.is_empty()).then(|| on.join(", "))
 }
 
+/// Under a sending client's interval header: its rates are what it handed to the socket,
+/// which runs ahead of the path (by the socket buffer) until the buffer is full.
+pub const SENDER_RATE_NOTE: &str =
+    "(sending: Bitrate counts bytes handed to the socket, ahead of the path; the receiver's rate is in the summary)";
+
+/// `tcplab tcp-stream → 127.0.0.1:9180 · 1 stream · 10 s`: the line a test starts with.
+pub fn start_line(label: &str, server: &str, spec: &TestSpec) -> String {
+    let streams = if spec.parallel == 1 { "" } else { "s" };
+    let modes = modes(spec).map(|m| format!(" · {m}")).unwrap_or_default();
+    let limit = match spec.bytes_limit {
+        Some(n) => format!("{} to send", bytes(n)),
+        None => format!("{} s", spec.duration_ms as f64 / 1000.0),
+    };
+    format!("tcplab {label} → {server} · {} stream{streams} · {limit}{}{modes}", spec.parallel, pacing(spec))
+}
+
 /// The full summary block of one test.
 pub fn test_summary(r: &TestResult) -> String {
     let mut o = String::new();

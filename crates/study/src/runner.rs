@@ -102,7 +102,7 @@ fn run_stages(
     out: &mut Outcome,
 ) -> Result<()> {
     let total: usize = stages.iter().map(|s| s.cases.len()).sum();
-    let bar = pipeline::progress::Progress::new(total as u64, 0, run.format());
+    let bar = pipeline::progress::Progress::new(total as u64, 0, run.live.printer().for_people());
     let (lines, started) = (!std::io::stdout().is_terminal(), std::time::Instant::now());
     let mut index = 0u32;
     for (n, stage) in stages.iter().enumerate() {

@@ -174,4 +174,7 @@ pub struct CompareArgs {
     /// cannot be decided (a headline metric with one value per run: repeat with -I).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// The comparison as one JSON document (also on failure).
+    #[arg(short = 'J', long)]
+    pub json: bool,
 }

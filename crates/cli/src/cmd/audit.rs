@@ -3,23 +3,15 @@
 //! completed third-party result in the archive in the period. A result counts for a cell when
 //! its client end and server end are the cell's hosts, by `address:port` or by inventory name.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use report::audit::{Cell, Cells};
 use results::{MeshHost, RunRecord, Status, ThirdParty};
 use store::RunFilter;
 
 use crate::args::fleet::AuditArgs;
-
-/// One cell and its newest completed result, ms since the Unix epoch.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-struct Cell {
-    sender: String,
-    receiver: String,
-    last_unix_ms: Option<u64>,
-}
 
 /// `tcplab archive audit --inventory FILE`: exit 1 when a cell has no result in the period.
 pub fn mesh_cells(a: &AuditArgs, inventory: &Path) -> Result<ExitCode> {
@@ -32,14 +24,10 @@ pub fn mesh_cells(a: &AuditArgs, inventory: &Path) -> Result<ExitCode> {
         runs.push(st.load_run(summary.id)?);
     }
     let cells = cells(&hosts, !a.no_baseline, &runs, since);
-    let missing = cells.iter().filter(|c| c.last_unix_ms.is_none()).count();
-    if a.json {
-        let doc = serde_json::json!({ "inventory": inventory.display().to_string(), "since_unix_ms": since,
-            "cells": cells, "missing": missing });
-        crate::output::emit(&serde_json::to_string_pretty(&doc)?);
-    } else {
-        crate::output::emit(text(&cells, missing).trim_end());
-    }
+    let name = inventory.display().to_string();
+    let shown = Cells { inventory: &name, since_unix_ms: since, cells: &cells };
+    crate::output::emit_all(report::live::printer(crate::output::json_or_text(a.json)).shown(&shown));
+    let missing = shown.missing();
     Ok(if missing > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -70,15 +58,6 @@ fn cells(hosts: &[MeshHost], baseline: bool, runs: &[RunRecord], since: u64) -> 
         }
     }
     out
-}
-
-fn text(cells: &[Cell], missing: usize) -> String {
-    let mut o = format!("{missing} of {} cells have no result in the period\n", cells.len());
-    for c in cells.iter().filter(|c| c.last_unix_ms.is_none()) {
-        let what = if c.sender == c.receiver { " (loop-back)" } else { "" };
-        let _ = writeln!(o, "  missing: {} → {}{what}", c.sender, c.receiver);
-    }
-    o
 }
 
 #[cfg(test)]
@@ -124,6 +103,5 @@ mod tests {
             .collect();
         assert_eq!(cells.len(), 4);
         assert_eq!(missing, vec![("a", "a"), ("b", "a"), ("b", "b")]);
-        assert!(text(&cells, 3).contains("missing: a → a (loop-back)"));
     }
 }

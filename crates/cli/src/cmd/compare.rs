@@ -9,13 +9,13 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use report::compare::{Notes, Row, Verdict};
+use report::compare::{Comparison, Notes, Row, Verdict};
 use results::setting;
 use results::{ParamSetting, ParamValue, RunRecord, Sweep, SweepPoint, TestResult};
 
 use crate::args::CompareArgs;
 use crate::cmd::history::run_id;
-use crate::output::emit;
+use crate::output::{self, emit_all};
 use crate::recorder::open_store;
 
 /// Exit status when `--fail-if-slower` cannot decide: some headline metric has one value
@@ -44,7 +44,9 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
             }
         }
     }
-    emit(&report::compare::table(&format!("run {ia}"), &format!("run {ib}"), a.level, &rows, &notes));
+    let (name_a, name_b) = (format!("run {ia}"), format!("run {ib}"));
+    let shown = Comparison { a: &name_a, b: &name_b, level_pct: a.level, rows: &rows, notes: &notes };
+    emit_all(report::live::printer(output::json_or_text(a.json)).shown(&shown));
     Ok(match a.fail_if_slower {
         Some(pct) => gate(&rows, pct),
         None => ExitCode::SUCCESS,

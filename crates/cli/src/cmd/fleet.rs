@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use store::{HostActivity, PushCounts, Store};
 
 use crate::args::fleet::{ArchiveAction, ArchiveArgs, AuditArgs, PushArgs};
-use crate::output::{emit, now_unix_ms};
+use crate::output::{emit, emit_all, now_unix_ms};
 use crate::recorder::open_store;
 
 /// Runs `tcplab archive …`.
@@ -63,39 +63,6 @@ fn audit_rows(found: &[HostActivity], expect: &[String]) -> Vec<HostActivity> {
     rows
 }
 
-fn audit_text(rows: &[HostActivity], hours: f64) -> String {
-    let width = rows.iter().map(|r| r.host.len()).max().unwrap_or(4).max(4);
-    let mut out =
-        format!("{:<width$}  {:<7}  {:>5}  {:>6}  last result\n", "host", "status", "runs", "tests");
-    for r in rows {
-        let status = if r.tests > 0 { "ok" } else { "missing" };
-        let last = r.last_unix_ms.map_or_else(|| "never".to_string(), report::tables::utc);
-        out.push_str(&format!("{:<width$}  {status:<7}  {:>5}  {:>6}  {last}\n", r.host, r.runs, r.tests));
-    }
-    let missing = rows.iter().filter(|r| r.tests == 0).count();
-    out.push_str(&format!("{missing} of {} host(s) with no result in the last {hours:.1} h", rows.len()));
-    out
-}
-
-fn audit_json(rows: &[HostActivity], since_unix_ms: u64) -> String {
-    let items: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "kind": "host",
-                "name": r.host,
-                "missing": r.tests == 0,
-                "runs": r.runs,
-                "tests": r.tests,
-                "last_unix_ms": r.last_unix_ms,
-            })
-        })
-        .collect();
-    let missing: Vec<&str> = rows.iter().filter(|r| r.tests == 0).map(|r| r.host.as_str()).collect();
-    let doc = serde_json::json!({ "since_unix_ms": since_unix_ms, "missing": missing, "rows": items });
-    serde_json::to_string_pretty(&doc).unwrap_or_default()
-}
-
 /// `tcplab archive audit`: exit 1 when a host has no result in the period.
 fn audit(a: &AuditArgs) -> Result<ExitCode> {
     if let Some(inventory) = &a.inventory {
@@ -104,11 +71,17 @@ fn audit(a: &AuditArgs) -> Result<ExitCode> {
     let st = open_store(&a.store)?;
     let since = now_unix_ms().saturating_sub(a.since);
     let rows = audit_rows(&st.host_activity(since)?, &a.expect_hosts);
-    if a.json {
-        emit(&audit_json(&rows, since));
-    } else {
-        emit(&audit_text(&rows, a.since as f64 / 3.6e6));
-    }
+    let hosts: Vec<report::audit::Host> = rows
+        .iter()
+        .map(|r| report::audit::Host {
+            name: r.host.clone(),
+            runs: r.runs,
+            tests: r.tests,
+            last_unix_ms: r.last_unix_ms,
+        })
+        .collect();
+    let shown = report::audit::Hosts { rows: &hosts, since_unix_ms: since, hours: a.since as f64 / 3.6e6 };
+    emit_all(report::live::printer(crate::output::json_or_text(a.json)).shown(&shown));
     let missing = rows.iter().any(|r| r.tests == 0);
     Ok(if missing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
@@ -128,11 +101,5 @@ mod tests {
         let names: Vec<(&str, u64)> = rows.iter().map(|r| (r.host.as_str(), r.tests)).collect();
         assert_eq!(names, [("b", 0), ("c", 0), ("a", 3)]);
         assert_eq!(audit_rows(&found, &[]).len(), 3);
-        let text = audit_text(&rows, 24.0);
-        assert!(
-            text.contains("c     missing")
-                && text.ends_with("2 of 3 host(s) with no result in the last 24.0 h"),
-            "{text}"
-        );
     }
 }

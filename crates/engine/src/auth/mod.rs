@@ -1,20 +1,17 @@
-//! Pre-shared-key authentication, engine side: the handshake's I/O on a control connection
-//! (the messages and tags are [`wire::auth`]'s), the keys file ([`keys`]), the key store a
+//! Pre-shared-key authentication, engine side: the server's judgement of a client (the
+//! client's side is [`crate::session::client::Handshake`]; the messages and tags are
+//! [`wire::auth`]'s), the keys file ([`keys`]), the key store a
 //! server re-reads on SIGHUP, and how data connections prove they belong to their test.
 
 pub mod keys;
 
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
 
-use wire::auth::{self as wa, ClientAuth, ClientOutcome, ServerAuth, SessionKey, Status};
+use wire::auth::{self as wa, ClientAuth, SessionKey, Status};
 use wire::{DataHello, Token, DATA_HELLO_LEN, PROTOCOL_VERSION};
 
 pub use keys::{ClientKey, Keyring};
 pub use wire::auth::{KeyId, Secret};
-
-use crate::control::Control;
-use crate::Error;
 
 /// The keys a server checks against; replaced whole when the keys file is re-read.
 #[derive(Debug, Default)]
@@ -66,45 +63,8 @@ impl DataAuth {
     }
 }
 
-/// Client: authenticates after the hellos (nonces `nc` sent, `ns` received), with `key` or
-/// anonymously; the session key when keyed.
-pub fn client(
-    ctrl: &mut Control,
-    key: Option<&ClientKey>,
-    (nc, ns): (&[u8; 32], &[u8; 32]),
-    deadline: Instant,
-    server: &str,
-) -> Result<Option<SessionKey>, Error> {
-    let auth_err = |e: wa::AuthError| Error::Auth { detail: format!("{server}: {e}") };
-    let (auth, pending) =
-        wa::client_start(key.map(|k| (&k.id, &k.secret)), PROTOCOL_VERSION, nc, ns).map_err(auth_err)?;
-    ctrl.send_raw(&auth.encode())?;
-    let mut head = [0u8; 4];
-    ctrl.recv_raw(&mut head, deadline)?;
-    if &head != wa::SERVER_AUTH_MAGIC {
-        // Not an answer: the server refused before authenticating (busy) with an error frame.
-        ctrl.unread(&head);
-        return match ctrl.recv_by(deadline)? {
-            wire::Message::Error(r) => Err(Error::Rejected(r)),
-            other => {
-                Err(Error::Protocol { detail: format!("expected authentication, got {}", other.name()) })
-            }
-        };
-    }
-    let mut rest = [0u8; wa::SERVER_AUTH_LEN - 4];
-    ctrl.recv_raw(&mut rest, deadline)?;
-    let mut whole = head.to_vec();
-    whole.extend_from_slice(&rest);
-    let reply = ServerAuth::decode(&whole).map_err(auth_err)?;
-    match pending.finish(&reply).map_err(auth_err)? {
-        ClientOutcome::Keyed(k) => Ok(Some(k)),
-        ClientOutcome::Anonymous => Ok(None),
-        ClientOutcome::Refused(status) => Err(Error::Auth { detail: refusal(status, server, key) }),
-    }
-}
-
 /// What a client says when the server refuses it.
-fn refusal(status: Status, server: &str, key: Option<&ClientKey>) -> String {
+pub(crate) fn refusal(status: Status, server: &str, key: Option<&ClientKey>) -> String {
     match status {
         Status::Required => format!(
             "authentication required: {server} serves only clients with a key (--key-file FILE or TCPLAB_KEY=ID:SECRET)"

@@ -15,12 +15,13 @@ use std::sync::Arc;
 
 use mio::net::TcpStream as MioStream;
 use wire::auth::CLIENT_AUTH_LEN;
-use wire::{DataHello, ErrorCode, Hello, HelloKind, Message, Rejection, DATA_HELLO_LEN, HELLO_LEN};
+use wire::{DataHello, Hello, HelloKind, DATA_HELLO_LEN, HELLO_LEN};
 
 use super::pending::{Acceptor, Greeting, Pending, Stage};
 use super::record::Record;
 use super::{session, Shared};
 use crate::auth;
+use crate::session::greeting;
 use crate::stop::StopFlag;
 
 /// Authenticated control connections of one class allowed between authentication and
@@ -124,29 +125,15 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
     });
     let Some(ns) = ns else {
         // Not answered: a protocol version this server does not speak (or no randomness).
-        let why = crate::protocol::check_client_hello(hello)
-            .err()
-            .unwrap_or_else(|| Rejection::new(ErrorCode::Internal, "the server could not read its RNG"));
-        let nonce = netio::random_bytes::<32>().unwrap_or([0; 32]);
-        let mut out = Hello::server(nonce).encode().to_vec();
-        out.extend(Message::Error(why.clone()).encode().unwrap_or_default());
-        send_now(&mut stream, &out);
-        return rec.log_refused(&shared.refusals, &why.to_string());
+        let refused = greeting::unanswered(hello, netio::random_bytes::<32>().unwrap_or([0; 32]));
+        return refuse(&mut stream, refused, rec, shared);
     };
     let ring = shared.cfg.keys.as_ref().map(|k| k.current());
-    let judged = auth::judge(ring.as_deref(), (&nc, &ns), &buf[HELLO_LEN..]);
-    let mut out = judged.reply.map(|r| r.to_vec()).unwrap_or_default();
-    let client = match judged.peer {
-        Ok(client) => client,
-        Err(why) => {
-            if let Some(r) = &why.tell {
-                out.extend(Message::Error(r.clone()).encode().unwrap_or_default());
-            }
-            send_now(&mut stream, &out);
-            rec.key = why.key_id.as_ref().map(|i| i.to_string());
-            return rec.log_refused(&shared.refusals, &why.reason);
-        }
-    };
+    let (client, out) =
+        match greeting::authenticated(auth::judge(ring.as_deref(), (&nc, &ns), &buf[HELLO_LEN..])) {
+            Ok(accepted) => accepted,
+            Err(refused) => return refuse(&mut stream, refused, rec, shared),
+        };
     rec.key = client.key_id.as_ref().map(|i| i.to_string());
     let policy = match &ring {
         Some(ring) if client.key_id.is_some() => ring.class(&client.class),
@@ -157,16 +144,8 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
     let handshake = free.then(|| shared.handshaking.try_start(&policy.class, Some(MAX_HANDSHAKES))).flatten();
     let Some(handshake) = handshake else {
         // Told instead of the answer to its authentication (the client reads either).
-        send_now(&mut stream, &Message::Error(super::busy()).encode().unwrap_or_default());
-        let why = if free {
-            format!(
-                "busy ({MAX_HANDSHAKES} clients of class {} between authentication and request)",
-                policy.class
-            )
-        } else {
-            format!("busy ({running} test(s) running)")
-        };
-        return rec.log_refused(&shared.refusals, &why);
+        let refused = greeting::busy(running, free, (&policy.class, MAX_HANDSHAKES));
+        return refuse(&mut stream, refused, rec, shared);
     };
     if !send_now(&mut stream, &out) {
         return;
@@ -179,6 +158,13 @@ fn control(p: Pending, hello: &Hello, nc: [u8; 32], shared: &Arc<Shared>) {
     if let Err(e) = spawned {
         tracing::warn!("cannot start a session thread: {e}");
     }
+}
+
+/// Sends what a refused greeting is owed and logs why.
+fn refuse(stream: &mut MioStream, refused: greeting::Refused, mut rec: Record, shared: &Shared) {
+    send_now(stream, &refused.send);
+    rec.key = refused.key_id.or(rec.key);
+    rec.log_refused(&shared.refusals, &refused.reason);
 }
 
 /// Writes `bytes` without waiting (a fresh connection's send buffer takes them); false if

@@ -218,17 +218,6 @@ impl Shared {
     }
 }
 
-/// The answer to a client while every test slot is taken.
-fn busy() -> wire::Rejection {
-    wire::Rejection {
-        retry_after_ms: Some(1000),
-        ..wire::Rejection::new(
-            wire::ErrorCode::Busy,
-            "the server is busy running another test; try again later",
-        )
-    }
-}
-
 /// A test slot; freed by [`Admission::release`] as soon as the results are sent, or on drop.
 #[derive(Debug)]
 struct Admission {

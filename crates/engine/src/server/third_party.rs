@@ -13,7 +13,7 @@ use std::time::Instant;
 use wire::ctrl::ThirdPartyRequest;
 use wire::{ErrorCode, Message, Rejection};
 
-use super::{Admission, Shared};
+use super::Shared;
 use crate::client::{resolve, ClientOptions, Quiet};
 use crate::control::Control;
 use crate::limits::Policy;
@@ -27,7 +27,8 @@ pub const OFF: &str =
 const MAX_HOST_LEN: usize = 253;
 
 /// Runs the third-party test `req` for the client on `ctrl`. The server's test slot is freed
-/// first (A measures as a client, and B may be A itself: its loop-back baseline); at most
+/// before (by the session: A measures as a client, and B may be A itself: its loop-back
+/// baseline); at most
 /// `max_concurrent` third-party tests run at once. The asking client's key class (`policy`)
 /// limits the test as it would its own; A reaches B with its own third-party key
 /// ([`super::ServerConfig::third_party_key`]), or anonymously without one: the asking
@@ -36,7 +37,6 @@ pub(super) fn serve(
     ctrl: &mut Control,
     req: ThirdPartyRequest,
     (shared, policy): (&Shared, &Policy),
-    slot: Option<&mut Admission>,
 ) -> Result<(), Error> {
     if !shared.cfg.allow_third_party {
         return Err(Error::Rejected(Rejection::new(ErrorCode::Unsupported, OFF)));
@@ -46,9 +46,6 @@ pub(super) fn serve(
     crate::limits::validate(&spec, &shared.cfg.limits).map_err(Error::Rejected)?;
     check_target(&req.to_host, req.to_port)?;
     let _running = Running::take(shared)?;
-    if let Some(slot) = slot {
-        slot.release();
-    }
     let opts = ClientOptions {
         host: req.to_host,
         port: req.to_port,
