@@ -7,6 +7,7 @@
 #
 #   nice -n 19 bash bench/fuzz_campaign.sh            # all targets
 #   RUNS=10000000 CAP=600 bash bench/fuzz_campaign.sh hello units
+#   UNTIL='20:40 UTC' bash bench/fuzz_campaign.sh      # no target runs past that time
 #
 # Built without a sanitizer (the code under test forbids `unsafe`) but with debug assertions
 # (-a), so that integer overflow is a crash too. With cargo-fuzz, nightly features are
@@ -28,8 +29,15 @@ cd "$ROOT/fuzz" || exit 1
 targets=("$@")
 if command -v cargo-fuzz >/dev/null 2>&1; then
     [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
-    cargo fuzz build --sanitizer none -a >&2 || exit 1
-    run_target() { cargo fuzz run "$1" --sanitizer none -a "corpus/$1" -- "${@:2}"; }
+    if [ $# -eq 0 ]; then
+        cargo fuzz build --sanitizer none -a >&2 || exit 1
+    else
+        for t in "${targets[@]}"; do cargo fuzz build --sanitizer none -a "$t" >&2 || exit 1; done
+    fi
+    # The binaries built above, run directly: the campaign measures one build even if the
+    # sources change while it runs (cargo fuzz run would rebuild first).
+    BIN="${CARGO_TARGET_DIR:-$ROOT/fuzz/target}/$(rustc -vV | sed -n 's/^host: //p')/release"
+    run_target() { "$BIN/$1" "corpus/$1" -artifact_prefix="artifacts/$1/" "${@:2}"; }
 else
     TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
     BIN="$ROOT/target/fuzz/$TRIPLE/release"
@@ -54,8 +62,14 @@ for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"
     log "$t"
     start=$(date +%s)
+    cap=$CAP
+    if [ -n "${UNTIL:-}" ]; then
+        left=$(( $(date -d "$UNTIL" +%s) - start ))
+        [ "$left" -gt 0 ] || { log "past $UNTIL: $t not run"; continue; }
+        [ "$left" -ge "$cap" ] || cap=$left
+    fi
     run_target "$t" \
-        -runs="$RUNS" -max_total_time="$CAP" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+        -runs="$RUNS" -max_total_time="$cap" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
         > "$OUT/$t.log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))

@@ -10,4 +10,10 @@ pub fn open_store(a: &StoreArgs) -> Result<Store> {
     pipeline::recorder::open_store(a.db.as_deref())
 }
 
+/// Opens the archive chosen by `a` for a command that only reads it: read-only when this
+/// process may not write to it.
+pub fn open_store_read(a: &StoreArgs) -> Result<Store> {
+    pipeline::recorder::open_store_read(a.db.as_deref())
+}
+
 pub use pipeline::recorder::this_process;

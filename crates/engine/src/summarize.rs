@@ -12,8 +12,12 @@ pub fn tcp_bulk(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMe
     if spec.client_sends() {
         s.directions.push(direction("client→server", local, remote));
     }
-    if let (true, Some(r)) = (spec.server_sends(), remote) {
-        s.directions.push(direction("server→client", r, Some(local)));
+    match (spec.server_sends(), remote) {
+        (true, Some(r)) => s.directions.push(direction("server→client", r, Some(local))),
+        // The server's report was lost (it vanished, the test failed): what this end read is
+        // still measured; what the server wrote is not.
+        (true, None) => s.directions.push(received_only("server→client", local)),
+        (false, _) => {}
     }
     let receivers = [(spec.client_sends(), remote), (spec.server_sends(), Some(local))];
     with_goodput(s, receivers, local, remote)
@@ -101,6 +105,31 @@ fn direction(name: &str, sender: &SideMeasurement, receiver: Option<&SideMeasure
         rwnd_limited_frac: sampled.as_deref().map(|t| of_busy(t, |t| t.rwnd_limited_us)),
         sndbuf_limited_frac: sampled.as_deref().map(|t| of_busy(t, |t| t.sndbuf_limited_us)),
         writes_per_mb: (calls > 0 && sender_bytes > 0).then(|| calls as f64 / (sender_bytes as f64 / 1e6)),
+        of_reference: None,
+    }
+}
+
+/// A direction whose sender's report is missing: the receiver's bytes and rate, every sender
+/// figure 0 or `None` (the text shows a direction with no sender bytes but received ones as
+/// unknown, not as 0).
+fn received_only(name: &str, receiver: &SideMeasurement) -> DirectionSummary {
+    let read: Vec<&StreamStats> = with_role(receiver, Role::Recv).collect();
+    let receiver_bytes = read.iter().map(|s| s.bytes).sum();
+    DirectionSummary {
+        direction: name.to_string(),
+        streams: read.len() as u32,
+        sender_bytes: 0,
+        sender_bps: 0.0,
+        receiver_bytes,
+        receiver_bps: rate(receiver_bytes, receiver.measured_s),
+        retransmits: None,
+        rtt_min_us: None,
+        rtt_mean_us: None,
+        rtt_max_us: None,
+        busy_frac: None,
+        rwnd_limited_frac: None,
+        sndbuf_limited_frac: None,
+        writes_per_mb: None,
         of_reference: None,
     }
 }
@@ -363,5 +392,35 @@ mod tests {
         }
         let k = kinds(false, &a, &side(60.0, 0.0));
         assert_eq!(k, vec![WarningKind::CpuFiguresInconsistent]);
+    }
+
+    fn received(bytes: u64, secs: f64) -> SideMeasurement {
+        let stream = StreamStats {
+            index: 0,
+            role: Role::Recv,
+            bytes,
+            bytes_total: bytes,
+            calls: 1,
+            transactions: 0,
+            socket: results::SocketReport::default(),
+            tcp: None,
+            placement: results::Placement::default(),
+            udp: None,
+        };
+        SideMeasurement { measured_s: secs, streams: vec![stream], ..SideMeasurement::default() }
+    }
+
+    #[test]
+    fn a_reverse_stream_without_the_servers_report_keeps_what_the_client_read() {
+        // The server vanished mid-test: no report from it, 1 GB read here in 2 s. The
+        // goodput is measured at this end (not a made-up 0, not unknown).
+        let spec = TestSpec { direction: results::Direction::Reverse, ..TestSpec::new(TestKind::TcpStream) };
+        let s = tcp_bulk(&spec, &received(1_000_000_000, 2.0), None);
+        assert_eq!(s.headline_value(), Some(4e9), "{s:?}");
+        assert_eq!(s.directions.len(), 1);
+        assert_eq!((s.directions[0].receiver_bytes, s.directions[0].retransmits), (1_000_000_000, None));
+        // Sent by the client: only the receiving server could say what arrived.
+        let up = tcp_bulk(&TestSpec::new(TestKind::TcpStream), &SideMeasurement::default(), None);
+        assert_eq!(up.headline_value(), None);
     }
 }

@@ -25,6 +25,19 @@ pub fn open_store(db: Option<&std::path::Path>) -> Result<Store> {
     Ok(Store::open_creating_dir(&path)?)
 }
 
+/// [`open_store`] for a command that only reads: an archive this process may not write to
+/// (a read-only file or mount) is opened read-only instead of refused.
+pub fn open_store_read(db: Option<&std::path::Path>) -> Result<Store> {
+    let writable = open_store(db);
+    let path = db.map(std::path::Path::to_path_buf).or_else(store::env_path).or_else(store::default_path);
+    match (writable, path) {
+        (Ok(st), _) => Ok(st),
+        (Err(e), Some(p)) if p.is_file() => Store::open_read_only(&p)
+            .map_err(|ro| anyhow::anyhow!("{e:#}; read-only, it could not be read either: {ro}")),
+        (Err(e), _) => Err(e),
+    }
+}
+
 impl Recorder {
     /// The archive chosen by `s`; opening it now, so a bad `--db` fails before any test runs.
     pub fn open(s: &Storage) -> Result<Recorder> {

@@ -161,6 +161,7 @@ pub fn test_summary(r: &TestResult) -> String {
     };
     let modes = modes(&r.spec).map(|m| format!(" · {m}")).unwrap_or_default();
     let _ = writeln!(o, "── {} · {} · {place}{modes} ──", r.label, r.spec.test.id());
+    partial_line(&mut o, r);
     if r.summary.headline_value().is_none() {
         // Nothing was measured: no block of zeros that could be read as a measurement.
         let _ = writeln!(
@@ -169,6 +170,15 @@ pub fn test_summary(r: &TestResult) -> String {
             r.summary.headline.map_or("result", |h| h.metric.name()),
             UNKNOWN
         );
+        r.summary.directions.iter().filter(|d| d.sender_bytes > 0).for_each(|d| {
+            let _ = writeln!(
+                o,
+                "  {}: sender wrote {} ({}) before it ended; what arrived was not reported",
+                d.direction,
+                bytes(d.sender_bytes),
+                rate(d.sender_bps)
+            );
+        });
         r.warnings.iter().for_each(|w| {
             let _ = writeln!(o, "  warning: {} — {}", w.message, w.advice);
         });
@@ -281,11 +291,13 @@ fn direction_block(o: &mut String, d: &DirectionSummary, paced_bps: u64, referen
         }
     };
     let _ = writeln!(o, "  {} ({} stream{plural}{paced})", d.direction, d.streams);
+    // No sender bytes but received ones: the sender's report was lost (a failed test).
+    let sent = Some(d).filter(|d| d.sender_bytes > 0 || d.receiver_bytes == 0);
     let _ = writeln!(
         o,
         "    sender    {:>14}  {:>14}{of_target}  retr {}",
-        bytes(d.sender_bytes),
-        rate(d.sender_bps),
+        known(sent, |d| bytes(d.sender_bytes)),
+        known(sent, |d| rate(d.sender_bps)),
         known(d.retransmits, |n| n.to_string())
     );
     let share = of_reference(d.of_reference, reference);
@@ -440,6 +452,18 @@ fn cpu_block(o: &mut String, side: &str, cpu: Option<&CpuUsage>, cost: Option<&C
     );
 }
 
+/// A failed test's figures cover only the part that ran: said before them.
+fn partial_line(o: &mut String, r: &TestResult) {
+    if r.summary.headline.is_some_and(|h| h.partial) {
+        let _ = writeln!(
+            o,
+            "  PARTIAL: the test failed after {:.2} s of {}; the figures below cover what ran before it failed",
+            r.local.measured_s,
+            known((r.spec.duration_ms > 0).then_some(r.spec.duration_ms), |ms| format!("{:.2} s", ms as f64 / 1e3))
+        );
+    }
+}
+
 fn status_line(o: &mut String, r: &TestResult) {
     match (&r.status, &r.error) {
         (Status::Completed, _) => {}
@@ -529,7 +553,10 @@ fn headline(r: &TestResult) -> SuiteCells {
     };
     if r.status == Status::Failed {
         let code = r.error.as_ref().map(|e| e.code.as_str()).unwrap_or("failed");
-        return cells(format!("FAILED ({code})"));
+        return match r.summary.headline.filter(|h| h.partial) {
+            Some(h) => cells(format!("FAILED ({code}): {} partial", crate::units::headline(Some(h)))),
+            None => cells(format!("FAILED ({code})")),
+        };
     }
     if !r.summary.udp.is_empty() {
         let (rate, loss) = crate::udp::headline(&r.summary.udp);

@@ -85,17 +85,27 @@ pub struct Headline {
     pub metric: Metric,
     /// The value in [`Metric::unit`]; `None` when nothing was measured.
     pub value: Option<f64>,
+    /// The value was measured before the test failed: it covers only the part that ran
+    /// (issue 28: a failed test keeps what it measured, marked, whatever its type).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl Headline {
     /// A measured headline.
     pub fn measured(metric: Metric, value: f64) -> Headline {
-        Headline { metric, value: Some(value) }
+        Headline { metric, value: Some(value), partial: false }
     }
 
     /// A headline of `metric` that was not measured.
     pub fn unknown(metric: Metric) -> Headline {
-        Headline { metric, value: None }
+        Headline { metric, value: None, partial: false }
+    }
+
+    /// This headline marked as measured before a failure (a value only: an unknown stays
+    /// unknown, not "partly unknown").
+    pub fn cut_short(self) -> Headline {
+        Headline { partial: self.value.is_some(), ..self }
     }
 }
 

@@ -156,7 +156,7 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
     }
     s.headline = first.summary.headline.map(|h| {
         let values: Option<Vec<f64>> = runs.iter().map(|r| r.summary.headline_value()).collect();
-        Headline { metric: h.metric, value: values.map(|v| v.iter().sum::<f64>() / n) }
+        Headline { metric: h.metric, value: values.map(|v| v.iter().sum::<f64>() / n), partial: false }
     });
     if let Some(rr) = s.rr.as_mut() {
         rr.trans_per_s = mean(&|r| r.summary.rr.as_ref().map(|x| x.trans_per_s));

@@ -122,6 +122,17 @@ pub enum Error {
     /// The system gave no random bytes for a stable id.
     #[error("archive: no random bytes for a stable id: {0}")]
     Random(String),
+    /// A read-only archive whose schema is older than this tcplab's: it cannot be upgraded
+    /// where it is, and its runs would be read with the wrong columns.
+    #[error("the archive {path} has schema version {found} and cannot be upgraded to {known}: it is read-only (copy it somewhere writable, or open it once with write access)")]
+    ReadOnlyOld {
+        /// File.
+        path: PathBuf,
+        /// Version in the file.
+        found: i64,
+        /// Newest version known here.
+        known: i64,
+    },
     /// The file was written by a newer tcplab.
     #[error("the archive has schema version {found}; this tcplab knows up to {known} (upgrade tcplab)")]
     NewerSchema {
@@ -144,6 +155,7 @@ impl Error {
                 | Error::NoDir { .. }
                 | Error::Damaged { .. }
                 | Error::NewerSchema { .. }
+                | Error::ReadOnlyOld { .. }
         )
     }
 }
@@ -246,6 +258,26 @@ impl Store {
         Ok(Store { conn: RefCell::new(Conn::Sqlite(conn)), path: path.to_path_buf(), checked: false })
     }
 
+    /// Opens a SQLite archive for reading only: never created, migrated or switched to WAL,
+    /// so a file on a read-only mount or without write permission can be listed and shown.
+    /// (The reading commands use it when [`Store::open`] cannot write to the file.)
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if let Some(url) = path.to_str().filter(|p| db::is_postgres(p)) {
+            return Store::open_postgres(url);
+        }
+        let conn = read_only_connection(path)?;
+        let (found, known) = (schema::version(&conn)?, schema::latest());
+        if found > known {
+            return Err(Error::NewerSchema { found, known });
+        }
+        if found < known {
+            return Err(Error::ReadOnlyOld { path: path.to_path_buf(), found, known });
+        }
+        // `checked` stays false: a write would run the integrity check first, and fail on
+        // the read-only connection with SQLite's own message.
+        Ok(Store { conn: RefCell::new(Conn::Sqlite(conn)), path: path.to_path_buf(), checked: false })
+    }
+
     /// Which engine holds this archive.
     pub fn engine(&self) -> Engine {
         self.conn.borrow().engine()
@@ -292,6 +324,42 @@ impl Store {
     pub fn schema_version(&self) -> Result<i64> {
         schema::version_any(&mut *self.conn())
     }
+}
+
+/// A read-only connection to `path`. A WAL archive needs its `-shm` index, which a reader
+/// cannot create in a read-only directory; when there is no unmerged `-wal` either (the
+/// archive was closed cleanly), the file alone is the whole archive and is opened as
+/// immutable (no locks, no index).
+fn read_only_connection(path: &Path) -> Result<Connection> {
+    let open_err = |reason: rusqlite::Error| Error::Open { path: path.to_path_buf(), reason: reason.into() };
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+    conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+    let readable = schema::version(&conn);
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let unmerged = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    if readable.is_ok() || unmerged {
+        return readable.map(|_| conn);
+    }
+    let mut uri = url_path(path);
+    uri.push_str("?immutable=1");
+    let conn =
+        Connection::open_with_flags(&uri, flags | rusqlite::OpenFlags::SQLITE_OPEN_URI).map_err(open_err)?;
+    schema::version(&conn)?;
+    Ok(conn)
+}
+
+/// `file:` URI of `path`, the characters a URI gives meaning to and non-ASCII bytes escaped.
+fn url_path(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'?' | b'#' | b'%' | 0x80.. => uri.push_str(&format!("%{b:02X}")),
+            _ => uri.push(char::from(*b)),
+        }
+    }
+    uri
 }
 
 /// Switches to WAL. The switch needs an exclusive lock and SQLite answers SQLITE_BUSY at once,

@@ -16,7 +16,7 @@ use crate::args::fleet::AuditArgs;
 /// `tcplab archive audit --inventory FILE`: exit 1 when a cell has no result in the period.
 pub fn mesh_cells(a: &AuditArgs, inventory: &Path) -> Result<ExitCode> {
     let hosts = crate::inventory::read(inventory)?;
-    let st = crate::recorder::open_store(&a.store)?;
+    let st = crate::recorder::open_store_read(&a.store)?;
     let since = pipeline::output::now_unix_ms().saturating_sub(a.since);
     let filter = RunFilter { since_unix_ms: Some(since), ..RunFilter::default() };
     let mut runs = Vec::new();

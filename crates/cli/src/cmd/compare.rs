@@ -16,7 +16,7 @@ use results::{ParamSetting, ParamValue, RunRecord, Sweep, SweepPoint, TestResult
 use crate::args::CompareArgs;
 use crate::cmd::history::run_id;
 use crate::output::{self, emit_all};
-use crate::recorder::open_store;
+use crate::recorder::open_store_read;
 
 /// Exit status when `--fail-if-slower` cannot decide: some headline metric has one value
 /// per run, so no interval and no verdict (a gate never passes silently).
@@ -27,7 +27,7 @@ pub fn run(a: &CompareArgs) -> Result<ExitCode> {
     if !(a.level > 0.0 && a.level < 100.0) {
         bail!("--level {} must lie between 0 and 100", a.level);
     }
-    let st = open_store(&a.store)?;
+    let st = open_store_read(&a.store)?;
     let (ia, ib) = (run_id(&st, &a.a)?, run_id(&st, &a.b)?);
     let (ra, rb) = (st.load_run(ia)?, st.load_run(ib)?);
     let paired = pair_tests(&ra, &rb);

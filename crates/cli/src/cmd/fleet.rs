@@ -8,7 +8,7 @@ use store::{HostActivity, PushCounts, Store};
 
 use crate::args::fleet::{ArchiveAction, ArchiveArgs, AuditArgs, PushArgs};
 use crate::output::{emit, emit_all, now_unix_ms};
-use crate::recorder::open_store;
+use crate::recorder::{open_store, open_store_read};
 
 /// Runs `tcplab archive …`.
 pub fn run(a: &ArchiveArgs) -> Result<ExitCode> {
@@ -68,7 +68,7 @@ fn audit(a: &AuditArgs) -> Result<ExitCode> {
     if let Some(inventory) = &a.inventory {
         return super::audit::mesh_cells(a, inventory);
     }
-    let st = open_store(&a.store)?;
+    let st = open_store_read(&a.store)?;
     let since = now_unix_ms().saturating_sub(a.since);
     let rows = audit_rows(&st.host_activity(since)?, &a.expect_hosts);
     let hosts: Vec<report::audit::Host> = rows

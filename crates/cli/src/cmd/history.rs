@@ -12,7 +12,7 @@ use store::{RunFilter, RunSummary, Store};
 use crate::args::archive::{RunFilterArgs, StatusArg};
 use crate::args::{ExportArgs, HistoryArgs, ShowArgs};
 use crate::output::{emit, now_unix_ms};
-use crate::recorder::{open_store, this_process};
+use crate::recorder::{open_store, open_store_read, this_process};
 
 fn filter_of(f: &RunFilterArgs, default_limit: u32) -> RunFilter {
     let test = f.test.map(|k| k.id().to_string());
@@ -33,7 +33,8 @@ fn format(name: &str) -> Result<&'static Renderer> {
 
 /// `tcplab history`.
 pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
-    let mut st = open_store(&a.store)?;
+    // Only pruning writes: a plain listing reads a read-only archive too.
+    let mut st = if a.prune_abandoned { open_store(&a.store)? } else { open_store_read(&a.store)? };
     if a.prune_abandoned {
         let pruned = st.prune_abandoned(&this_process(), netio::host::pid_alive)?;
         let ids: Vec<String> = pruned.iter().map(i64::to_string).collect();
@@ -108,7 +109,7 @@ pub fn run_id(st: &Store, text: &str) -> Result<i64> {
 
 /// `tcplab show ID`.
 pub fn show(a: &ShowArgs) -> Result<ExitCode> {
-    let st = open_store(&a.store)?;
+    let st = open_store_read(&a.store)?;
     let run = st.load_run(run_id(&st, &a.id)?)?;
     let fmt = match (a.format, a.json, a.csv) {
         (Some(f), _, _) => f,
@@ -123,7 +124,7 @@ pub fn show(a: &ShowArgs) -> Result<ExitCode> {
 
 /// `tcplab export`.
 pub fn export(a: &ExportArgs) -> Result<ExitCode> {
-    let st = open_store(&a.store)?;
+    let st = open_store_read(&a.store)?;
     let ids: Vec<i64> = if a.ids.is_empty() {
         let mut ids: Vec<i64> = list(&st, &a.filter, 0)?.iter().map(|r| r.id).collect();
         ids.reverse();

@@ -106,7 +106,7 @@ fn from_archive(db: Option<&Path>, ids: &[i64]) -> Result<Vec<Archived>> {
             path.display()
         );
     }
-    let store = store::Store::open(&path)?;
+    let store = pipeline::recorder::open_store_read(Some(&path))?;
     let ids = if ids.is_empty() {
         vec![store.last_run()?.context("the archive holds no runs yet")?]
     } else {
