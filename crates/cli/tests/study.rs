@@ -100,7 +100,7 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) -> String {
 
 #[test]
 fn tcp_atm_2000_runs_end_to_end() {
-    trimmed(
+    let text = trimmed(
         "tcp-atm-2000",
         &[
             "Table 1",
@@ -108,9 +108,18 @@ fn tcp_atm_2000_runs_end_to_end() {
             "TCP_RR 128/8192",
             "P100 → Sun, peak",
             "Sun → PPro200, peak",
+            "slow client (2 % of a CPU), TCP_RR 1/1",
+            "slow client (2 % of a CPU), TCP_RR 128/8192",
         ],
         4,
     );
+    // Figure 10 ran (the slow client's request/response stage): a computed status, not "not run".
+    if let Some(line) = text.lines().find(|l| l.starts_with("Figure 10 ") && l.contains("request/responses"))
+    {
+        assert!(!line.contains("  not run  ") && line.contains("slow client 1/1"), "{line}");
+    } else {
+        assert!(text.is_empty(), "no Figure 10 status: {text}");
+    }
 }
 
 /// Seed 000's matrix between real hosts: two servers on loopback as an inventory, the rest
