@@ -478,13 +478,14 @@ fn pdu_loss(out: &Outcome) -> Verdict {
     let independent = (1.0 - (1.0 - CELL_LOSS).powf(cells)) * 100.0;
     let v = status::proportion(lost, offered, 0.1, 0.5);
     let ev = format!(
-        "PDUs lost to cell loss at the emulated switch: {}; independent losses of 0.01 % of cells lose          {} % of {cells:.0}-cell PDUs",
+        "PDUs lost to cell loss at the emulated switch: {}; independent losses of 0.01 % of cells \
+         lose {} % of {cells:.0}-cell PDUs.",
         v.evidence,
         status::num(independent)
     );
     Verdict { evidence: ev, ..v }.because_above(
-        "The emulator loses cells independently, so a 9180-byte PDU of 192 cells is lost 192 times as \
-         often as a cell; the paper's 0.1 % PDU loss beside a 0.01 % cell loss means its cells were \
+        "The emulator loses cells independently, so a 9180-byte PDU of 192 cells is lost about 192 \
+         times as often as a cell; the paper's 0.1 % PDU loss beside a 0.01 % cell loss means its cells were \
          lost together (bursts at the congested switch), few PDUs losing several cells.",
     )
 }
