@@ -174,6 +174,10 @@ pub fn stream_spec(a: &StreamArgs) -> Result<TestSpec> {
     spec.recv_len = a.recv_len.unwrap_or(a.len);
     spec.rate_bps = a.rate;
     a.copy.apply(&mut spec);
+    if let Some(w) = a.window_clamp {
+        (results::setting::WINDOW_CLAMP.set)(&mut spec, &results::ParamValue::Int(w))
+            .map_err(anyhow::Error::msg)?;
+    }
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => Direction::Reverse,
         (_, true) => Direction::Bidir,

@@ -20,6 +20,9 @@ pub fn udp_spec(a: &UdpArgs) -> Result<TestSpec> {
     (spec.send_len, spec.recv_len) = (a.len, a.len);
     spec.rate_bps = a.rate;
     spec.burst = a.burst;
+    if let Some(d) = a.recv_delay {
+        set_recv_delay(&mut spec, d)?;
+    }
     spec.direction = match (a.reverse, a.bidir) {
         (true, _) => Direction::Reverse,
         (_, true) => Direction::Bidir,
@@ -31,6 +34,16 @@ pub fn udp_spec(a: &UdpArgs) -> Result<TestSpec> {
         spec.omit_ms = 0;
     }
     check(&spec)
+}
+
+/// `--recv-delay`: the receiver's time per datagram, kept in whole µs (`recv_delay_us`).
+fn set_recv_delay(spec: &mut TestSpec, d: std::time::Duration) -> Result<()> {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 0.5 {
+        anyhow::bail!("--recv-delay must be at least 1us (got {d:?})");
+    }
+    let setting = &results::setting::RECV_DELAY_US;
+    (setting.set)(spec, &results::ParamValue::Int(us.round() as u64)).map_err(anyhow::Error::msg)
 }
 
 /// The spec of `tcplab udp-rr`.

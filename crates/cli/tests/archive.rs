@@ -46,7 +46,9 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
             "-p",
             &srv.port(),
             "--vary",
-            "rcvbuf=4K,52428",
+            "window_clamp=4K,52428",
+            "--tie",
+            "sndbuf=window_clamp",
             "--vary",
             "len=512..32768:+8192",
             "-t",
@@ -57,9 +59,10 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let grid = text(&out.stdout);
-    assert!(grid.contains("len →") && grid.contains("rcvbuf=4K ") && grid.contains("rcvbuf=52428"), "{grid}");
+    let rows = grid.contains("window_clamp=4K ") && grid.contains("window_clamp=52428");
+    assert!(grid.contains("len →") && rows, "{grid}");
     assert_eq!(grid.matches('*').count(), 3, "one peak per row, plus the legend: {grid}");
-    assert!(grid.contains("rcvbuf=52428: peak"), "{grid}");
+    assert!(grid.contains("window_clamp=52428: peak"), "{grid}");
     assert!(text(&out.stderr).starts_with("sweep 1: 8 points"), "{}", text(&out.stderr));
 
     let csv = tcplab(&db, &["show", "1", "--csv"]);
@@ -67,11 +70,11 @@ fn seed_004_grid_subset_runs_stores_shows_and_exports() {
     assert_eq!(csv.lines().count(), 9, "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("1,0,0,stream,tcp-stream,completed"), "{csv}");
     let shown = text(&tcplab(&db, &["show", "last"]).stdout);
-    assert!(shown.contains("rcvbuf=52428") && shown.starts_with("run 1 "), "{shown}");
+    assert!(shown.contains("window_clamp=52428") && shown.starts_with("run 1 "), "{shown}");
     let v: Value = serde_json::from_slice(&tcplab(&db, &["show", "1", "--json"]).stdout).unwrap();
     assert_eq!(v["sweep"]["points"].as_array().unwrap().len(), 8);
     assert_eq!(v["sweep"]["plan"]["axes"][1]["values"][3], 25088);
-    assert_eq!(v["tests"][7]["spec"]["rcvbuf"], 52428);
+    assert_eq!(v["tests"][7]["spec"]["options"]["window-clamp"], 52428, "the receiver's window, exactly");
 
     let file = dir.path().join("out.csv");
     let out = tcplab(&db, &["export", "1", "-o", file.to_str().unwrap()]);

@@ -50,10 +50,11 @@ fn an_unknown_study_is_one_error_line() {
     assert!(err.contains("no study `tcp-atm-1999`") && err.contains("segment-flow"), "{err}");
 }
 
-/// Runs `study NAME --quick -t 1`, checks the archive, the text table and the report.
-fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
+/// Runs `study NAME --quick -t 1`, checks the archive, the text table and the report;
+/// returns the text (empty when skipped without root).
+fn trimmed(name: &str, expect_rows: &[&str], plots: usize) -> String {
     if !root() {
-        return;
+        return String::new();
     }
     let dir = tempfile::tempdir().unwrap();
     let (html, db) = (dir.path().join("study.html"), dir.path().join("study.db"));
@@ -94,11 +95,12 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) {
     let show = tcplab(&["show", "1", "--db", db.to_str().unwrap()]);
     assert!(show.status.success(), "{}", stderr(&show));
     chromium::assert_renders(&html, dir.path(), plots);
+    text
 }
 
 #[test]
 fn tcp_atm_2000_runs_end_to_end() {
-    trimmed(
+    let text = trimmed(
         "tcp-atm-2000",
         &[
             "Table 1",
@@ -106,9 +108,18 @@ fn tcp_atm_2000_runs_end_to_end() {
             "TCP_RR 128/8192",
             "P100 → Sun, peak",
             "Sun → PPro200, peak",
+            "slow client (2 % of a CPU), TCP_RR 1/1",
+            "slow client (2 % of a CPU), TCP_RR 128/8192",
         ],
         4,
     );
+    // Figure 10 ran (the slow client's request/response stage): a computed status, not "not run".
+    if let Some(line) = text.lines().find(|l| l.starts_with("Figure 10 ") && l.contains("request/responses"))
+    {
+        assert!(!line.contains("  not run  ") && line.contains("slow client 1/1"), "{line}");
+    } else {
+        assert!(text.is_empty(), "no Figure 10 status: {text}");
+    }
 }
 
 /// Seed 000's matrix between real hosts: two servers on loopback as an inventory, the rest
@@ -161,12 +172,34 @@ fn an_inventory_needs_a_study_with_a_matrix() {
 
 #[test]
 fn nic_eval_runs_end_to_end() {
-    trimmed("nic-eval", &["Interphase ATM 5515 FTP Transmit", "3COM595 100 Base-T TTCP Receive"], 2);
+    let rows = [
+        "Interphase ATM 5515 FTP Transmit",
+        "3COM595 100 Base-T TTCP Receive",
+        "ttcp transmit, window 2048, LANE 1500-byte packets",
+        "ttcp transmit, window 32768, LANE 9180-byte packets",
+    ];
+    let text = trimmed("nic-eval", &rows, 3);
+    // Appendix C and Figure 6 ran: computed statuses, not "not run".
+    for figure in ["Appendix C ", "Figure 6 "] {
+        if let Some(line) = text.lines().find(|l| l.starts_with(figure) && l.contains(" > ")) {
+            assert!(!line.contains("  not run  "), "{line}");
+        } else {
+            assert!(text.is_empty(), "no {figure}status: {text}");
+        }
+    }
 }
 
 #[test]
 fn atm_loss_runs_end_to_end() {
-    trimmed("atm-loss", &["TCP bulk, OC-3c CLIP", "UDP loss to a slow receiver", "UDP 8K, OC-3c CLIP"], 3);
+    let rows =
+        ["TCP bulk, OC-3c CLIP", "UDP loss to a slow receiver", "UDP 8K, OC-3c CLIP", "AAL5 CS-PDUs lost"];
+    let text = trimmed("atm-loss", &rows, 3);
+    // Figure 11 from the emulator's PDU count: a computed status with its Wilson interval.
+    if let Some(line) = text.lines().find(|l| l.starts_with("Figure 11 ") && l.contains("Wilson")) {
+        assert!(!line.contains("  not run  ") && line.contains("PDUs lost to cell loss"), "{line}");
+    } else {
+        assert!(text.is_empty(), "no Figure 11 status: {text}");
+    }
 }
 
 #[test]
@@ -186,13 +219,26 @@ fn slac_stacks_runs_end_to_end() {
 
 #[test]
 fn segment_flow_runs_end_to_end() {
-    trimmed(
+    // Plots: the window curves, Figure 15's bars, Figure 4, and Figures 9 and 10's three
+    // panels each (segment sizes, outstanding against the window, a zoomed slice).
+    let text = trimmed(
         "segment-flow",
         &[
             "window 52428, 8192-byte user data",
             "w4k-u2048 above w4k-u4096",
             "total receive time per segment, 9136 bytes",
+            "w32k, user data 512, read 8192",
         ],
-        3,
+        9,
     );
+    if text.is_empty() {
+        return;
+    }
+    // Every figure the study builds has a computed status; none is left "not run".
+    for figure in ["Figure 2 ", "Figure 3 ", "Figure 8 ", "Figure 14 ", "Figures 6, 7, 11, 15 (c)"] {
+        let line = text.lines().find(|l| l.starts_with(figure)).unwrap_or_else(|| panic!("{figure}: {text}"));
+        assert!(!line.contains("  not run  "), "{line}");
+    }
+    // One run each (-t 1): the fixed-buffer order has no interval.
+    assert!(text.lines().any(|l| l.starts_with("Figure 8 ") && l.contains("not measurable here")), "{text}");
 }

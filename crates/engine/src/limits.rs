@@ -266,7 +266,8 @@ fn check_options(spec: &TestSpec, declared: &[crate::registry::TypeOption]) -> R
         return Err(Rejection::field("options", format!("at most {MAX_OPTIONS} options")));
     }
     for (name, value) in &spec.options {
-        let field = format!("options.{name}");
+        // An option with a setting of its own is named by the setting's id, as spec fields are.
+        let field = results::setting::of_option(name).map_or(format!("options.{name}"), |s| s.id.to_string());
         let Some(opt) = declared.iter().find(|o| o.name == name) else {
             let known: Vec<&str> = declared.iter().map(|o| o.name).collect();
             let msg =

@@ -46,5 +46,5 @@ fn too_long_a_delay_is_refused() {
     let r = run(&spec(Some(2_000_000)));
     assert_eq!(r.status, Status::Failed);
     let e = r.error.map(|e| e.message).unwrap_or_default();
-    assert!(e.contains("recv-delay-us"), "{e}");
+    assert!(e.contains("recv_delay_us") && e.contains("more than 1 s"), "{e}");
 }

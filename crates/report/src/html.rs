@@ -27,6 +27,12 @@ pub fn segment_cost_plot(title: &str, c: &results::segment_cost::SegmentCost) ->
     segment_cost::chart(title, c).render()
 }
 
+/// Seed 004's segment-flow panels of one traced direction, titled with `label`, one `<svg>`
+/// each (segment sizes, outstanding against the announced window, a zoomed slice).
+pub fn segment_flow_plots(label: &str, d: &results::segment_flow::FlowDirection) -> Vec<String> {
+    segment_flow::plots(label, d)
+}
+
 /// Runs with more tests than this get no per-test timelines (a sweep's grid plots say more).
 const TIMELINE_MAX_TESTS: usize = 24;
 

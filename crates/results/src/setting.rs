@@ -53,6 +53,9 @@ pub struct Setting {
     pub kind: ValueKind,
     /// For a combined setting, the ids of the fields it sets; empty for a spec field.
     pub parts: &'static [&'static str],
+    /// For a test type's own setting, its name in [`TestSpec::options`] (`window-clamp`);
+    /// `None` for a spec field.
+    pub option: Option<&'static str>,
     /// Its value in a spec; `None` when unset (the OS or test type default), and for a
     /// combined setting when its parts differ.
     pub get: fn(&TestSpec) -> Option<ParamValue>,
@@ -79,6 +82,11 @@ impl Setting {
     pub fn is_named(&self, name: &str) -> bool {
         self.id == name || self.aliases.contains(&name)
     }
+}
+
+/// The setting stored as option `name` of [`TestSpec::options`], if one is.
+pub fn of_option(name: &str) -> Option<&'static Setting> {
+    ALL.iter().copied().find(|s| s.option == Some(name))
 }
 
 /// The setting whose id or alias is `name`.
@@ -157,6 +165,7 @@ pub static SEND_LEN: Setting = Setting {
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| n32(s.send_len),
     set: |s, v| {
         s.send_len = int32(v)?;
@@ -172,6 +181,7 @@ pub static RECV_LEN: Setting = Setting {
     label: "read size",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| n32(s.recv_len),
     set: |s, v| {
         s.recv_len = int32(v)?;
@@ -187,6 +197,7 @@ pub static REQUEST_LEN: Setting = Setting {
     label: "request",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| n32(s.request_len),
     set: |s, v| {
         s.request_len = int32(v)?;
@@ -202,6 +213,7 @@ pub static RESPONSE_LEN: Setting = Setting {
     label: "response",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| n32(s.response_len),
     set: |s, v| {
         s.response_len = int32(v)?;
@@ -217,6 +229,7 @@ pub static SNDBUF: Setting = Setting {
     label: "sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| opt32(s.sndbuf),
     set: |s, v| {
         s.sndbuf = Some(int32(v)?);
@@ -232,6 +245,7 @@ pub static RCVBUF: Setting = Setting {
     label: "rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| opt32(s.rcvbuf),
     set: |s, v| {
         s.rcvbuf = Some(int32(v)?);
@@ -247,6 +261,7 @@ pub static REMOTE_SNDBUF: Setting = Setting {
     label: "server sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| opt32(s.remote_sndbuf),
     set: |s, v| {
         s.remote_sndbuf = Some(int32(v)?);
@@ -262,6 +277,7 @@ pub static REMOTE_RCVBUF: Setting = Setting {
     label: "server rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| opt32(s.remote_rcvbuf),
     set: |s, v| {
         s.remote_rcvbuf = Some(int32(v)?);
@@ -277,6 +293,7 @@ pub static MSS: Setting = Setting {
     label: "mss",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| opt32(s.mss),
     set: |s, v| {
         s.mss = Some(int32(v)?);
@@ -292,6 +309,7 @@ pub static PARALLEL: Setting = Setting {
     label: "streams",
     kind: ValueKind::Count,
     parts: &[],
+    option: None,
     get: |s| n32(s.parallel),
     set: |s, v| {
         s.parallel = int32(v)?;
@@ -307,6 +325,7 @@ pub static BURST: Setting = Setting {
     label: "burst",
     kind: ValueKind::Count,
     parts: &[],
+    option: None,
     get: |s| n32(s.burst),
     set: |s, v| {
         s.burst = int32(v)?;
@@ -322,6 +341,7 @@ pub static NODELAY: Setting = Setting {
     label: "nodelay",
     kind: ValueKind::Bool,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Bool(s.nodelay)),
     set: |s, v| {
         s.nodelay = flag(v)?;
@@ -337,6 +357,7 @@ pub static CONGESTION: Setting = Setting {
     label: "congestion",
     kind: ValueKind::Text,
     parts: &[],
+    option: None,
     get: |s| s.congestion.clone().map(ParamValue::Text),
     set: |s, v| {
         s.congestion = Some(text(v)?);
@@ -352,6 +373,7 @@ pub static RATE_BPS: Setting = Setting {
     label: "rate",
     kind: ValueKind::Rate,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Int(s.rate_bps)),
     set: |s, v| {
         s.rate_bps = int(v)?;
@@ -368,6 +390,7 @@ pub static BYTES_LIMIT: Setting = Setting {
     label: "bytes",
     kind: ValueKind::Bytes,
     parts: &[],
+    option: None,
     get: |s| s.bytes_limit.map(ParamValue::Int),
     set: |s, v| {
         (s.bytes_limit, s.duration_ms, s.omit_ms) = (Some(int(v)?), 0, 0);
@@ -383,6 +406,7 @@ pub static DURATION_MS: Setting = Setting {
     label: "duration",
     kind: ValueKind::Millis,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Int(s.duration_ms)),
     set: |s, v| {
         s.duration_ms = int(v)?;
@@ -398,6 +422,7 @@ pub static INTERVAL_MS: Setting = Setting {
     label: "interval",
     kind: ValueKind::Millis,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Int(s.interval_ms)),
     set: |s, v| {
         s.interval_ms = int(v)?;
@@ -413,6 +438,7 @@ pub static OMIT_MS: Setting = Setting {
     label: "omitted",
     kind: ValueKind::Millis,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Int(s.omit_ms)),
     set: |s, v| {
         s.omit_ms = int(v)?;
@@ -428,6 +454,7 @@ pub static DIRECTION: Setting = Setting {
     label: "direction",
     kind: ValueKind::Direction,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Text(direction_name(s.direction).into())),
     set: |s, v| {
         s.direction = direction(&text(v)?)?;
@@ -443,6 +470,7 @@ pub static BUSY_POLL: Setting = Setting {
     label: "busy poll",
     kind: ValueKind::Bool,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Bool(s.busy_poll)),
     set: |s, v| {
         s.busy_poll = flag(v)?;
@@ -458,6 +486,7 @@ pub static NO_CHECKSUM: Setting = Setting {
     label: "no checksum",
     kind: ValueKind::Bool,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Bool(s.no_checksum)),
     set: |s, v| {
         s.no_checksum = flag(v)?;
@@ -473,6 +502,7 @@ pub static NO_OFFLOAD: Setting = Setting {
     label: "no offload",
     kind: ValueKind::Bool,
     parts: &[],
+    option: None,
     get: |s| Some(ParamValue::Bool(s.no_offload)),
     set: |s, v| {
         s.no_offload = flag(v)?;
@@ -488,6 +518,7 @@ pub static CPU_LOCAL: Setting = Setting {
     label: "client CPU",
     kind: ValueKind::Count,
     parts: &[],
+    option: None,
     get: |s| opt32(s.cpu_local),
     set: |s, v| {
         s.cpu_local = Some(int32(v)?);
@@ -503,11 +534,51 @@ pub static CPU_REMOTE: Setting = Setting {
     label: "server CPU",
     kind: ValueKind::Count,
     parts: &[],
+    option: None,
     get: |s| opt32(s.cpu_remote),
     set: |s, v| {
         s.cpu_remote = Some(int32(v)?);
         Ok(())
     },
+};
+
+/// An option's integer value in `spec`.
+fn option_int(s: &TestSpec, name: &str) -> Option<ParamValue> {
+    s.options.get(name).filter(|v| matches!(v, ParamValue::Int(_))).cloned()
+}
+
+/// Sets option `name` of `spec` to an integer value.
+fn set_option_int(s: &mut TestSpec, name: &str, v: &ParamValue) -> Result<(), String> {
+    let n = int(v)?;
+    s.options.insert(name.into(), ParamValue::Int(n));
+    Ok(())
+}
+
+/// The window a stream's receivers announce at most (TCP_WINDOW_CLAMP): the window exactly,
+/// where SO_RCVBUF is doubled by Linux and grows with autotuning.
+pub static WINDOW_CLAMP: Setting = Setting {
+    id: "window_clamp",
+    aliases: &["window-clamp"],
+    flag: "--window-clamp",
+    label: "window clamp",
+    kind: ValueKind::Bytes,
+    parts: &[],
+    option: Some("window-clamp"),
+    get: |s| option_int(s, "window-clamp"),
+    set: |s, v| set_option_int(s, "window-clamp", v),
+};
+
+/// The time a UDP receiver works per datagram it reads, µs (a slow receiving host).
+pub static RECV_DELAY_US: Setting = Setting {
+    id: "recv_delay_us",
+    aliases: &["recv-delay-us", "recv-delay"],
+    flag: "--recv-delay",
+    label: "receiver µs per datagram",
+    kind: ValueKind::Count,
+    parts: &[],
+    option: Some("recv-delay-us"),
+    get: |s| option_int(s, "recv-delay-us"),
+    set: |s, v| set_option_int(s, "recv-delay-us", v),
 };
 
 /// Write and read size together, as `-l` sets them.
@@ -518,6 +589,7 @@ pub static LEN: Setting = Setting {
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
+    option: None,
     get: |s| same(&[n32(s.send_len), n32(s.recv_len)]),
     set: |s, v| {
         let n = int32(v)?;
@@ -534,6 +606,7 @@ pub static WINDOW: Setting = Setting {
     label: "window",
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
+    option: None,
     get: |s| same(&[opt32(s.sndbuf), opt32(s.rcvbuf), opt32(s.remote_sndbuf), opt32(s.remote_rcvbuf)]),
     set: |s, v| {
         let w = Some(int32(v)?);
@@ -550,6 +623,7 @@ pub static SIZE: Setting = Setting {
     label: "request=response",
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
+    option: None,
     get: |s| same(&[n32(s.request_len), n32(s.response_len)]),
     set: |s, v| {
         let n = int32(v)?;
@@ -559,7 +633,7 @@ pub static SIZE: Setting = Setting {
 };
 
 /// The table: spec fields first (sizes first, the order reports list them in), then the
-/// combined settings.
+/// test types' own settings (kept in [`TestSpec::options`]), then the combined settings.
 pub static ALL: &[&Setting] = &[
     &SEND_LEN,
     &RECV_LEN,
@@ -585,6 +659,8 @@ pub static ALL: &[&Setting] = &[
     &NO_OFFLOAD,
     &CPU_LOCAL,
     &CPU_REMOTE,
+    &WINDOW_CLAMP,
+    &RECV_DELAY_US,
     &LEN,
     &WINDOW,
     &SIZE,
@@ -607,7 +683,7 @@ mod tests {
     /// The fields whose values differ between `a` and `b`.
     fn changed(a: &TestSpec, b: &TestSpec) -> BTreeSet<String> {
         let (fa, fb) = (fields(a), fields(b));
-        fa.keys().filter(|k| fa.get(*k) != fb.get(*k)).cloned().collect()
+        fa.keys().chain(fb.keys()).filter(|k| fa.get(*k) != fb.get(*k)).cloned().collect()
     }
 
     /// A value of `kind` that differs from every default of [`TestSpec::new`].
@@ -628,9 +704,10 @@ mod tests {
         let spec_fields: BTreeSet<String> =
             fields(&TestSpec::new(TestKind::TcpStream)).keys().cloned().collect();
         let ids: BTreeSet<String> =
-            ALL.iter().filter(|s| !s.is_combined()).map(|s| s.id.to_string()).collect();
+            ALL.iter().filter(|s| !s.is_combined() && s.option.is_none()).map(|s| s.id.to_string()).collect();
         let mut expected = spec_fields;
         expected.remove("test");
+        expected.remove("options");
         assert_eq!(ids, expected);
     }
 
@@ -669,6 +746,9 @@ mod tests {
             (s.set)(&mut after, &v).unwrap_or_else(|e| panic!("{}: {e}", s.id));
             assert_eq!((s.get)(&after), Some(v.clone()), "{}", s.id);
             let mut expected: BTreeSet<String> = s.fields().iter().map(|f| f.to_string()).collect();
+            if s.option.is_some() {
+                expected = BTreeSet::from(["options".to_string()]);
+            }
             if s.id == "bytes_limit" {
                 expected.extend(["duration_ms".to_string(), "omit_ms".to_string()]);
             }
@@ -692,6 +772,17 @@ mod tests {
         let up = (DIRECTION.set)(&mut spec, &ParamValue::Text("up".into()));
         assert!(up.is_err_and(|e| e.contains("forward, reverse or bidir")));
         assert_eq!(spec, TestSpec::new(TestKind::TcpStream), "a refused value changes nothing");
+    }
+
+    #[test]
+    fn a_type_option_setting_reads_and_writes_its_option_only() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        assert_eq!((WINDOW_CLAMP.get)(&spec), None, "unset");
+        (WINDOW_CLAMP.set)(&mut spec, &ParamValue::Int(4096)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(spec.options.get("window-clamp"), Some(&ParamValue::Int(4096)));
+        assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
+        assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
+        assert!(of_option("zerocopy").is_none());
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn notes(p: &mut Page, study: &dyn Study, out: &Outcome, rows: &[Row]) {
         p.para("", &format!("Skipped: {s}"));
     }
     let judged = crate::status::judge_all(study, out);
-    for pending in crate::text::pending(&judged) {
+    for pending in crate::text::pending(&judged, rows) {
         p.para("", &format!("Not run: {pending}."));
     }
     p.end_section();

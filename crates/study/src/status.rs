@@ -396,3 +396,35 @@ pub fn above(above: Option<Interval>, below: Option<Interval>, names: (&str, &st
     };
     Verdict::new(status, ev)
 }
+
+/// A share counted once (`k` of `n` events: PDUs lost of PDUs offered), in %, against
+/// `expected` % ± `tol` (a fraction), with the 95 % Wilson interval of a binomial share as
+/// its uncertainty: *reproduced* when the interval lies in the band, *differs* when wholly
+/// outside it, *not measurable here* otherwise.
+pub fn proportion(k: u64, n: u64, expected: f64, tol: f64) -> Verdict {
+    if n == 0 {
+        return Verdict::not_run("nothing counted");
+    }
+    let (nf, p) = (n as f64, k as f64 / n as f64);
+    let z = 1.96_f64;
+    let centre = (p + z * z / (2.0 * nf)) / (1.0 + z * z / nf);
+    let half = z / (1.0 + z * z / nf) * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt();
+    let (a, b) = ((centre - half) * 100.0, (centre + half) * 100.0);
+    let (lo, hi) = (expected * (1.0 - tol), expected * (1.0 + tol));
+    let ev = format!(
+        "{k} of {n} = {} % [{}, {}] (95 % Wilson interval) against {} % ± {:.0} %",
+        num(p * 100.0),
+        num(a),
+        num(b),
+        num(expected),
+        tol * 100.0
+    );
+    let status = if a >= lo && b <= hi {
+        Status::Reproduced
+    } else if b < lo || a > hi {
+        Status::Differs
+    } else {
+        Status::NotMeasurable
+    };
+    Verdict { ratio: (expected > 0.0).then(|| p * 100.0 / expected), ..Verdict::new(status, ev) }
+}

@@ -109,3 +109,17 @@ fn a_reason_is_given_only_for_the_direction_it_explains() {
     assert!(below.clone().because_above("faster hosts").evidence.ends_with("(0.50×)"));
     assert!(below.because_below("a slower path").evidence.ends_with("a slower path"));
 }
+
+#[test]
+fn a_counted_share_is_judged_on_its_wilson_interval() {
+    use crate::status::{proportion, Status};
+    // 19 of 1000 is 1.9 % [1.22, 2.95]: far above 0.1 %, within 2 % ± 50 % = [1, 3].
+    assert_eq!(proportion(19, 1000, 0.1, 0.5).status, Status::Differs);
+    assert_eq!(proportion(19, 1000, 2.0, 0.5).status, Status::Reproduced);
+    assert_eq!(proportion(19, 1000, 1.9, 0.5).status, Status::NotMeasurable, "2.95 above 1.9 × 1.5");
+    // 1 of 100 is 1 % [0.18, 5.4]: too few to tell against 1 % ± 50 %.
+    assert_eq!(proportion(1, 100, 1.0, 0.5).status, Status::NotMeasurable);
+    let v = proportion(0, 0, 1.0, 0.5);
+    assert_eq!(v.status, Status::NotRun);
+    assert!(proportion(19, 1000, 0.1, 0.5).evidence.contains("19 of 1000 = 1.90 %"));
+}

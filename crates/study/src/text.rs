@@ -51,13 +51,25 @@ pub fn statuses(judged: &[Judged]) -> String {
     o
 }
 
-/// The figures not run, in the report's words.
-pub fn pending(judged: &[Judged]) -> Vec<String> {
-    judged
+/// What is not run, in the report's words, read from the run's data: every figure whose
+/// computed status is *not run*, then every comparison row that sets a paper number beside
+/// no measured one (a case of a measured figure that failed or was left out).
+pub fn pending(judged: &[Judged], rows: &[Row]) -> Vec<String> {
+    let figures = judged
         .iter()
         .filter(|j| j.verdict.status == Status::NotRun)
-        .map(|j| format!("{} ({}): {}", j.entry.figure, j.entry.what, j.verdict.evidence))
-        .collect()
+        .map(|j| format!("{} ({}): {}", j.entry.figure, j.entry.what, j.verdict.evidence));
+    let cases = rows.iter().filter(|r| r.measured.is_none()).filter_map(|r| {
+        let (value, source) = r.paper.as_ref()?;
+        Some(format!(
+            "{} / {}: no measured value beside the paper's {} {} ({source})",
+            r.group,
+            r.case,
+            cell(Some(*value)),
+            r.unit
+        ))
+    });
+    figures.chain(cases).collect()
 }
 
 /// The table and notes.
@@ -88,7 +100,7 @@ pub fn table(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     let _ =
         writeln!(o, "\nstatus of every figure and table of the paper (95 % intervals over repeated runs):");
     o.push_str(&statuses(&judged));
-    let pending = pending(&judged);
+    let pending = pending(&judged, rows);
     let _ = writeln!(o, "pending: {} not run", pending.len());
     for p in pending {
         let _ = writeln!(o, "not run: {p}");

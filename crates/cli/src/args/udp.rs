@@ -51,6 +51,12 @@ pub struct UdpArgs {
     /// Both directions at once.
     #[arg(long)]
     pub bidir: bool,
+    /// Receivers work this long per datagram they read, as a slow receiving host would (seed
+    /// 002's receiver overrun): what arrives meanwhile waits in the socket buffer and what does
+    /// not fit is dropped, counted as socket drops. A duration with its unit (2.6ms, 500us),
+    /// 1us … 1s.
+    #[arg(long, value_parser = parse::duration, value_name = "DURATION")]
+    pub recv_delay: Option<std::time::Duration>,
 }
 
 /// `tcplab udp-rr`.

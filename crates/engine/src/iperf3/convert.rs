@@ -21,6 +21,9 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
     if spec.bytes_limit.is_some() && spec.direction != Direction::Forward {
         return Err("--iperf3: -n works only client-to-server (iperf3's client ends the test)".into());
     }
+    if let Some(s) = spec.options.keys().find_map(|name| results::setting::of_option(name)) {
+        return Err(format!("--iperf3: a stock iperf3 server has no {} ({})", s.flag, s.label));
+    }
     let secs = |ms: u64| i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
     let int = |v: u32| Some(i64::from(v));
     let tcp = spec.test != TestKind::UdpStream;
@@ -205,6 +208,17 @@ mod tests {
         assert!(params(&half).is_err());
         let counted = TestSpec { bytes_limit: Some(1 << 20), ..spec };
         assert!(params(&counted).is_err());
+    }
+
+    #[test]
+    fn a_setting_a_stock_iperf3_server_lacks_is_refused_by_its_flag() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.options.insert("window-clamp".into(), results::ParamValue::Int(4096));
+        let e = params(&spec).map(|_| ()).unwrap_err();
+        assert!(e.contains("--window-clamp"), "{e}");
+        let mut udp = TestSpec::new(TestKind::UdpStream);
+        udp.options.insert("recv-delay-us".into(), results::ParamValue::Int(2600));
+        assert!(params(&udp).map(|_| ()).unwrap_err().contains("--recv-delay"));
     }
 
     #[test]

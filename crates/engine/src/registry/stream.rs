@@ -239,7 +239,7 @@ impl TestType for TcpStreamTest {
         only(spec, &[Optional::BytesLimit, Optional::Rate])?;
         match spec.options.get("window-clamp") {
             Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
-                "options.window-clamp",
+                results::setting::WINDOW_CLAMP.id,
                 format!("window-clamp {n} is outside 1K … 1G bytes"),
             )),
             _ => Ok(()),
@@ -288,6 +288,7 @@ impl TestType for TcpStreamTest {
             "rcvbuf",
             "remote_sndbuf",
             "remote_rcvbuf",
+            "window_clamp",
             "mss",
             "nodelay",
             "congestion",

@@ -390,8 +390,8 @@ impl TestType for UdpStreamTest {
         only(spec, &[Optional::BytesLimit, Optional::Rate, Optional::NoChecksum, Optional::NoOffload])?;
         if let Some(results::ParamValue::Int(us)) = spec.options.get(RECV_DELAY.name) {
             if *us > MAX_RECV_DELAY_US {
-                let field = format!("options.{}", RECV_DELAY.name);
-                return Err(Rejection::field(&field, format!("at most {MAX_RECV_DELAY_US} µs per datagram")));
+                let field = results::setting::RECV_DELAY_US.id;
+                return Err(Rejection::field(field, format!("{us} µs per datagram is more than 1 s")));
             }
         }
         check_datagram("send_len", spec.send_len)
@@ -434,6 +434,7 @@ impl TestType for UdpStreamTest {
             "remote_rcvbuf",
             "no_checksum",
             "no_offload",
+            "recv_delay_us",
             "parallel",
             "duration_ms",
             "interval_ms",

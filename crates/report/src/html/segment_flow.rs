@@ -62,6 +62,23 @@ fn direction(p: &mut Page, label: &str, d: &FlowDirection) {
     }
 }
 
+/// The paper's panels (a)–(d) of one traced direction as `<svg>`s (seed 004 Figures 9, 10,
+/// 14): segment sizes, outstanding bytes against the announced window over the test, and a
+/// zoomed slice of the two; panels with no data are left out.
+pub fn plots(label: &str, d: &FlowDirection) -> Vec<String> {
+    let mut out = Vec::new();
+    if !d.size_series.is_empty() {
+        out.push(sizes(label, d).render());
+    }
+    if !d.window_series.is_empty() {
+        out.push(window(label, d).render());
+    }
+    if !d.zoom.is_empty() {
+        out.push(zoom(label, d).render());
+    }
+    out
+}
+
 /// The tcptrace-style time-sequence graph (and its zoomed slice when decimated), captioned.
 fn time_sequence(p: &mut Page, label: &str, ts: &results::segment_flow::TimeSequence) {
     let title = format!("{label} {}: time-sequence", ts.direction);
@@ -187,6 +204,11 @@ mod tests {
         }
         assert!(out.contains("window-limited: outstanding = announced window in 93%"));
         assert_eq!(out.matches("<figure>").count(), 3);
+        let d = &t.segment_flow.as_ref().map(|f| f.directions[0].clone()).unwrap_or_default();
+        let svgs = plots("w4k", d);
+        assert_eq!(svgs.len(), 3);
+        assert!(svgs[0].contains("w4k client→server: segment size"));
+        assert!(plots("x", &FlowDirection::default()).is_empty());
     }
 
     #[test]

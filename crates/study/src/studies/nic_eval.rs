@@ -6,10 +6,10 @@
 use results::TestResult;
 
 use crate::compare::{mbps, mbps_sample, Row};
-use crate::html::rows_chart;
+use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{base, reverse, stream, times, Case, Mode, Stage};
-use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Verdict};
+use crate::status::{self, diagram, measured, not_reproducible, Entry, Verdict};
 use crate::{Info, Outcome, Study};
 
 /// The study.
@@ -148,12 +148,8 @@ const CATALOGUE: &[Entry] = &[
         "as Figure 2: M counts the whole host here",
     ),
     diagram("Figure 5", "the ATM testbed"),
-    not_run(
-        "Figure 6",
-        "the 1500-byte LANE packet limits ATM",
-        "a LANE path with a ~10,000-byte MTU beside the 1500-byte one",
-    ),
-    not_run("Appendix C", "ttcp throughput against the TCP window", "a ttcp -b window sweep over LANE"),
+    measured("Figure 6", "the 1500-byte LANE packet limits ATM: ~10,000-byte packets go faster"),
+    measured("Appendix C", "ttcp throughput rises with the TCP window over LANE"),
 ];
 
 /// Why a measured M differs from the paper's.
@@ -188,7 +184,7 @@ impl Study for NicEval {
     fn stages(&self, mode: Mode) -> Vec<Stage> {
         // Four runs as the paper's; three in --quick, for an interval on every status.
         let reps = Some(times(mode.pick(3, 4)));
-        PATHS
+        let mut stages: Vec<Stage> = PATHS
             .iter()
             .map(|&(key, preset, nic, _)| {
                 // 10 Mbit/s takes 13 s per ttcp run: --quick moves an eighth of the data there.
@@ -196,7 +192,23 @@ impl Study for NicEval {
                 let cases = cases(key, scale).into_iter().map(|c| c.repeated(reps.clone())).collect();
                 Stage::path(&format!("{preset} ({nic})"), preset, cases)
             })
-            .collect()
+            .collect();
+        let windows: Vec<u32> = mode.pick(vec![2048, 8192, 32768], WINDOWS.to_vec());
+        let secs = mode.pick(2, 10);
+        let sweep =
+            windows.iter().map(|&w| Case::new(format!("win-{w}"), windowed(w, secs)).repeated(reps.clone()));
+        stages.push(Stage::path(
+            "atm-oc3-lane, ttcp against the TCP window (Appendix C)",
+            "atm-oc3-lane",
+            sweep.collect(),
+        ));
+        let big = Case::new("bigmtu-win-32768", windowed(32768, secs)).repeated(reps);
+        stages.push(Stage::path(
+            "ATM LANE with 9180-byte packets (Figure 6's ~10,000 bytes)",
+            BIG_MTU,
+            vec![big],
+        ));
+        stages
     }
 
     fn compare(&self, out: &Outcome) -> Vec<Row> {
@@ -219,15 +231,35 @@ impl Study for NicEval {
                 rows.push(row);
             }
         }
+        for d in out.with_prefix("win-").chain(out.with_prefix("bigmtu-")) {
+            let mtu = if d.case.key.starts_with("bigmtu") { 9180 } else { 1500 };
+            let what =
+                format!("ttcp transmit, window {}, LANE {mtu}-byte packets", d.case.spec.sndbuf.unwrap_or(0));
+            rows.push(Row::new("Appendix C", &what, "Mbit/s").goodput(Some(&d.result)));
+        }
         rows
     }
 
     fn charts(&self, out: &Outcome) -> Vec<String> {
         let rows = self.compare(out);
-        let of = |unit: &str| rows.iter().filter(|r| r.unit == unit).collect::<Vec<&Row>>();
+        let of = |unit: &str| {
+            rows.iter().filter(|r| r.unit == unit && r.group != "Appendix C").collect::<Vec<&Row>>()
+        };
+        let window =
+            out.with_prefix("win-").filter_map(|d| Some((f64::from(d.case.spec.sndbuf?), mbps(&d.result)?)));
+        let model = out
+            .get("win-32768")
+            .and_then(|r| r.reference.as_ref())
+            .map(|r| (r.limit_bps / 1e6, "model: LANE".into()));
         vec![
             rows_chart("Figures 1, 3: paper, tcplab, model", "Mbit/s", &of("Mbit/s")),
             rows_chart("M: paper (from Figures 1, 3), tcplab", "M", &of("M")),
+            size_chart(
+                "Appendix C: ttcp against the TCP window, LANE",
+                "window (bytes)",
+                vec![series("tcplab measured, LANE 1500", window)],
+                model,
+            ),
         ]
     }
 
@@ -239,6 +271,8 @@ impl Study for NicEval {
         let (atm, other, name) = match figure {
             "Figure 1" => ("lane", "e10", "10 Mbit/s Ethernet"),
             "Figure 3" => ("lane", "fe", "100BASE-T"),
+            "Figure 6" => return big_packets(out),
+            "Appendix C" => return window_order(out),
             _ => return Verdict::not_run("no judge for this figure"),
         };
         let samples: Vec<_> = TESTS
@@ -259,6 +293,41 @@ impl Study for NicEval {
 }
 
 /// The four tests on one path; `scale` divides the amounts (10 Mbit/s in --quick).
+/// Appendix C's windows (ttcp -b), full design: from just above one 1460-byte segment up. A
+/// window below one segment stalls Linux on the delayed-ACK timer (seed 004's stall), which
+/// would make a run of ttcp's 16 MB last minutes.
+const WINDOWS: [u32; 7] = [1536, 2048, 4096, 8192, 16384, 32768, 65536];
+/// LANE's framing with the ~10,000-byte packets the paper expected to lift the limit (9180,
+/// the IP MTU over AAL5).
+const BIG_MTU: &str = "rate=149.76mbit,atm=lane,mtu=9180";
+
+/// ttcp transmit of 8192-byte writes for `secs` seconds (a time, not ttcp's 2000 writes, so
+/// that a small window's slow run stays bounded), with a TCP window of `window` bytes: the
+/// receiver announces at most that (TCP_WINDOW_CLAMP) and the sender buffers that much.
+fn windowed(window: u32, secs: u64) -> results::TestSpec {
+    let mut s = stream(8192, None, secs);
+    s.sndbuf = Some(window);
+    s.options.insert("window-clamp".into(), results::ParamValue::Int(u64::from(window)));
+    s
+}
+
+/// Appendix C: throughput against the window: 8 KiB above 2 KiB (just above the 1500-byte
+/// packet) and 32 KiB above 8 KiB.
+fn window_order(out: &Outcome) -> Verdict {
+    let w = |n: u32| mbps_sample(out, &format!("win-{n}"));
+    let (a, b, c) = (w(2048), w(8192), w(32768));
+    status::ordered(&[
+        ("window 8192", b.as_ref(), "2048", a.as_ref()),
+        ("window 32768", c.as_ref(), "8192", b.as_ref()),
+    ])
+}
+
+/// Figure 6: at a 32 KiB window, LANE with 9180-byte packets above LANE's 1500-byte ones.
+fn big_packets(out: &Outcome) -> Verdict {
+    let (big, lane) = (mbps_sample(out, "bigmtu-win-32768"), mbps_sample(out, "win-32768"));
+    status::ordered(&[("9180-byte packets", big.as_ref(), "1500-byte", lane.as_ref())])
+}
+
 fn cases(key: &str, scale: u64) -> Vec<Case> {
     let mut ttcp = stream(8192, Some(32768), 120);
     ttcp.bytes_limit = Some(2000 * 8192 / scale);

@@ -10,9 +10,11 @@ use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, xy, Figure, Unit, Value};
 use crate::plan::{self, stream, times, Case, Mode, Stage};
-use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Verdict};
+use crate::status::{self, diagram, measured, not_reproducible, Entry, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
+
+mod flows;
 
 /// The study.
 #[derive(Debug)]
@@ -134,6 +136,10 @@ const JUDGED: &[&str] = &[
     "w16K-u8192",
     "w32K-u8192",
     "w52428-u8192",
+    "fix-w32K-u512-sym",
+    "fix-w32K-u512-r8192",
+    "fix-w32K-u32768-sym",
+    "fix-w32K-u32768-r8192",
 ];
 
 /// Why Linux differs at a 4 KiB window.
@@ -150,25 +156,19 @@ const SBA100: &str =
 /// Every figure of the paper.
 const CATALOGUE: &[Entry] = &[
     diagram("Figure 1", "measurement environment and set-up"),
-    not_run(
+    measured(
         "Figure 2",
-        "segment flow depends on user data size",
-        "the traced segment sizes per user data size, drawn",
+        "segment flow depends on user data size: w8k-u8704 sends smaller segments than u8192",
     ),
-    not_run(
-        "Figure 3",
-        "timer-generated acknowledgements",
-        "the traced ACK times against the delayed-ACK timer",
-    ),
+    measured("Figure 3", "a timer-generated acknowledgement announces a smaller window and changes the flow"),
     measured("§3 set-up", "the window is the one set: 4096 bytes announced"),
     measured("Figure 4", "receive processing per segment above send"),
     measured("Figure 5", "stop-and-go: throughput rises with window = user data"),
     not_reproducible("Figure 6", "Sparc2 SBA-100, driver 2.0", SBA100),
     not_reproducible("Figure 7", "Sparc2 SBA-100, driver 2.2.6", SBA100),
-    not_run(
+    measured(
         "Figure 8",
-        "throughput with a fixed-size receive user buffer",
-        "a receive size fixed apart from the send size",
+        "a fixed 8192-byte receive buffer above symmetric ones, w32k, small and large user data",
     ),
     measured("Figures 9, 10", "w4k-u2048 about 20 % above w4k-u4096 (segment flows traced)"),
     not_reproducible("Figure 11", "Sparc10 SBA-100, driver 2.2.6", SBA100),
@@ -178,17 +178,12 @@ const CATALOGUE: &[Entry] = &[
         "Sparc2 against Sparc10 segment flow",
         "two host generations; one host here",
     ),
-    not_run(
+    measured(
         "Figure 14",
-        "segment flow before and on the plateau",
-        "traced points before and on Figure 11's plateau",
+        "on the plateau (w52-u20480) fewer bytes acknowledged at a time than before (u16384)",
     ),
     measured("Figure 15", "Sparc10 SBA-200: throughput rises with the window"),
-    not_run(
-        "Figures 6, 7, 11, 15 (c)",
-        "CPU utilisation panels",
-        "per-point CPU utilisation of both ends in the grid",
-    ),
+    measured("Figures 6, 7, 11, 15 (c)", "CPU utilisation: the receiver more heavily loaded than the sender"),
 ];
 
 /// Figure 4's segment sizes: 64 bytes doubling to 8 KiB, then the path's MSS (9136 on TAXI
@@ -225,16 +220,18 @@ impl Study for SegmentFlow {
         if mode == Mode::Quick {
             grid.extend([(4096, 2048), (4096, 4096), (8192, 4096), (8192, 7168)].map(|(w, u)| point(w, u)));
         }
-        let traced =
-            [2048, 4096].map(|u| Case::new(format!("trace-w4K-u{u}"), windowed(u, 4096, 2))).to_vec();
+        let traced = [(4096, 2048), (4096, 4096), (8192, 8192), (8192, 8704), (52428, 16384), (52428, 20480)]
+            .map(|(w, u)| Case::new(format!("trace-w{}-u{u}", size_key(w)), windowed(u, w, 2)))
+            .to_vec();
         let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
         let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), windowed(u, u, 2))).collect();
         let mut stages = vec![
             Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
             Stage {
                 trace: true,
-                ..Stage::path("TAXI 140, segment flow traced (Figures 9, 10)", TAXI, traced)
+                ..Stage::path("TAXI 140, segment flow traced (Figures 2, 3, 9, 10, 14)", TAXI, traced)
             },
+            Stage::path("TAXI 140, fixed 8192-byte receive buffer (Figure 8)", TAXI, fixed_receive(mode)),
             Stage::path("TAXI 140, stop-and-go: window = user data (Figure 5)", TAXI, sng),
             Stage::path(
                 "TAXI 140, processing time per segment (Figure 4)",
@@ -281,6 +278,11 @@ impl Study for SegmentFlow {
             .join(" ");
         rows.push(row);
         rows.extend(cost_rows(out));
+        for d in out.with_prefix("fix-") {
+            let s = &d.case.spec;
+            let what = format!("w32k, user data {}, read {}", s.send_len, s.recv_len);
+            rows.push(Row::new("Figure 8", &what, "Mbit/s").goodput(Some(&d.result)));
+        }
         for d in out.with_prefix("sng-") {
             rows.push(
                 Row::new(
@@ -329,6 +331,7 @@ impl Study for SegmentFlow {
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
             charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
         }
+        charts.extend(flows::plots(out));
         charts
     }
 
@@ -354,6 +357,11 @@ impl Study for SegmentFlow {
                 let flows = [flow(a, "traced u2048"), flow(b, "u4096")].join(" ");
                 Verdict { evidence: format!("{} {flows}", v.evidence), ..v }.because(STALL)
             }
+            "Figure 2" => flows::figure2(out),
+            "Figure 3" => flows::figure3(out),
+            "Figure 8" => fixed_order(out),
+            "Figure 14" => flows::figure14(out),
+            "Figures 6, 7, 11, 15 (c)" => flows::cpu_panels(out),
             "Figure 15" => {
                 let w = |n: u32| g(&format!("w{}-u8192", size_key(n)));
                 let (a, b, c, d) = (w(8192), w(16384), w(32768), w(52428));
@@ -366,6 +374,40 @@ impl Study for SegmentFlow {
             _ => Verdict::not_run("no judge for this figure"),
         }
     }
+}
+
+/// Figure 8: at a 32 KiB window, 512- and 32768-byte user data read with a receive buffer of
+/// the same size and with one fixed at 8192 bytes (1 s a run in --quick, so that the quick
+/// design stays within two minutes).
+fn fixed_receive(mode: Mode) -> Vec<Case> {
+    let reps = (mode == Mode::Full).then(|| times(25));
+    [512, 32768]
+        .into_iter()
+        .flat_map(|u| [(u, u, "sym"), (u, 8192, "r8192")])
+        .map(|(u, r, name)| {
+            let mut s = windowed(u, 32768, mode.pick(1, 2));
+            s.recv_len = r;
+            if mode == Mode::Full {
+                (s.bytes_limit, s.duration_ms) = (Some(16 << 20), 120_000);
+            }
+            Case::new(format!("fix-w32K-u{u}-{name}"), s).repeated(reps.clone())
+        })
+        .collect()
+}
+
+/// Figure 8's verdict: the fixed receive buffer above the symmetric one at both sizes.
+fn fixed_order(out: &Outcome) -> Verdict {
+    let g = |key: &str| mbps_sample(out, key);
+    let (a, b, c, d) = (
+        g("fix-w32K-u512-r8192"),
+        g("fix-w32K-u512-sym"),
+        g("fix-w32K-u32768-r8192"),
+        g("fix-w32K-u32768-sym"),
+    );
+    status::ordered(&[
+        ("u512 read 8192", a.as_ref(), "read 512", b.as_ref()),
+        ("u32768 read 8192", c.as_ref(), "read 32768", d.as_ref()),
+    ])
 }
 
 /// A stream of `len`-byte writes and reads whose receiver announces a window of exactly

@@ -3,12 +3,12 @@
 //! baseline (Table 1), peak rates (Tables 2, 3), TCP_RR (Table 4, Figure 11) and the
 //! theoretical 134.5 Mbit/s ceiling (Figure 2).
 
-use crate::compare::{mbps, mbps_sample, trans_per_s, Row};
+use crate::compare::{mbps, mbps_sample, tps_sample, trans_per_s, Row};
 use crate::html::{rows_chart, series};
 use crate::matrix::{cell_key, cells_of, Matrix, PaperHost};
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{self, confident, rr, stream, Case, Mode, Stage, Where};
-use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Sample, Verdict};
+use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
 
@@ -147,17 +147,24 @@ const CATALOGUE: &[Entry] = &[
         "Windows NT 4.0's stack; the end systems here run Linux (shown as the paper's numbers)",
     ),
     measured("Table 4, §5", "request/response round trip, 1/1 bytes"),
-    not_run(
+    measured(
         "Figure 10",
-        "request/responses per second with a slow client",
-        "a TCP_RR stage with a CPU-quota client",
+        "request/responses per second with a slow client: below a fast one, falling with size",
     ),
     not_reproducible("Figure 11", "Windows NT against Linux request/response", "Windows NT 4.0's stack"),
 ];
 
 /// The cases the statuses are judged on (repeated in --quick too).
-const JUDGED: &[&str] =
-    &["loopback", "clip-b64K-l8K", "clip-b32K-l8K", "clip-b64K-l64K", "slow-l8K", "rr-1-1"];
+const JUDGED: &[&str] = &[
+    "loopback",
+    "clip-b64K-l8K",
+    "clip-b32K-l8K",
+    "clip-b64K-l64K",
+    "slow-l8K",
+    "rr-1-1",
+    "slow-rr-1-1",
+    "slow-rr-128-8192",
+];
 
 /// Why tcplab's host is faster than the paper's.
 const MODERN: &str = "Today's CPUs and memory move far more per second than the paper's PPro-200.";
@@ -230,6 +237,13 @@ impl Study for TcpAtm {
                     .repeated(conf.clone())
             })
             .collect();
+        // Figure 10: the P-100 as client (the slow sender's quota) of a fast server; --quick
+        // runs the smallest and the largest of Table 4's sizes.
+        let slow_rr = RR_SIZES
+            .iter()
+            .filter(|&&(q, _)| mode == Mode::Full || q == 1 || q == 128)
+            .map(|&(q, r)| Case::new(format!("slow-rr-{q}-{r}"), rr(q, r, secs)).repeated(conf.clone()))
+            .collect();
         let loopback = Case::new("loopback", stream(65536, Some(65536), secs)).repeated(conf.clone());
         let mut stages = vec![
             Stage {
@@ -245,6 +259,12 @@ impl Study for TcpAtm {
                 CLIP,
                 "client=2%",
                 slow,
+            ),
+            Stage::slow(
+                "OC-3c CLIP, slow client: client at 2 % of a CPU, request/response (Figure 10)",
+                CLIP,
+                "client=2%",
+                slow_rr,
             ),
         ];
         plan::repeat_judged(mode, &mut stages, JUDGED, 3);
@@ -285,6 +305,13 @@ impl Study for TcpAtm {
                 Row::new("§5 RTT", &format!("TCP_RR {q}/{r}"), "ms")
                     .paper(t("rtt", &format!("Linux {q}/{r}")))
                     .measured(ms, res),
+            );
+        }
+        for d in out.with_prefix("slow-rr-") {
+            let (q, r) = (d.case.spec.request_len, d.case.spec.response_len);
+            let what = format!("slow client (2 % of a CPU), TCP_RR {q}/{r}");
+            rows.push(
+                Row::new("Figure 10", &what, "trans/s").measured(trans_per_s(&d.result), Some(&d.result)),
             );
         }
         rows
@@ -381,6 +408,18 @@ impl Study for TcpAtm {
             }
             "Figure 9" => {
                 status::value(cell("PPro200", "Sun").as_ref(), 119.12, 0.1, " Mbit/s").because_above(MODERN)
+            }
+            "Figure 10" => {
+                let t = |key: &str| tps_sample(out, key);
+                status::ordered(&[
+                    ("fast client 1/1", t("rr-1-1").as_ref(), "slow client 1/1", t("slow-rr-1-1").as_ref()),
+                    (
+                        "slow client 1/1",
+                        t("slow-rr-1-1").as_ref(),
+                        "128/8192",
+                        t("slow-rr-128-8192").as_ref(),
+                    ),
+                ])
             }
             "Table 4, §5" => {
                 let ms = out.get("rr-1-1").and_then(|r| Sample::of(r, |r| Some(1000.0 / trans_per_s(r)?)));
