@@ -12,7 +12,7 @@
 //! then [`Store::finish_run`]. A run records which process writes it ([`Store::begin_run_by`]),
 //! so that one left `running` by a killed process can be told apart ([`owner`],
 //! [`Store::prune_abandoned`]); this crate never looks at processes itself. Reading: [`Store::list_runs`], [`Store::load_run`],
-//! [`Store::load_sweep`], [`Store::finished_points`].
+//! [`Store::load_sweep`], [`Store::finished_points`], and per path [`Store::path_results`].
 #![forbid(unsafe_code)]
 
 pub mod audit;
@@ -21,6 +21,7 @@ pub mod db;
 pub mod ids;
 mod legacy;
 pub mod owner;
+pub mod paths;
 pub mod push;
 mod read;
 pub mod schema;
@@ -35,6 +36,7 @@ use rusqlite::Connection;
 use db::{Conn, DbError, Engine, Sql};
 
 pub use audit::HostActivity;
+pub use paths::PathResult;
 pub use push::PushCounts;
 pub use read::{coords_of, RunFilter};
 pub use results::{Owner, RunSummary};

@@ -11,6 +11,7 @@ pub mod install;
 pub mod keygen;
 pub mod mesh;
 pub mod model;
+pub mod regressions;
 pub mod report;
 pub mod run;
 pub mod server;
