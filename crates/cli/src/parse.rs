@@ -100,6 +100,19 @@ pub fn age_ms(s: &str) -> Result<u64, String> {
     Ok((v * scale * 1000.0).round() as u64)
 }
 
+/// A duration like [`age_ms`] (`90m`, `7d`, `30`), as a `Duration`.
+pub fn age(s: &str) -> Result<std::time::Duration, String> {
+    age_ms(s).map(std::time::Duration::from_millis)
+}
+
+/// An interval between rounds: a duration like [`age_ms`], more than 0.
+pub fn interval(s: &str) -> Result<std::time::Duration, String> {
+    match age(s)? {
+        d if d.is_zero() => Err(format!("'{s}' must be more than 0")),
+        d => Ok(d),
+    }
+}
+
 /// A percentage from 0 to 1000: `10%` or `10`.
 pub fn percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -280,6 +293,8 @@ mod tests {
         assert_eq!(percent(" 2.5 "), Ok(2.5));
         assert!(percent("x%").is_err() && percent("-1").is_err() && percent("NaN").is_err());
         assert_eq!(level_pct("99"), Ok(99.0));
+        assert_eq!(interval("2s"), Ok(std::time::Duration::from_secs(2)));
+        assert!(interval("0").is_err() && interval("1w").is_err());
         assert!(level_pct("100").is_err() && level_pct("0").is_err());
     }
 
