@@ -89,3 +89,27 @@ impl Store {
             .map_err(sql("reading results per path"))
     }
 }
+
+const LATEST_MESHES_SQLITE: &str = "
+SELECT json_extract(plan, '$.mesh.inventory'), MAX(run_id) FROM sweeps
+WHERE json_extract(plan, '$.mesh.inventory') IS NOT NULL GROUP BY 1 ORDER BY 1";
+
+const LATEST_MESHES_POSTGRES: &str = "
+SELECT (plan::json)->'mesh'->>'inventory', MAX(run_id) FROM sweeps
+WHERE (plan::json)->'mesh'->>'inventory' IS NOT NULL GROUP BY 1 ORDER BY 1";
+
+impl Store {
+    /// The newest mesh run of each inventory: `(inventory, run id)`, by inventory.
+    pub fn latest_meshes(&self) -> Result<Vec<(String, i64)>> {
+        let mut conn = self.conn();
+        let q = match conn.engine() {
+            Engine::Sqlite => LATEST_MESHES_SQLITE,
+            Engine::Postgres => LATEST_MESHES_POSTGRES,
+        };
+        let rows = conn.query(q, &[]).map_err(sql("finding meshes"))?;
+        rows.iter()
+            .map(|r| Ok((r.text(0)?, r.i64(1)?)))
+            .collect::<std::result::Result<_, DbError>>()
+            .map_err(sql("finding meshes"))
+    }
+}

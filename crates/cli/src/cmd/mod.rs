@@ -4,6 +4,7 @@ pub mod audit;
 pub mod compare;
 pub mod compare_cc;
 pub mod daemon;
+pub mod dashboard;
 pub mod emu;
 pub mod fleet;
 pub mod history;
