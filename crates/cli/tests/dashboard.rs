@@ -9,120 +9,17 @@
 
 mod support;
 
+#[path = "../../store/tests/support/pg_cluster.rs"]
+mod pg_cluster;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use results::{
-    Axis, Estimate, Headline, HostInfo, MeshCell, MeshHost, MeshPlan, MeshRole, Metric, ParamSetting,
-    ParamValue, RunRecord, Status, SweepPlan, SweepPoint, TestError, TestKind, TestResult, TestSpec,
-};
-use store::{RunKind, RunStatus, Store};
+use store::Store;
+use support::mesh_archive::{round, HOUR_MS};
 use support::{command, stdout};
-
-const HOUR_MS: u64 = 3_600_000;
-const HOSTS: [&str; 3] = ["a", "b", "c"];
-
-fn plan() -> SweepPlan {
-    let hosts: Vec<MeshHost> = HOSTS
-        .iter()
-        .enumerate()
-        .map(|(i, n)| MeshHost {
-            name: n.to_string(),
-            address: format!("198.18.0.{}", i + 1),
-            port: 9180,
-            labels: Default::default(),
-            role: MeshRole::Both,
-        })
-        .collect();
-    let cells: Vec<MeshCell> =
-        (0..3u32).flat_map(|s| (0..3u32).map(move |r| MeshCell { sender: s, receiver: r })).collect();
-    let values = cells
-        .iter()
-        .map(|c| ParamValue::Text(format!("{}>{}", HOSTS[c.sender as usize], HOSTS[c.receiver as usize])))
-        .collect();
-    SweepPlan {
-        base: TestSpec::new(TestKind::TcpStream),
-        axes: vec![Axis { name: "cell".into(), tied: Vec::new(), values, text: "mesh".into() }],
-        confidence: None,
-        metric: "goodput_bps".into(),
-        mesh: Some(MeshPlan { inventory: "fleet.toml".into(), hosts, cells }),
-    }
-}
-
-/// ±2 % around 940 Mbit/s (a loop-back cell: 20 Gbit/s).
-fn goodput(cell: usize, round: u64) -> f64 {
-    let x = (round * 7919 + cell as u64 * 104_729) % 1000;
-    let base = if cell % 4 == 0 { 2e10 } else { 9.4e8 };
-    base * (1.0 + (x as f64 - 500.0) / 25_000.0)
-}
-
-/// One mesh round at `at`; `last` plants a slower a → c and a failed c → b.
-fn round(st: &mut Store, at: u64, round: u64, last: bool) -> i64 {
-    let plan = plan();
-    let run = RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "mesh".into(), "fleet.toml".into()],
-        started_unix_ms: at,
-        local_host: HostInfo { hostname: "scheduler".into(), ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    };
-    let id = st.begin_run(&run, RunKind::Sweep, "mesh fleet.toml").unwrap();
-    st.begin_sweep(id, &plan).unwrap();
-    let mesh = plan.mesh.as_ref().unwrap();
-    for (i, c) in mesh.cells.iter().enumerate() {
-        let (s, r) = (HOSTS[c.sender as usize], HOSTS[c.receiver as usize]);
-        let mut t = TestResult::new(
-            "tcp-stream",
-            plan.base.clone(),
-            format!("198.18.0.{}:9180", c.receiver + 1),
-            at + i as u64,
-        );
-        t.third_party = Some(results::ThirdParty {
-            from: format!("198.18.0.{}:9180", c.sender + 1),
-            to: format!("198.18.0.{}:9180", c.receiver + 1),
-            from_name: Some(s.into()),
-            to_name: Some(r.into()),
-        });
-        let mut v = goodput(i, round);
-        if last && (s, r) == ("c", "b") {
-            t.status = Status::Failed;
-            t.error = Some(TestError {
-                code: "connect".into(),
-                message: "connecting to 198.18.0.2:9180: connection refused".into(),
-            });
-            v = 0.0;
-        } else {
-            if last && (s, r) == ("a", "c") {
-                v *= 0.75;
-            }
-            t.summary.headline = Some(Headline::measured(Metric::Goodput, v));
-        }
-        let params = vec![
-            ParamSetting { name: "sender".into(), value: ParamValue::Text(s.into()) },
-            ParamSetting { name: "receiver".into(), value: ParamValue::Text(r.into()) },
-        ];
-        let headline =
-            Estimate { metric: "goodput_bps".into(), mean: v, values: vec![v], ..Estimate::default() };
-        let p = SweepPoint {
-            index: i as u32,
-            coords: vec![i as u32],
-            params,
-            test_index: i as u32,
-            headline,
-            met: true,
-        };
-        st.add_point(id, &p, &t).unwrap();
-    }
-    st.finish_run(id, RunStatus::Complete, None, at + 60_000).unwrap();
-    id
-}
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
@@ -192,7 +89,7 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     {
         let mut st = Store::open(&db).unwrap();
         for r in 0..rounds {
-            round(&mut st, now - (rounds - r) * HOUR_MS, r, r + 1 == rounds);
+            round(&mut st, 3, now - (rounds - r) * HOUR_MS, r, r + 1 == rounds);
         }
     }
     let before = std::fs::read(&db).unwrap();
@@ -241,7 +138,7 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     let browser = std::thread::spawn(move || dom(&url, &work, 150_000).unwrap());
     std::thread::sleep(Duration::from_secs(4));
     let started = Instant::now();
-    let new_id = round(&mut Store::open(&db).unwrap(), now, rounds, false);
+    let new_id = round(&mut Store::open(&db).unwrap(), 3, now, rounds, false);
     let live = browser.join().unwrap();
     let rounds_seen = live.split("<ol id=\"rounds\">").nth(1).unwrap().split("</ol>").next().unwrap();
     assert_eq!(
@@ -276,4 +173,55 @@ fn off_loopback_a_token_is_required() {
     assert!(get("/api/grid?token=wrong").starts_with("HTTP/1.1 401"));
     let ok = get("/api/grid?token=s3cret");
     assert!(ok.starts_with("HTTP/1.1 200") && ok.ends_with("[]"), "{ok}");
+}
+
+fn http_get(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let port: u16 = url.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{path}: {out}");
+    out.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()
+}
+
+/// The same rounds in a SQLite file and a real PostgreSQL database: the same grid and history.
+#[test]
+fn postgresql_serves_what_sqlite_serves() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _up = pg_cluster::up();
+    let url = c.new_db("dashboard");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.db");
+    let now = now_ms();
+    for db in [file.clone(), std::path::PathBuf::from(&url)] {
+        let mut st = Store::open(&db).unwrap();
+        for r in 0..12u64 {
+            round(&mut st, 3, now - (12 - r) * HOUR_MS, r, r == 11);
+        }
+    }
+    let lite = dashboard(&file, &["--listen", "127.0.0.1:0"]);
+    let pg = dashboard(Path::new(&url), &["--listen", "127.0.0.1:0"]);
+    let (a, b) = (http_get(&lite.url, "/api/grid"), http_get(&pg.url, "/api/grid"));
+    assert_eq!(a, b);
+    assert!(a.contains("\"class\":\"regressed\"") && a.contains("\"class\":\"failed\""), "{a}");
+    let part = |page: &str, from: &str, to: &str| {
+        page.split(from).nth(1).unwrap().split(to).next().unwrap().to_string()
+    };
+    for path in ["/cell?sender=a&receiver=c&test=tcp-stream", "/host?name=b"] {
+        let (a, b) = (http_get(&lite.url, path), http_get(&pg.url, path));
+        assert_eq!(part(&a, "data-points=", ">"), part(&b, "data-points=", ">"), "{path}");
+        assert_eq!(
+            part(&a, "<ul id=\"verdicts\">", "</ul>"),
+            part(&b, "<ul id=\"verdicts\">", "</ul>"),
+            "{path}"
+        );
+        assert_eq!(
+            part(&a, "<ul id=\"failures\">", "</ul>"),
+            part(&b, "<ul id=\"failures\">", "</ul>"),
+            "{path}"
+        );
+    }
+    assert_eq!(http_get(&lite.url, "/run/12"), http_get(&pg.url, "/run/12"));
 }
