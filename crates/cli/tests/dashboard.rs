@@ -114,6 +114,25 @@ fn the_grid_history_and_live_rounds_in_chromium() {
         "{}",
         stdout(&cli)
     );
+    if let Some(shot) = std::env::var_os("TCPLAB_SCREENSHOT") {
+        // For docs/fleet.md: `TCPLAB_SCREENSHOT=$PWD/docs/fleet-dashboard.png cargo test …`.
+        let bin = support::chromium::binary().unwrap();
+        let ok = Command::new(bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=900,560",
+            ])
+            .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+            .args(["--virtual-time-budget=3000", &format!("--screenshot={}", Path::new(&shot).display())])
+            .arg(format!("{}?poll=500", d.url))
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
     // A cell's history: one point per stored result (c → b: one fewer, its last round failed).
     let cell = dom(&format!("{}cell?sender=a&receiver=b&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
     assert!(cell.contains(&format!("data-points=\"{rounds}\"")), "{cell}");
