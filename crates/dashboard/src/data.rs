@@ -158,8 +158,8 @@ fn cell(m: &Matrix, e: &Entry, judged: Option<&Judgement>, threshold_pct: f64) -
     }
 }
 
-/// The results of one path (`sender → receiver`, one test type) or, with `receiver` `None`,
-/// of every path `sender` sends on, oldest first.
+/// The results of one path (`sender → receiver`, one test type, any with `test` empty) or,
+/// with `receiver` `None`, of every path `sender` sends on, oldest first.
 pub fn history(
     st: &Store,
     since_unix_ms: u64,
@@ -167,13 +167,7 @@ pub fn history(
     receiver: Option<&str>,
     test: &str,
 ) -> store::Result<Vec<PathResult>> {
-    Ok(st
-        .path_results(since_unix_ms)?
-        .into_iter()
-        .filter(|r| {
-            r.sender == sender
-                && receiver.is_none_or(|x| r.receiver == x)
-                && (test.is_empty() || r.test == test)
-        })
-        .collect())
+    let mut v = st.path_history(since_unix_ms, Some(sender), receiver)?;
+    v.retain(|r| test.is_empty() || r.test == test);
+    Ok(v)
 }

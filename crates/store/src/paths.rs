@@ -36,28 +36,63 @@ pub struct PathResult {
     pub error: Option<String>,
 }
 
+/// The lean rows; `?1` since, `?2` sender (or NULL: any), `?3` receiver (or NULL: any). Only
+/// failed tests' results are read (for their reason).
 const SQLITE: &str = "
 SELECT t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
-       json_extract(t.result, '$.third_party'), COALESCE(r.host, ''), r.server,
-       json_extract(t.result, '$.error.message')
-FROM tests t JOIN runs r ON r.id = t.run_id
+       COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+       CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END
+FROM tests t
 WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'
+  AND (CAST(?2 AS TEXT) IS NULL OR t.sender = ?2) AND (CAST(?3 AS TEXT) IS NULL OR t.receiver = ?3)
 ORDER BY t.started_unix_ms, t.id";
 
 const POSTGRES: &str = "
 SELECT t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
-       (t.result::json)->>'third_party', COALESCE(r.host, ''), r.server,
-       (t.result::json)->'error'->>'message'
-FROM tests t JOIN runs r ON r.id = t.run_id
+       COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+       CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END
+FROM tests t
 WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'
+  AND (CAST(?2 AS TEXT) IS NULL OR t.sender = ?2) AND (CAST(?3 AS TEXT) IS NULL OR t.receiver = ?3)
 ORDER BY t.started_unix_ms, t.id";
 
+/// The ends of the path `r` measured: a third-party test's by inventory name (else
+/// `host:port`), else the run's client host and the server it asked for.
+pub(crate) fn ends(r: &results::TestResult, run_host: &str, run_server: &str) -> (String, String) {
+    match &r.third_party {
+        Some(tp) => {
+            (tp.from_name.clone().unwrap_or(tp.from.clone()), tp.to_name.clone().unwrap_or(tp.to.clone()))
+        }
+        None => (run_host.to_string(), run_server.to_string()),
+    }
+}
+
+/// Migration 8's data step: the ends of every stored test, then the index.
+pub(crate) fn backfill(tx: &mut dyn Sql) -> Result<()> {
+    let rows = tx
+        .query("SELECT t.id, t.result, COALESCE(r.host, ''), r.server FROM tests t JOIN runs r ON r.id = t.run_id", &[])
+        .map_err(sql("reading tests"))?;
+    for row in rows {
+        let read = || -> std::result::Result<_, DbError> {
+            Ok((row.i64(0)?, row.text(1)?, row.text(2)?, row.text(3)?))
+        };
+        let (id, text, host, server) = read().map_err(sql("reading tests"))?;
+        let third: Option<ThirdParty> = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| serde_json::from_value(v.get("third_party")?.clone()).ok());
+        let (s, r) = match third {
+            Some(tp) => (tp.from_name.unwrap_or(tp.from), tp.to_name.unwrap_or(tp.to)),
+            None => (host, server),
+        };
+        tx.execute("UPDATE tests SET sender = ?1, receiver = ?2 WHERE id = ?3", args![s, r, id])
+            .map_err(sql("recording paths"))?;
+    }
+    tx.batch("CREATE INDEX tests_path ON tests (sender, receiver, started_unix_ms); CREATE INDEX tests_started ON tests (started_unix_ms);")
+        .map_err(sql("indexing paths"))
+}
+
 fn path_result(row: &Row) -> std::result::Result<PathResult, DbError> {
-    let third: Option<ThirdParty> = row.opt_text(8)?.and_then(|t| serde_json::from_str(&t).ok());
-    let (sender, receiver) = match third {
-        Some(tp) => (tp.from_name.unwrap_or(tp.from), tp.to_name.unwrap_or(tp.to)),
-        None => (row.text(9)?, row.text(10)?),
-    };
+    let (sender, receiver) = (row.text(8)?, row.text(9)?);
     Ok(PathResult {
         run: row.i64(0)?,
         test_id: row.i64(1)?,
@@ -69,7 +104,7 @@ fn path_result(row: &Row) -> std::result::Result<PathResult, DbError> {
         value: row.opt_f64(7)?,
         sender,
         receiver,
-        error: row.opt_text(11)?,
+        error: row.opt_text(10)?,
     })
 }
 
@@ -77,12 +112,25 @@ impl Store {
     /// Every completed or failed test started at or after `since_unix_ms`, oldest first,
     /// with its path (interrupted tests are left out: they measured less than asked).
     pub fn path_results(&self, since_unix_ms: u64) -> Result<Vec<PathResult>> {
+        self.path_history(since_unix_ms, None, None)
+    }
+
+    /// [`Store::path_results`] of the paths from `sender` (any when `None`) to `receiver` (any
+    /// when `None`), by the index on the ends.
+    pub fn path_history(
+        &self,
+        since_unix_ms: u64,
+        sender: Option<&str>,
+        receiver: Option<&str>,
+    ) -> Result<Vec<PathResult>> {
         let mut conn = self.conn();
         let q = match conn.engine() {
             Engine::Sqlite => SQLITE,
             Engine::Postgres => POSTGRES,
         };
-        let rows = conn.query(q, args![since_unix_ms as i64]).map_err(sql("reading results per path"))?;
+        let rows = conn
+            .query(q, args![since_unix_ms as i64, sender, receiver])
+            .map_err(sql("reading results per path"))?;
         rows.iter()
             .map(path_result)
             .collect::<std::result::Result<_, _>>()
