@@ -41,7 +41,8 @@ fn dashboard_page_load_times() {
     let db = dir.join(format!("dashboard-bench-{hosts}x{rounds}.db"));
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     let t = Instant::now();
-    if !db.exists() {
+    let reused = db.exists();
+    if !reused {
         let mut st = Store::open(&db).unwrap();
         for r in 0..rounds {
             round(&mut st, hosts, now - (rounds - r) * HOUR_MS, r, r + 1 == rounds);

@@ -182,7 +182,7 @@ async fn cell(State(app): State<Shared>, Query(q): Query<CellQuery>) -> Result<H
     read(&app, move |st, o| {
         let j = judging(o);
         let results = data::history(st, j.since_unix_ms, &q.sender, Some(&q.receiver), &q.test)?;
-        let judged = verdicts_of(st, &j, &q.sender, Some(&q.receiver))?;
+        let judged = verdicts_of(&results, &j);
         let title = format!("{} → {} {}", q.sender, q.receiver, q.test);
         Ok(pages::history(&title, &results, &judged, now_unix_ms(), &q.token))
     })
@@ -201,25 +201,19 @@ async fn host(State(app): State<Shared>, Query(q): Query<HostQuery>) -> Result<H
     read(&app, move |st, o| {
         let j = judging(o);
         let results = data::history(st, j.since_unix_ms, &q.name, None, "")?;
-        let judged = verdicts_of(st, &j, &q.name, None)?;
+        let judged = verdicts_of(&results, &j);
         Ok(pages::history(&format!("{} sending", q.name), &results, &judged, now_unix_ms(), &q.token))
     })
     .await
     .map(Html)
 }
 
-fn verdicts_of(
-    st: &Store,
-    j: &data::Judging,
-    sender: &str,
-    receiver: Option<&str>,
-) -> store::Result<Vec<results::regression::Judgement>> {
-    let mut v: Vec<_> = data::judgements(st, j)?
-        .into_values()
-        .filter(|x| x.series.sender == sender && receiver.is_none_or(|r| x.series.receiver == r))
-        .collect();
+/// The verdicts of the series among `results` (one path's or one host's).
+fn verdicts_of(results: &[store::PathResult], j: &data::Judging) -> Vec<results::regression::Judgement> {
+    let obs: Vec<_> = results.iter().filter_map(data::observation).collect();
+    let mut v = stats::regression::judge_all(&obs, &j.rule);
     v.sort_by(|a, b| a.series.cmp(&b.series));
-    Ok(v)
+    v
 }
 
 async fn run(State(app): State<Shared>, Path(id): Path<i64>) -> Result<Html<String>, Response> {

@@ -36,25 +36,36 @@ pub struct PathResult {
     pub error: Option<String>,
 }
 
-/// The lean rows; `?1` since, `?2` sender (or NULL: any), `?3` receiver (or NULL: any). Only
-/// failed tests' results are read (for their reason).
-const SQLITE: &str = "
-SELECT t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
-       COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
-       CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END
-FROM tests t
-WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'
-  AND (CAST(?2 AS TEXT) IS NULL OR t.sender = ?2) AND (CAST(?3 AS TEXT) IS NULL OR t.receiver = ?3)
-ORDER BY t.started_unix_ms, t.id";
+/// The lean rows' columns (after `SELECT`) and table, per engine; only failed tests' results
+/// are read (for their reason).
+const COLUMNS_SQLITE: &str = "
+t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
+COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END
+FROM tests t";
 
-const POSTGRES: &str = "
-SELECT t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
-       COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
-       CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END
-FROM tests t
-WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'
-  AND (CAST(?2 AS TEXT) IS NULL OR t.sender = ?2) AND (CAST(?3 AS TEXT) IS NULL OR t.receiver = ?3)
-ORDER BY t.started_unix_ms, t.id";
+const COLUMNS_POSTGRES: &str = "
+t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
+COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END
+FROM tests t";
+
+/// The statement for the ends given (plain equalities, so the path index serves them).
+fn statement(engine: Engine, sender: bool, receiver: bool) -> String {
+    let cols = match engine {
+        Engine::Sqlite => COLUMNS_SQLITE,
+        Engine::Postgres => COLUMNS_POSTGRES,
+    };
+    let mut q = format!("SELECT {cols} WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'");
+    if sender {
+        q.push_str(" AND t.sender = ?2");
+    }
+    if receiver {
+        q.push_str(if sender { " AND t.receiver = ?3" } else { " AND t.receiver = ?2" });
+    }
+    q.push_str(" ORDER BY t.started_unix_ms, t.id");
+    q
+}
 
 /// The ends of the path `r` measured: a third-party test's by inventory name (else
 /// `host:port`), else the run's client host and the server it asked for.
@@ -124,13 +135,10 @@ impl Store {
         receiver: Option<&str>,
     ) -> Result<Vec<PathResult>> {
         let mut conn = self.conn();
-        let q = match conn.engine() {
-            Engine::Sqlite => SQLITE,
-            Engine::Postgres => POSTGRES,
-        };
-        let rows = conn
-            .query(q, args![since_unix_ms as i64, sender, receiver])
-            .map_err(sql("reading results per path"))?;
+        let q = statement(conn.engine(), sender.is_some(), receiver.is_some());
+        let mut params = vec![crate::db::Value::from(since_unix_ms as i64)];
+        params.extend([sender, receiver].into_iter().flatten().map(crate::db::Value::from));
+        let rows = conn.query(&q, &params).map_err(sql("reading results per path"))?;
         rows.iter()
             .map(path_result)
             .collect::<std::result::Result<_, _>>()
