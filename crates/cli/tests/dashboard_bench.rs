@@ -79,11 +79,14 @@ fn dashboard_page_load_times() {
         ("host history", format!("/host?name={a}")),
         ("run report (newest round)", format!("/run/{rounds}")),
     ];
+    let made = match reused {
+        true => "reused from an earlier run of this bench".to_string(),
+        false => format!("generated in {:.0} s", generated.as_secs_f64()),
+    };
     println!(
-        "archive: {hosts} hosts × {rounds} hourly rounds = {} tests, {:.1} MB, generated in {:.0} s",
+        "archive: {hosts} hosts × {rounds} hourly rounds = {} tests, {:.1} MB, {made}",
         u64::from(hosts * hosts) * rounds,
-        size as f64 / 1e6,
-        generated.as_secs_f64()
+        size as f64 / 1e6
     );
     println!("| page | bytes | median ms | max ms |\n|---|---:|---:|---:|");
     for (what, path) in &pages {
