@@ -110,6 +110,7 @@ fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
         Command::Export(a) => cmd::history::export(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Archive(a) => cmd::fleet::run(a),
+        Command::Dashboard(a) => cmd::dashboard::run(a, stop),
         Command::Emu(a) => cmd::emu::run(a),
         Command::CompareCc(a) => cmd::compare_cc::run(a, stop),
         Command::Study(a) => cmd::study::run(a, stop),

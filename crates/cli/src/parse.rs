@@ -100,6 +100,43 @@ pub fn age_ms(s: &str) -> Result<u64, String> {
     Ok((v * scale * 1000.0).round() as u64)
 }
 
+/// A duration like [`age_ms`] (`90m`, `7d`, `30`), as a `Duration`.
+pub fn age(s: &str) -> Result<std::time::Duration, String> {
+    age_ms(s).map(std::time::Duration::from_millis)
+}
+
+/// An interval between rounds: a duration like [`age_ms`], more than 0.
+pub fn interval(s: &str) -> Result<std::time::Duration, String> {
+    match age(s)? {
+        d if d.is_zero() => Err(format!("'{s}' must be more than 0")),
+        d => Ok(d),
+    }
+}
+
+/// A percentage from 0 to 1000: `10%` or `10`.
+pub fn percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v: f64 = t
+        .strip_suffix('%')
+        .unwrap_or(t)
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 10%)"))?;
+    if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
+        return Err(format!("'{s}' is out of range (0 to 1000 %)"));
+    }
+    Ok(v)
+}
+
+/// A confidence level in %, more than 0 and less than 100.
+pub fn level_pct(s: &str) -> Result<f64, String> {
+    let v = percent(s)?;
+    if !(v > 0.0 && v < 100.0) {
+        return Err(format!("'{s}' must lie between 0 and 100 %"));
+    }
+    Ok(v)
+}
+
 /// A bit rate, read by [`model::BitRate::parse`]: k, M, G, T are powers of 1000 as in
 /// iperf3's `-b` (`100M` → 10⁸ bit/s, `1.5G`, `64k`, `100mbit`); `0` (unlimited) allowed.
 pub fn rate_bps(s: &str) -> Result<u64, String> {
@@ -248,6 +285,17 @@ mod tests {
         assert!(host_port("a:x").is_err());
         assert!(host_port(":9").is_err());
         assert!(host_port("").is_err());
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(percent("10%"), Ok(10.0));
+        assert_eq!(percent(" 2.5 "), Ok(2.5));
+        assert!(percent("x%").is_err() && percent("-1").is_err() && percent("NaN").is_err());
+        assert_eq!(level_pct("99"), Ok(99.0));
+        assert_eq!(interval("2s"), Ok(std::time::Duration::from_secs(2)));
+        assert!(interval("0").is_err() && interval("1w").is_err());
+        assert!(level_pct("100").is_err() && level_pct("0").is_err());
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!
 //! Where tests run is a [`place::Place`]: a remote server, an embedded loopback server, or an
 //! emulated path ([`emulated`]) with its own server. Signals ([`signals`]) and a closed stdout
-//! ([`output::emit`]) stop or quiet a run without losing what it measured.
+//! ([`output::emit`]) stop or quiet a run without losing what it measured. Scheduled rounds
+//! ([`schedule`]) write to a local [`spool`] pushed to the shared archive.
 #![forbid(unsafe_code)]
 
 pub mod compare_cc;
@@ -29,6 +30,7 @@ pub mod recorder;
 pub mod repeat;
 pub mod rtt_probe;
 pub mod run;
+pub mod schedule;
 pub mod segment_capture;
 pub mod segment_table;
 pub mod segment_trace;
@@ -36,6 +38,7 @@ pub mod server_child;
 pub mod server_trace;
 pub mod signals;
 pub mod single;
+pub mod spool;
 pub mod suite;
 pub mod sweep;
 

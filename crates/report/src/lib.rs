@@ -28,6 +28,7 @@ pub mod model;
 pub mod ndjson;
 pub mod param_grid;
 pub mod plot;
+pub mod regressions;
 pub mod render;
 pub mod tables;
 pub mod text;

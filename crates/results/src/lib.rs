@@ -13,6 +13,7 @@ pub mod extra;
 pub mod headline;
 pub mod host;
 pub mod mesh;
+pub mod regression;
 pub mod repeat;
 pub mod run;
 pub mod segment_cost;

@@ -12,7 +12,7 @@
 //! then [`Store::finish_run`]. A run records which process writes it ([`Store::begin_run_by`]),
 //! so that one left `running` by a killed process can be told apart ([`owner`],
 //! [`Store::prune_abandoned`]); this crate never looks at processes itself. Reading: [`Store::list_runs`], [`Store::load_run`],
-//! [`Store::load_sweep`], [`Store::finished_points`].
+//! [`Store::load_sweep`], [`Store::finished_points`], and per path [`Store::path_results`].
 #![forbid(unsafe_code)]
 
 pub mod audit;
@@ -21,6 +21,7 @@ pub mod db;
 pub mod ids;
 mod legacy;
 pub mod owner;
+pub mod paths;
 pub mod push;
 mod read;
 pub mod schema;
@@ -35,6 +36,7 @@ use rusqlite::Connection;
 use db::{Conn, DbError, Engine, Sql};
 
 pub use audit::HostActivity;
+pub use paths::PathResult;
 pub use push::PushCounts;
 pub use read::{coords_of, RunFilter};
 pub use results::{Owner, RunSummary};
@@ -133,6 +135,14 @@ pub enum Error {
         /// Newest version known here.
         known: i64,
     },
+    /// A read-only opening found an archive of another schema version.
+    #[error("the archive has schema version {found}, this tcplab reads {known} (open it once with `tcplab history --db …` to upgrade it, or upgrade tcplab)")]
+    OldSchema {
+        /// Version in the archive.
+        found: i64,
+        /// The version read here.
+        known: i64,
+    },
     /// The file was written by a newer tcplab.
     #[error("the archive has schema version {found}; this tcplab knows up to {known} (upgrade tcplab)")]
     NewerSchema {
@@ -156,6 +166,7 @@ impl Error {
                 | Error::Damaged { .. }
                 | Error::NewerSchema { .. }
                 | Error::ReadOnlyOld { .. }
+                | Error::OldSchema { .. }
         )
     }
 }
@@ -244,6 +255,37 @@ impl Store {
         let mut conn = Conn::Postgres(Box::new(pg));
         schema::migrate_any(&mut conn, schema::latest())?;
         Ok(Store { conn: RefCell::new(conn), path: PathBuf::from(shown), checked: true })
+    }
+
+    /// Opens the archive `path` names for reading only (the dashboard): a SQLite file is
+    /// opened read-only, a PostgreSQL session is made read-only; nothing is created or
+    /// migrated, and an archive of an older schema is refused with the way to upgrade it.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let (mut conn, shown) = match path.to_str().filter(|p| db::is_postgres(p)) {
+            Some(url) => {
+                let shown = db::redact(url);
+                let pg =
+                    db::Pg::connect(url).map_err(|reason| Error::Connect { url: shown.clone(), reason })?;
+                let mut conn = Conn::Postgres(Box::new(pg));
+                conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                    .map_err(sql("making the session read-only"))?;
+                (conn, PathBuf::from(shown))
+            }
+            None => {
+                let flags =
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let open_err =
+                    |reason: rusqlite::Error| Error::Open { path: path.to_path_buf(), reason: reason.into() };
+                let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+                conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+                (Conn::Sqlite(conn), path.to_path_buf())
+            }
+        };
+        let found = schema::version_any(&mut conn)?;
+        if found != schema::latest() {
+            return Err(Error::OldSchema { found, known: schema::latest() });
+        }
+        Ok(Store { conn: RefCell::new(conn), path: shown, checked: true })
     }
 
     fn open_file(path: &Path) -> Result<Store> {

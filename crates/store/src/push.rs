@@ -35,7 +35,7 @@ const RUN_LATE: [(&str, usize); 4] =
     [("status", 1), ("finished_unix_ms", 3), ("remote_host", 8), ("error", 9)];
 /// The columns of `tests` a push copies (after `run_id`); `uid` last.
 const TEST_COLS: &str = "seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec, result, \
-     headline_metric, headline_value, uid";
+     headline_metric, headline_value, sender, receiver, uid";
 const SAMPLE_COLS: &str = "side, seq, start_s, end_s, omitted, bytes, transactions";
 const WARNING_COLS: &str = "kind, message, advice";
 /// Sample or warning rows per INSERT: one round trip for a test's samples, far below either

@@ -22,6 +22,9 @@
 //!    first written and kept by every copy, [`crate::push`]), back-filled for stored rows;
 //!    `runs.host`, the client host a run was measured from (back-filled from its owner or
 //!    host facts), indexed with the start time for `archive audit`.
+//! 8. Paths: `tests.sender` and `tests.receiver`, the ends of the path a test measured (a
+//!    third-party test's ends by inventory name, else the run's client host and server),
+//!    back-filled, indexed with the start time, for `archive regressions` and the dashboard.
 
 use rusqlite::Connection;
 
@@ -118,6 +121,10 @@ ALTER TABLE runs ADD COLUMN uid TEXT;
 ALTER TABLE runs ADD COLUMN host TEXT;
 ALTER TABLE tests ADD COLUMN uid TEXT;";
 
+const V8: &str = "
+ALTER TABLE tests ADD COLUMN sender TEXT;
+ALTER TABLE tests ADD COLUMN receiver TEXT;";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V1, None),
@@ -127,6 +134,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V5, None),
     (V6, None),
     (V7, Some(crate::ids::backfill)),
+    (V8, Some(crate::paths::backfill)),
 ];
 
 /// The newest schema version.

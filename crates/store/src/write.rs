@@ -240,11 +240,16 @@ fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult) -> Result<i
     let metric = r.summary.headline.map(|h| h.metric.id());
     let value = r.summary.headline_value();
     let (goodput, rate) = metric.map(|m| crate::legacy::split(m, value)).unwrap_or_default();
+    let ends = tx
+        .query_row("SELECT COALESCE(host, ''), server FROM runs WHERE id = ?1", args![run])
+        .and_then(|row| Ok((row.text(0)?, row.text(1)?)))
+        .map_err(sql("reading a run"))?;
+    let (sender, receiver) = crate::paths::ends(r, &ends.0, &ends.1);
     let id = tx
         .query_row(
             "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec,
-                 result, headline_metric, headline_value, uid)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
+                 result, headline_metric, headline_value, uid, sender, receiver)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING id",
             args![
                 run,
                 seq,
@@ -258,7 +263,9 @@ fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult) -> Result<i
                 text,
                 metric,
                 value,
-                ids::new_uid()?
+                ids::new_uid()?,
+                sender,
+                receiver
             ],
         )
         .and_then(|r| r.i64(0))

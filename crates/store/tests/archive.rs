@@ -116,6 +116,14 @@ fn fill_old(conn: &Connection, version: i64) {
         params![spec, r],
     )
     .unwrap();
+    if version >= 7 {
+        // Schema 7 writes the run's client host and stable ids with the rows.
+        conn.execute_batch(
+            "UPDATE runs SET host = 'here', uid = '00000000-0000-4000-8000-000000000001';
+             UPDATE tests SET uid = '00000000-0000-4000-8000-000000000007';",
+        )
+        .unwrap();
+    }
     if version >= 2 {
         conn.execute("INSERT INTO sweeps VALUES (1, ?1, 6)", [serde_json::to_string(&plan()).unwrap()])
             .unwrap();
@@ -162,6 +170,11 @@ fn upgrades_from_every_earlier_version() {
             let uid: String = conn.query_row("SELECT uid FROM tests", [], |r| r.get(0)).unwrap();
             assert!(store::ids::is_uid(&uid), "from {version}: {uid}");
             assert_eq!(st.run_by_uid(&st.run_uid(1).unwrap()).unwrap(), 1);
+            // Schema 8 gives stored tests the ends of their path.
+            let ends: (String, String) = conn
+                .query_row("SELECT sender, receiver FROM tests", [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap();
+            assert_eq!(ends, ("here".to_string(), "h:1".to_string()), "from {version}");
         }
         // Still writable after the upgrade.
         let id = st.begin_run(&record("here"), RunKind::Test, "h:1").unwrap();

@@ -1,5 +1,6 @@
 //! Arguments of `tcplab archive`: shipping results to the archive a fleet shares (`push`) and
-//! finding hosts or mesh cells that stopped sending them (`audit`).
+//! finding hosts or mesh cells that stopped sending them (`audit`) and paths that got slower
+//! (`regressions`).
 
 use std::path::PathBuf;
 
@@ -25,6 +26,9 @@ pub enum ArchiveAction {
     /// List the client hosts (or, with --inventory, the mesh cells) with no result in a recent
     /// period (exit 1 if any).
     Audit(AuditArgs),
+    /// Per path and test, the newest results against that path's own history in the period,
+    /// with confidence intervals as `compare` (exit 1 if any path regressed).
+    Regressions(RegressionsArgs),
 }
 
 /// `tcplab archive push`.
@@ -57,6 +61,28 @@ pub struct AuditArgs {
     #[arg(long, requires = "inventory")]
     pub no_baseline: bool,
     /// One JSON document.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `tcplab archive regressions`.
+#[derive(Debug, Args)]
+pub struct RegressionsArgs {
+    /// The period: each path's history is its results since this long ago (e.g. 7d, 24h).
+    #[arg(long, default_value = "7d", value_parser = parse::age_ms)]
+    pub since: u64,
+    /// A path regressed when significantly slower than its history by more than this (10% or 10).
+    #[arg(long, default_value = "10%", value_parser = parse::percent)]
+    pub threshold: f64,
+    /// Confidence level of the intervals, in %.
+    #[arg(long, default_value_t = 95.0, value_parser = parse::level_pct)]
+    pub level: f64,
+    /// Judge the newest N results of each path together against the earlier ones.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub latest: u32,
+    /// One JSON document (for alerting).
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]

@@ -5,6 +5,7 @@ use clap::Args;
 use crate::args::archive::{ConfidenceArgs, StoreArgs};
 use crate::args::shape::TestShapeArgs;
 use crate::args::OutputArgs;
+use crate::parse;
 
 /// `tcplab mesh`.
 #[derive(Debug, Args)]
@@ -23,6 +24,8 @@ pub struct MeshArgs {
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
+    pub schedule: ScheduleArgs,
+    #[command(flatten)]
     pub shape: TestShapeArgs,
     #[command(flatten)]
     pub confidence: ConfidenceArgs,
@@ -30,4 +33,23 @@ pub struct MeshArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Scheduled rounds.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ScheduleArgs {
+    /// Run a round every INTERVAL (e.g. 1h, 15m, 30s) until stopped (Ctrl-C, SIGTERM), one
+    /// archived run per round; rounds never overlap. With a postgres:// archive each round is
+    /// kept in a local spool first and pushed, so results survive an archive that is down.
+    #[arg(long, value_name = "INTERVAL", value_parser = parse::interval, conflicts_with = "resume")]
+    pub every: Option<std::time::Duration>,
+    /// Start each round up to this much after its slot, at random (e.g. 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse::age, requires = "every")]
+    pub jitter: Option<std::time::Duration>,
+    /// Stop after N rounds.
+    #[arg(long, value_name = "N", requires = "every", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: Option<u32>,
+    /// Directory of the spool (default: the data directory, beside the default archive).
+    #[arg(long, value_name = "DIR", requires = "every")]
+    pub spool_dir: Option<std::path::PathBuf>,
 }

@@ -9,6 +9,7 @@ use crate::parse;
 
 pub mod archive;
 pub mod cc;
+pub mod dashboard;
 pub mod fleet;
 pub mod install;
 pub mod link;
@@ -99,6 +100,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// The archive a fleet shares: push local results to it, audit hosts that sent none.
     Archive(fleet::ArchiveArgs),
+    /// A read-only web dashboard over the archive: mesh grid, history, each run's report, live rounds.
+    Dashboard(dashboard::DashboardArgs),
     /// A shell completion script on stdout (bash, zsh, fish, elvish, powershell).
     Completions(install::CompletionsArgs),
     /// The manual page (roff) on stdout: `tcplab man | man -l -`, or all pages with --dir.
@@ -125,6 +128,7 @@ impl Command {
             | Command::Compare(_)
             | Command::Report(_)
             | Command::Archive(_)
+            | Command::Dashboard(_)
             | Command::Completions(_)
             | Command::Man(_) => None,
         }

@@ -15,6 +15,7 @@ pub fn run(a: &ArchiveArgs) -> Result<ExitCode> {
     match &a.action {
         ArchiveAction::Push(p) => push(p),
         ArchiveAction::Audit(p) => audit(p),
+        ArchiveAction::Regressions(p) => super::regressions::run(p),
     }
 }
 

@@ -1,0 +1,246 @@
+//! `tcplab dashboard` on a real archive, loaded in headless Chromium: two days of hourly mesh
+//! rounds of three hosts written through the store API (one cell planted 25 % slower in the
+//! newest round, one failed): the grid shows the archive's cells with the failure's reason on
+//! hover and the planted regression flagged (as `archive regressions` flags it), a cell's
+//! history page plots one point per stored result, and a round written while the page is open
+//! appears without a reload (the page's own list of rounds seen holds both). Also: read-only
+//! (the file is unchanged), a token off loopback. Skips when Chromium is missing (not in CI).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+#[path = "../../store/tests/support/pg_cluster.rs"]
+mod pg_cluster;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use store::Store;
+use support::mesh_archive::{round, HOUR_MS};
+use support::{command, stdout};
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+struct Dashboard {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Dashboard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dashboard(db: &Path, extra: &[&str]) -> Dashboard {
+    let mut child = command()
+        .args(["dashboard", "--db"])
+        .arg(db)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    Dashboard { child, url }
+}
+
+/// The DOM of `url` after `budget_ms` of Chromium's virtual time (timers run; virtual time
+/// waits for each fetch), or `None` without Chromium.
+fn dom(url: &str, work: &Path, budget_ms: u64) -> Option<String> {
+    let bin = support::chromium::binary()?;
+    let out = Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+        .arg(format!("--user-data-dir={}", work.join("profile").display()))
+        .arg(format!("--virtual-time-budget={budget_ms}"))
+        .args(["--dump-dom", url])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    Some(String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+fn count(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+#[test]
+fn the_grid_history_and_live_rounds_in_chromium() {
+    if support::chromium::binary().is_none() {
+        assert!(std::env::var_os("CI").is_none(), "chromium is required in CI (.ci/packages)");
+        eprintln!("skipped: chromium is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fleet.db");
+    let now = now_ms();
+    let rounds = 48u64;
+    {
+        let mut st = Store::open(&db).unwrap();
+        for r in 0..rounds {
+            round(&mut st, 3, now - (rounds - r) * HOUR_MS, r, r + 1 == rounds);
+        }
+    }
+    let before = std::fs::read(&db).unwrap();
+    let d = dashboard(&db, &["--listen", "127.0.0.1:0"]);
+    // The grid: nine cells, the planted regression and the failure with its reason.
+    let page = dom(&format!("{}?poll=500", d.url), dir.path(), 3000).unwrap();
+    assert_eq!(count(&page, "<td class="), 9, "{page}");
+    assert_eq!(count(&page, "<td class=\"regressed\""), 1, "{page}");
+    assert!(
+        page.contains("<td class=\"regressed\" title=\"")
+            && page.contains("data-sender=\"a\" data-receiver=\"c\""),
+        "{page}"
+    );
+    assert!(page.contains("title=\"failed: connecting to 198.18.0.2:9180: connection refused\" data-sender=\"c\" data-receiver=\"b\""), "{page}");
+    assert_eq!(count(&page, "<td class=\"ok\""), 7, "{page}");
+    let cli = command().args(["archive", "regressions", "--db"]).arg(&db).args(["--json"]).output().unwrap();
+    assert_eq!(cli.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(
+        (doc["regressed"][0]["sender"].as_str(), doc["regressed"][0]["receiver"].as_str()),
+        (Some("a"), Some("c")),
+        "{}",
+        stdout(&cli)
+    );
+    if let Some(shot) = std::env::var_os("TCPLAB_SCREENSHOT") {
+        // For docs/fleet.md: `TCPLAB_SCREENSHOT=$PWD/docs/fleet-dashboard.png cargo test …`.
+        let bin = support::chromium::binary().unwrap();
+        let ok = Command::new(bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=900,560",
+            ])
+            .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+            .args(["--virtual-time-budget=3000", &format!("--screenshot={}", Path::new(&shot).display())])
+            .arg(format!("{}?poll=500", d.url))
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    // A cell's history: one point per stored result (c → b: one fewer, its last round failed).
+    let cell = dom(&format!("{}cell?sender=a&receiver=b&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
+    assert!(cell.contains(&format!("data-points=\"{rounds}\"")), "{cell}");
+    let plot = cell.split("id=\"plot\"").nth(1).unwrap().split("</svg>").next().unwrap();
+    assert_eq!(count(plot, "<circle"), rounds as usize, "one marker per result");
+    let failed =
+        dom(&format!("{}cell?sender=c&receiver=b&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
+    assert!(
+        failed.contains(&format!("data-points=\"{}\"", rounds - 1)) && failed.contains("connection refused"),
+        "{failed}"
+    );
+    let regressed =
+        dom(&format!("{}cell?sender=a&receiver=c&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
+    assert!(regressed.contains("<li class=\"Regressed\">a → c"), "{regressed}");
+    // The run's report.
+    let report = dom(&format!("{}run/{rounds}", d.url), dir.path(), 1000).unwrap();
+    assert!(report.contains("tcplab report") && report.contains("<svg"), "report page");
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the dashboard never writes the archive");
+    // A round written while the page polls appears without a reload.
+    let url = format!("{}?poll=200", d.url);
+    let work = dir.path().to_path_buf();
+    let browser = std::thread::spawn(move || dom(&url, &work, 150_000).unwrap());
+    std::thread::sleep(Duration::from_secs(4));
+    let started = Instant::now();
+    let new_id = round(&mut Store::open(&db).unwrap(), 3, now, rounds, false);
+    let live = browser.join().unwrap();
+    let rounds_seen = live.split("<ol id=\"rounds\">").nth(1).unwrap().split("</ol>").next().unwrap();
+    assert_eq!(
+        rounds_seen,
+        format!("<li data-run=\"{rounds}\">fleet.toml: run {rounds}</li><li data-run=\"{new_id}\">fleet.toml: run {new_id}</li>"),
+        "the first page showed round {rounds}, then round {new_id} arrived (written {:?} before the dump)",
+        started.elapsed()
+    );
+    assert!(live.contains(&format!("<table class=\"grid\" data-run=\"{new_id}\"")));
+}
+
+#[test]
+fn off_loopback_a_token_is_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    Store::open(&db).unwrap();
+    let out =
+        command().args(["dashboard", "--db"]).arg(&db).args(["--listen", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --token or --token-file"));
+    let d = dashboard(&db, &["--listen", "0.0.0.0:0", "--token", "s3cret"]);
+    let port = d.url.rsplit(':').next().unwrap().trim_end_matches('/');
+    let get = |path: &str| -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    assert!(get("/api/grid").starts_with("HTTP/1.1 401"));
+    assert!(get("/api/grid?token=wrong").starts_with("HTTP/1.1 401"));
+    let ok = get("/api/grid?token=s3cret");
+    assert!(ok.starts_with("HTTP/1.1 200") && ok.ends_with("[]"), "{ok}");
+}
+
+fn http_get(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let port: u16 = url.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{path}: {out}");
+    out.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()
+}
+
+/// The same rounds in a SQLite file and a real PostgreSQL database: the same grid and history.
+#[test]
+fn postgresql_serves_what_sqlite_serves() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _up = pg_cluster::up();
+    let url = c.new_db("dashboard");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.db");
+    let now = now_ms();
+    for db in [file.clone(), std::path::PathBuf::from(&url)] {
+        let mut st = Store::open(&db).unwrap();
+        for r in 0..12u64 {
+            round(&mut st, 3, now - (12 - r) * HOUR_MS, r, r == 11);
+        }
+    }
+    let lite = dashboard(&file, &["--listen", "127.0.0.1:0"]);
+    let pg = dashboard(Path::new(&url), &["--listen", "127.0.0.1:0"]);
+    let (a, b) = (http_get(&lite.url, "/api/grid"), http_get(&pg.url, "/api/grid"));
+    assert_eq!(a, b);
+    assert!(a.contains("\"class\":\"regressed\"") && a.contains("\"class\":\"failed\""), "{a}");
+    let part = |page: &str, from: &str, to: &str| {
+        page.split(from).nth(1).unwrap().split(to).next().unwrap().to_string()
+    };
+    for path in ["/cell?sender=a&receiver=c&test=tcp-stream", "/host?name=b"] {
+        let (a, b) = (http_get(&lite.url, path), http_get(&pg.url, path));
+        assert_eq!(part(&a, "data-points=", ">"), part(&b, "data-points=", ">"), "{path}");
+        assert_eq!(
+            part(&a, "<ul id=\"verdicts\">", "</ul>"),
+            part(&b, "<ul id=\"verdicts\">", "</ul>"),
+            "{path}"
+        );
+        assert_eq!(
+            part(&a, "<ul id=\"failures\">", "</ul>"),
+            part(&b, "<ul id=\"failures\">", "</ul>"),
+            "{path}"
+        );
+    }
+    assert_eq!(http_get(&lite.url, "/run/12"), http_get(&pg.url, "/run/12"));
+}

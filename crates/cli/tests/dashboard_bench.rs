@@ -1,0 +1,119 @@
+//! Bench (ignored by default; `bench/dashboard.sh` runs it): an archive of hourly rounds of a
+//! full mesh of BENCH_HOSTS hosts (default 100) over BENCH_ROUNDS rounds (default 24), written
+//! through the store API, then the dashboard's pages fetched over HTTP five times each (time
+//! to the last byte: median and max) and the grid page loaded in headless Chromium until its
+//! script has drawn the grid. Prints one markdown table on stdout. No timing is asserted.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "bench")]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use store::Store;
+use support::command;
+use support::mesh_archive::{name, round, HOUR_MS};
+
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn get(port: u16, path: &str) -> (Duration, usize, String) {
+    let t = Instant::now();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let status = String::from_utf8_lossy(&out[..out.len().min(12)]).to_string();
+    (t.elapsed(), out.len(), status)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0}", d.as_secs_f64() * 1000.0)
+}
+
+#[test]
+#[ignore = "bench: run by bench/dashboard.sh"]
+fn dashboard_page_load_times() {
+    let (hosts, rounds) = (env("BENCH_HOSTS", 100), env("BENCH_ROUNDS", 24) as u64);
+    let dir = std::env::var_os("BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let db = dir.join(format!("dashboard-bench-{hosts}x{rounds}.db"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let t = Instant::now();
+    let reused = db.exists();
+    if !reused {
+        let mut st = Store::open(&db).unwrap();
+        for r in 0..rounds {
+            round(&mut st, hosts, now - (rounds - r) * HOUR_MS, r, r + 1 == rounds);
+        }
+    }
+    let generated = t.elapsed();
+    let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
+    let mut child = command()
+        .args(["dashboard", "--db"])
+        .arg(&db)
+        .args(["--listen", "127.0.0.1:0", "--since", "400d"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let port: u16 = line
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim()
+        .trim_end_matches("/ (read-only)")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap_or_else(|_| {
+            line.split("127.0.0.1:").nth(1).unwrap().split('/').next().unwrap().parse().unwrap()
+        });
+    let (a, b) = (name(0, hosts), name(1, hosts));
+    let pages = [
+        ("grid page (HTML)", "/".to_string()),
+        ("grid data (/api/grid)", "/api/grid".to_string()),
+        ("cell history", format!("/cell?sender={a}&receiver={b}&test=tcp-stream")),
+        ("host history", format!("/host?name={a}")),
+        ("run report (newest round)", format!("/run/{rounds}")),
+    ];
+    let made = match reused {
+        true => "reused from an earlier run of this bench".to_string(),
+        false => format!("generated in {:.0} s", generated.as_secs_f64()),
+    };
+    println!(
+        "archive: {hosts} hosts × {rounds} hourly rounds = {} tests, {:.1} MB, {made}",
+        u64::from(hosts * hosts) * rounds,
+        size as f64 / 1e6
+    );
+    println!("| page | bytes | median ms | max ms |\n|---|---:|---:|---:|");
+    for (what, path) in &pages {
+        let mut times: Vec<(Duration, usize, String)> = (0..5).map(|_| get(port, path)).collect();
+        assert!(times[0].2.contains("200"), "{path}: {}", times[0].2);
+        times.sort_by_key(|x| x.0);
+        println!("| {what} | {} | {} | {} |", times[0].1, ms(times[2].0), ms(times[4].0));
+    }
+    if let Some(bin) = support::chromium::binary() {
+        let t = Instant::now();
+        let out = Command::new(bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--virtual-time-budget=1000",
+            ])
+            .arg(format!("--user-data-dir={}", dir.join("bench-profile").display()))
+            .args(["--dump-dom", &format!("http://127.0.0.1:{port}/?poll=600000")])
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let cells = dom.matches("<td class=").count();
+        println!("| grid drawn in Chromium ({cells} cells) | - | {} | - |", ms(t.elapsed()));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,110 @@
+//! The local spool of scheduled rounds (`--every`): each round is written to a SQLite file on
+//! this host, always reachable, and copied to the shared archive (by stable id, as `archive
+//! push` does) while the round runs and when it ends. When the archive cannot be reached the
+//! results wait in the file; every later push sends what is missing, and a file whose every
+//! result reached the archive is removed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use store::{PushCounts, Store};
+
+/// Tests per transaction on the archive.
+const BATCH: usize = 500;
+
+/// The spool for one archive.
+#[derive(Debug, Clone)]
+pub struct Spool {
+    /// The SQLite file rounds are written to.
+    pub file: PathBuf,
+    /// The archive it is pushed to (a file or a `postgres://` URL).
+    pub archive: PathBuf,
+}
+
+impl Spool {
+    /// The spool of `archive` in `dir` (one file per archive, named after it).
+    pub fn new(dir: &Path, archive: &Path) -> Spool {
+        let shown = store::db::redact(&archive.to_string_lossy());
+        let name: String = shown
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+            .collect();
+        Spool { file: dir.join(format!("spool-{name}.db")), archive: archive.to_path_buf() }
+    }
+
+    /// Whether results wait in the spool.
+    pub fn is_pending(&self) -> bool {
+        self.file.exists()
+    }
+
+    /// Copies what the archive lacks; the spool is kept.
+    pub fn push(&self) -> Result<PushCounts> {
+        let from =
+            Store::open(&self.file).with_context(|| format!("opening the spool {}", self.file.display()))?;
+        let mut to = Store::open(&self.archive)?;
+        Ok(from.push_to(&mut to, BATCH, &mut |_| {})?)
+    }
+
+    /// Pushes, then removes the spool (nothing to do when none waits).
+    pub fn flush(&self) -> Result<Option<PushCounts>> {
+        if !self.is_pending() {
+            return Ok(None);
+        }
+        let counts = self.push()?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut f = self.file.clone().into_os_string();
+            f.push(suffix);
+            match std::fs::remove_file(&f) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("removing {}", Path::new(&f).display()))
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(counts))
+    }
+}
+
+impl Spool {
+    /// Runs `f` (a round writing to the spool) while a thread pushes the spool to the archive
+    /// every `period`, so the archive's readers see the round as it runs; failures of these
+    /// pushes are left to [`Spool::flush_and_say`] after the round.
+    pub fn pushing_while<T>(&self, period: std::time::Duration, f: impl FnOnce() -> T) -> T {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let tick = std::time::Duration::from_millis(50);
+                let mut waited = std::time::Duration::ZERO;
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    waited += tick;
+                    if waited >= period && self.is_pending() {
+                        waited = std::time::Duration::ZERO;
+                        let _ = self.push();
+                    }
+                }
+            });
+            let out = f();
+            done.store(true, Ordering::Relaxed);
+            out
+        })
+    }
+
+    /// [`Spool::flush`], saying on stderr what happened: pushed, or why the results wait.
+    pub fn flush_and_say(&self) {
+        match self.flush() {
+            Ok(Some(c)) => eprintln!(
+                "spool: pushed {} test(s) ({} new run(s)) to {}",
+                c.tests_pushed,
+                c.runs_new,
+                store::db::redact(&self.archive.to_string_lossy())
+            ),
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "spool: the archive cannot take the results now ({e:#}); they wait in {} and are pushed after the next round",
+                self.file.display()
+            ),
+        }
+    }
+}

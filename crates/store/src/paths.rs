@@ -1,0 +1,171 @@
+//! The archive's results per path, lean (no whole results loaded): for `tcplab archive
+//! regressions` and the dashboard. A path is a third-party test's two ends (a mesh cell, by
+//! inventory name when known), else the client host and the server it asked for.
+
+use results::ThirdParty;
+
+use crate::db::{args, DbError, Engine, Row, Sql};
+use crate::{sql, Result, Store};
+
+/// One stored test, with what a history of its path needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathResult {
+    /// Run id.
+    pub run: i64,
+    /// Test id.
+    pub test_id: i64,
+    /// Start of the test, ms since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Test type id (`tcp-stream`).
+    pub test: String,
+    /// The test's label.
+    pub label: String,
+    /// `completed`, `failed` or `interrupted`.
+    pub status: String,
+    /// Headline metric id, when the test type has one.
+    pub metric: Option<String>,
+    /// Headline value; `None` when not measured.
+    pub value: Option<f64>,
+    /// The sending end: the third-party client end's name (or `host:port`), else the host
+    /// the run was measured from.
+    pub sender: String,
+    /// The receiving end: the third-party server end's name (or `host:port`), else the
+    /// server the run asked for.
+    pub receiver: String,
+    /// Why the test failed, when it did.
+    pub error: Option<String>,
+}
+
+/// The lean rows' columns (after `SELECT`) and table, per engine; only failed tests' results
+/// are read (for their reason).
+const COLUMNS_SQLITE: &str = "
+t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
+COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END
+FROM tests t";
+
+const COLUMNS_POSTGRES: &str = "
+t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
+COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
+CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END
+FROM tests t";
+
+/// The statement for the ends given (plain equalities, so the path index serves them).
+fn statement(engine: Engine, sender: bool, receiver: bool) -> String {
+    let cols = match engine {
+        Engine::Sqlite => COLUMNS_SQLITE,
+        Engine::Postgres => COLUMNS_POSTGRES,
+    };
+    let mut q = format!("SELECT {cols} WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'");
+    if sender {
+        q.push_str(" AND t.sender = ?2");
+    }
+    if receiver {
+        q.push_str(if sender { " AND t.receiver = ?3" } else { " AND t.receiver = ?2" });
+    }
+    q.push_str(" ORDER BY t.started_unix_ms, t.id");
+    q
+}
+
+/// The ends of the path `r` measured: a third-party test's by inventory name (else
+/// `host:port`), else the run's client host and the server it asked for.
+pub(crate) fn ends(r: &results::TestResult, run_host: &str, run_server: &str) -> (String, String) {
+    match &r.third_party {
+        Some(tp) => {
+            (tp.from_name.clone().unwrap_or(tp.from.clone()), tp.to_name.clone().unwrap_or(tp.to.clone()))
+        }
+        None => (run_host.to_string(), run_server.to_string()),
+    }
+}
+
+/// Migration 8's data step: the ends of every stored test, then the index.
+pub(crate) fn backfill(tx: &mut dyn Sql) -> Result<()> {
+    let rows = tx
+        .query("SELECT t.id, t.result, COALESCE(r.host, ''), r.server FROM tests t JOIN runs r ON r.id = t.run_id", &[])
+        .map_err(sql("reading tests"))?;
+    for row in rows {
+        let read = || -> std::result::Result<_, DbError> {
+            Ok((row.i64(0)?, row.text(1)?, row.text(2)?, row.text(3)?))
+        };
+        let (id, text, host, server) = read().map_err(sql("reading tests"))?;
+        let third: Option<ThirdParty> = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| serde_json::from_value(v.get("third_party")?.clone()).ok());
+        let (s, r) = match third {
+            Some(tp) => (tp.from_name.unwrap_or(tp.from), tp.to_name.unwrap_or(tp.to)),
+            None => (host, server),
+        };
+        tx.execute("UPDATE tests SET sender = ?1, receiver = ?2 WHERE id = ?3", args![s, r, id])
+            .map_err(sql("recording paths"))?;
+    }
+    tx.batch("CREATE INDEX tests_path ON tests (sender, receiver, started_unix_ms); CREATE INDEX tests_started ON tests (started_unix_ms);")
+        .map_err(sql("indexing paths"))
+}
+
+fn path_result(row: &Row) -> std::result::Result<PathResult, DbError> {
+    let (sender, receiver) = (row.text(8)?, row.text(9)?);
+    Ok(PathResult {
+        run: row.i64(0)?,
+        test_id: row.i64(1)?,
+        started_unix_ms: row.i64(2)?.max(0) as u64,
+        test: row.text(3)?,
+        label: row.text(4)?,
+        status: row.text(5)?,
+        metric: row.opt_text(6)?,
+        value: row.opt_f64(7)?,
+        sender,
+        receiver,
+        error: row.opt_text(10)?,
+    })
+}
+
+impl Store {
+    /// Every completed or failed test started at or after `since_unix_ms`, oldest first,
+    /// with its path (interrupted tests are left out: they measured less than asked).
+    pub fn path_results(&self, since_unix_ms: u64) -> Result<Vec<PathResult>> {
+        self.path_history(since_unix_ms, None, None)
+    }
+
+    /// [`Store::path_results`] of the paths from `sender` (any when `None`) to `receiver` (any
+    /// when `None`), by the index on the ends.
+    pub fn path_history(
+        &self,
+        since_unix_ms: u64,
+        sender: Option<&str>,
+        receiver: Option<&str>,
+    ) -> Result<Vec<PathResult>> {
+        let mut conn = self.conn();
+        let q = statement(conn.engine(), sender.is_some(), receiver.is_some());
+        let mut params = vec![crate::db::Value::from(since_unix_ms as i64)];
+        params.extend([sender, receiver].into_iter().flatten().map(crate::db::Value::from));
+        let rows = conn.query(&q, &params).map_err(sql("reading results per path"))?;
+        rows.iter()
+            .map(path_result)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql("reading results per path"))
+    }
+}
+
+const LATEST_MESHES_SQLITE: &str = "
+SELECT json_extract(plan, '$.mesh.inventory'), MAX(run_id) FROM sweeps
+WHERE json_extract(plan, '$.mesh.inventory') IS NOT NULL GROUP BY 1 ORDER BY 1";
+
+const LATEST_MESHES_POSTGRES: &str = "
+SELECT (plan::json)->'mesh'->>'inventory', MAX(run_id) FROM sweeps
+WHERE (plan::json)->'mesh'->>'inventory' IS NOT NULL GROUP BY 1 ORDER BY 1";
+
+impl Store {
+    /// The newest mesh run of each inventory: `(inventory, run id)`, by inventory.
+    pub fn latest_meshes(&self) -> Result<Vec<(String, i64)>> {
+        let mut conn = self.conn();
+        let q = match conn.engine() {
+            Engine::Sqlite => LATEST_MESHES_SQLITE,
+            Engine::Postgres => LATEST_MESHES_POSTGRES,
+        };
+        let rows = conn.query(q, &[]).map_err(sql("finding meshes"))?;
+        rows.iter()
+            .map(|r| Ok((r.text(0)?, r.i64(1)?)))
+            .collect::<std::result::Result<_, DbError>>()
+            .map_err(sql("finding meshes"))
+    }
+}
