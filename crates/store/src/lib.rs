@@ -257,37 +257,6 @@ impl Store {
         Ok(Store { conn: RefCell::new(conn), path: PathBuf::from(shown), checked: true })
     }
 
-    /// Opens the archive `path` names for reading only (the dashboard): a SQLite file is
-    /// opened read-only, a PostgreSQL session is made read-only; nothing is created or
-    /// migrated, and an archive of an older schema is refused with the way to upgrade it.
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        let (mut conn, shown) = match path.to_str().filter(|p| db::is_postgres(p)) {
-            Some(url) => {
-                let shown = db::redact(url);
-                let pg =
-                    db::Pg::connect(url).map_err(|reason| Error::Connect { url: shown.clone(), reason })?;
-                let mut conn = Conn::Postgres(Box::new(pg));
-                conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-                    .map_err(sql("making the session read-only"))?;
-                (conn, PathBuf::from(shown))
-            }
-            None => {
-                let flags =
-                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-                let open_err =
-                    |reason: rusqlite::Error| Error::Open { path: path.to_path_buf(), reason: reason.into() };
-                let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
-                conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
-                (Conn::Sqlite(conn), path.to_path_buf())
-            }
-        };
-        let found = schema::version_any(&mut conn)?;
-        if found != schema::latest() {
-            return Err(Error::OldSchema { found, known: schema::latest() });
-        }
-        Ok(Store { conn: RefCell::new(conn), path: shown, checked: true })
-    }
-
     fn open_file(path: &Path) -> Result<Store> {
         let open_err =
             |reason: rusqlite::Error| Error::Open { path: path.to_path_buf(), reason: reason.into() };
@@ -300,12 +269,23 @@ impl Store {
         Ok(Store { conn: RefCell::new(Conn::Sqlite(conn)), path: path.to_path_buf(), checked: false })
     }
 
-    /// Opens a SQLite archive for reading only: never created, migrated or switched to WAL,
-    /// so a file on a read-only mount or without write permission can be listed and shown.
+    /// Opens an archive for reading only: a SQLite file is never created, migrated or switched
+    /// to WAL, so a file on a read-only mount or without write permission can be listed and
+    /// shown; a PostgreSQL session is made read-only (the dashboard).
     /// (The reading commands use it when [`Store::open`] cannot write to the file.)
     pub fn open_read_only(path: &Path) -> Result<Store> {
         if let Some(url) = path.to_str().filter(|p| db::is_postgres(p)) {
-            return Store::open_postgres(url);
+            // The dashboard and the reading commands: a read-only session, nothing migrated.
+            let shown = db::redact(url);
+            let pg = db::Pg::connect(url).map_err(|reason| Error::Connect { url: shown.clone(), reason })?;
+            let mut conn = Conn::Postgres(Box::new(pg));
+            conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                .map_err(sql("making the session read-only"))?;
+            let found = schema::version_any(&mut conn)?;
+            if found != schema::latest() {
+                return Err(Error::OldSchema { found, known: schema::latest() });
+            }
+            return Ok(Store { conn: RefCell::new(conn), path: PathBuf::from(shown), checked: true });
         }
         let conn = read_only_connection(path)?;
         let (found, known) = (schema::version(&conn)?, schema::latest());
