@@ -13,9 +13,7 @@ mod pg_cluster;
 use std::path::Path;
 use std::process::Output;
 
-use results::{
-    Headline, HostInfo, Metric, RunRecord, Status, TestError, TestKind, TestResult, TestSpec, ThirdParty,
-};
+use results::{Headline, Metric, Status, TestError, TestKind, TestResult, TestSpec, ThirdParty};
 use serde_json::Value;
 use store::{RunKind, RunStatus, Store};
 use support::{command, json_of, stderr, stdout, ServerProc};
@@ -121,18 +119,7 @@ fn fill(st: &mut Store, now: u64) {
     let rounds = 7 * 24 - 1;
     for round in 0..rounds {
         let at = now - (rounds - round) * HOUR_MS;
-        let run = RunRecord {
-            tool_version: "0.1.0".into(),
-            command_line: vec!["tcplab".into(), "mesh".into(), "fleet.toml".into()],
-            started_unix_ms: at,
-            local_host: HostInfo { hostname: "scheduler".into(), ..HostInfo::default() },
-            remote_host: None,
-            tests: Vec::new(),
-            error: None,
-            id: None,
-            sweep: None,
-            cc: None,
-        };
+        let run = support::mesh_archive::mesh_run(at);
         let id = st.begin_run(&run, RunKind::Sweep, "mesh fleet.toml").unwrap();
         for cell in 0..CELLS.len() {
             st.add_test(id, &cell_result(cell, round, at + cell as u64, rounds)).unwrap();

@@ -58,11 +58,9 @@ fn goodput(c: MeshCell, cell: usize, round: u64) -> f64 {
     base * (1.0 + (x as f64 - 500.0) / 25_000.0)
 }
 
-/// One round of a mesh of `n` hosts at `at`; `last` plants a 25 % slower host 0 → host 2
-/// and a failed host 2 → host 1.
-pub fn round(st: &mut Store, n: u32, at: u64, round: u64, last: bool) -> i64 {
-    let plan = plan(n);
-    let run = RunRecord {
+/// The run record of one scheduled `tcplab mesh fleet.toml` round started at `at`.
+pub fn mesh_run(at: u64) -> RunRecord {
+    RunRecord {
         tool_version: "0.1.0".into(),
         command_line: vec!["tcplab".into(), "mesh".into(), "fleet.toml".into()],
         started_unix_ms: at,
@@ -73,7 +71,14 @@ pub fn round(st: &mut Store, n: u32, at: u64, round: u64, last: bool) -> i64 {
         id: None,
         sweep: None,
         cc: None,
-    };
+    }
+}
+
+/// One round of a mesh of `n` hosts at `at`; `last` plants a 25 % slower host 0 → host 2
+/// and a failed host 2 → host 1.
+pub fn round(st: &mut Store, n: u32, at: u64, round: u64, last: bool) -> i64 {
+    let plan = plan(n);
+    let run = mesh_run(at);
     let id = st.begin_run(&run, RunKind::Sweep, "mesh fleet.toml").unwrap();
     st.begin_sweep(id, &plan).unwrap();
     let mesh = plan.mesh.as_ref().unwrap();
