@@ -161,6 +161,11 @@ pub fn test_summary(r: &TestResult) -> String {
     }
     for d in &r.summary.directions {
         direction_block(&mut o, d, r.spec.rate_bps, r.reference.as_ref());
+        let traced =
+            r.segment_flow.as_ref().and_then(|f| f.directions.iter().find(|f| f.direction == d.direction));
+        if let Some(f) = traced {
+            let _ = writeln!(o, "{}", retransmission_counts(d, f));
+        }
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
         let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
@@ -292,6 +297,32 @@ fn direction_block(o: &mut String, d: &DirectionSummary, paced_bps: u64, referen
         share(d.sndbuf_limited_frac, 1),
         known(d.writes_per_mb, |w| format!("{w:.1}"))
     );
+}
+
+/// A traced direction's retransmission counts side by side, each named, and its reordering
+/// apart from them.
+fn retransmission_counts(d: &DirectionSummary, f: &results::segment_flow::FlowDirection) -> String {
+    let mut parts = vec![
+        format!(
+            "TCP_INFO retr {} (segments the sender resent, whole test)",
+            known(d.retransmits, |n| n.to_string())
+        ),
+        format!(
+            "trace {} (tcp:tcp_retransmit_skb events while traced; an skb may hold several segments)",
+            f.retransmissions
+        ),
+    ];
+    if let Some(w) = f.wire.as_ref().filter(|w| w.data_rows > 0) {
+        parts.push(format!(
+            "capture {} of {} data rows retx=1 (seen again at the capture point, or a gap ≥ 3 ms old filled)",
+            w.retransmitted_rows, w.data_rows
+        ));
+        parts.push(format!(
+            "reordering apart: {} rows ooo=1 (a gap < 3 ms old filled: overtaken, not resent)",
+            w.out_of_order_rows
+        ));
+    }
+    format!("    retransmissions: {}", parts.join(" · "))
 }
 
 /// `min / mean / max` of a direction's sampled RTT, `–` for what was not sampled.
@@ -579,6 +610,33 @@ mod tests {
         let mut o = String::new();
         direction_block(&mut o, &d, 0, None);
         assert!(o.contains("RTT min/mean/max 700 µs / 746 µs / 900 µs"), "{o}");
+    }
+
+    #[test]
+    fn a_traced_direction_names_its_three_retransmission_counts_and_reordering_apart() {
+        let d = DirectionSummary { retransmits: Some(18), ..Default::default() };
+        let wire = results::segment_flow::WireFindings {
+            data_rows: 900,
+            retransmitted_rows: 4,
+            out_of_order_rows: 40,
+            ..Default::default()
+        };
+        let f = results::segment_flow::FlowDirection {
+            retransmissions: 14,
+            wire: Some(wire),
+            ..Default::default()
+        };
+        let line = retransmission_counts(&d, &f);
+        for part in [
+            "TCP_INFO retr 18 (segments the sender resent, whole test)",
+            "trace 14 (tcp:tcp_retransmit_skb events while traced",
+            "capture 4 of 900 data rows retx=1",
+            "reordering apart: 40 rows ooo=1",
+        ] {
+            assert!(line.contains(part), "{part}: {line}");
+        }
+        let untraced_wire = results::segment_flow::FlowDirection { retransmissions: 0, ..Default::default() };
+        assert!(!retransmission_counts(&d, &untraced_wire).contains("ooo"));
     }
 
     fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {
