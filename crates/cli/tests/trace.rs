@@ -458,3 +458,50 @@ fn retransmissions_are_named_and_reordering_is_counted_apart() {
     assert_eq!((count("retx"), count("ooo")), (retx, ooo), "{line}");
     no_instances_left();
 }
+
+/// `--trace-level probes` runs only the socket probes and `wire` only the capture; each run
+/// prints what its reader cost (CPU time and lost events) and names only the sources it ran.
+#[test]
+fn trace_levels_run_their_sources_and_say_what_they_cost() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    for (level, file, absent, source) in [
+        ("probes", "01-tcp-stream.probes.csv", "01-tcp-stream.client.pcap", "tcp:tcp_probe"),
+        ("wire", "01-tcp-stream.segments.csv", "01-tcp-stream.probes.csv", "AF_PACKET"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace");
+        let args = [
+            "stream",
+            "127.0.0.1",
+            "-p",
+            &srv.port(),
+            "-t",
+            "1",
+            "-i",
+            "0",
+            "--no-store",
+            "--trace-level",
+            level,
+            "--trace",
+        ];
+        let out = support::command().args(args).arg(&trace).output().unwrap();
+        assert!(out.status.success(), "{level}: {}", stderr(&out));
+        assert!(trace.join(file).is_file() && !trace.join(absent).exists(), "{level}");
+        let text = support::stdout(&out);
+        let cost = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("trace cost:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            cost.contains(source) && cost.contains(" ms CPU (") && cost.contains("events lost"),
+            "{level}: {cost}"
+        );
+        assert_eq!(cost.matches(" ms CPU").count(), 1, "{level}: one source: {cost}");
+    }
+    let bad = tcplab(&["stream", "127.0.0.1", "-p", &srv.port(), "--trace-level", "probes"]);
+    assert_eq!(bad.status.code(), Some(2), "--trace-level without --trace");
+    no_instances_left();
+}

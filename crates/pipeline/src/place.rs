@@ -131,7 +131,17 @@ impl Place {
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
     /// Per-interval summaries show live in `format` (NDJSON events or text lines).
     pub fn traced(self, dir: Option<std::path::PathBuf>, format: report::Format) -> Place {
-        Place { trace: dir.map(|d| Tracing::new(d, format)), ..self }
+        self.traced_at(dir, format, crate::segment_trace::TraceLevel::Both)
+    }
+
+    /// As [`Place::traced`], running only the sources of `level` (`--trace-level`).
+    pub fn traced_at(
+        self,
+        dir: Option<std::path::PathBuf>,
+        format: report::Format,
+        level: crate::segment_trace::TraceLevel,
+    ) -> Place {
+        Place { trace: dir.map(|d| Tracing::new(d, format).at(level)), ..self }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).

@@ -75,7 +75,8 @@ impl Run {
     }
 
     fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
-        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone(), cfg.format);
+        let place =
+            Place::start(&cfg.target, busy_wait)?.traced_at(cfg.trace.clone(), cfg.format, cfg.trace_level);
         Ok(Run {
             rec,
             live: Live::new(cfg.format),

@@ -160,6 +160,7 @@ pub fn read(v: &serde_json::Value) -> Result<(Vec<WireRow>, TraceSource), String
         events: kept,
         lost: s.sources.iter().map(|x| x.lost).sum(),
         detail: format!("{}{truncated}", names.join(" + ")),
+        cpu_ns: s.sources.iter().filter_map(|x| x.cpu_ns).reduce(u64::saturating_add),
     };
     Ok((rows, source))
 }

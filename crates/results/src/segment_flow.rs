@@ -70,6 +70,10 @@ pub struct TraceSource {
     pub events: u64,
     /// Events it lost (ring full): counted, never silent.
     pub lost: u64,
+    /// CPU time its reader thread ran, ns: the trace's own cost on this host (`None`: not
+    /// measured, as for the emulator's pump, whose capture runs in the pump's own thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
     /// Why it did not work, or what it wrote.
     pub detail: String,
 }

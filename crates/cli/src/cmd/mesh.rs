@@ -35,6 +35,7 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.output.report.clone(),
         storage,
         trace: None,
+        trace_level: Default::default(),
     };
     pipeline::mesh::run(&cfg, &job, stop)
 }
