@@ -74,6 +74,7 @@ pub fn parse(text: &str) -> Result<Vec<MeshHost>> {
             port,
             labels: e.labels,
             role: e.role.unwrap_or(MeshRole::Both),
+            machine: None,
         });
     }
     if !hosts.iter().any(|h| h.role.sends()) || !hosts.iter().any(|h| h.role.receives()) {

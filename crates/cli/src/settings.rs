@@ -55,6 +55,7 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         report: client.output.report.clone(),
         storage: storage(&client.store),
         trace: client.output.trace.clone(),
+        trace_level: client.output.trace_level.level(),
     })
 }
 

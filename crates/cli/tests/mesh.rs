@@ -281,3 +281,56 @@ fn down_host_fails_with_reasons(lab: &Lab, db: &str, inv: &str) {
     }
     assert!(stderr(&out).contains("3 of 4 cells failed"), "{}", stderr(&out));
 }
+
+/// Three inventory hosts that are one machine (three servers on this host's loopback, which
+/// share its boot id): the mesh finds it from their hellos and runs the nine cells one at a
+/// time (each stored cell starts after the one before has measured its second), says so
+/// under the matrix, and shows the warnings stored with the cells there and in the HTML
+/// report. No root needed.
+#[test]
+fn hosts_on_one_machine_run_one_cell_at_a_time() {
+    let servers: Vec<ServerProc> = (0..3).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("archive.db").display().to_string();
+    let text: String = ["a", "b", "c"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
+        .collect();
+    let inv = dir.path().join("one-machine.toml");
+    std::fs::write(&inv, text).unwrap();
+    let out = support::command()
+        .args(["mesh", inv.to_str().unwrap(), "-t", "1", "-i", "0", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mesh failed: {}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.contains("hosts a, b, c are one machine (their servers share one boot id)"), "{shown}");
+    let below = &shown[shown.find("warnings stored with the cells:").unwrap_or_else(|| panic!("{shown}"))..];
+    assert!(below.contains("cells: a → a"), "{below}");
+    let doc: Value = serde_json::from_slice(
+        &support::command().args(["show", "last", "--db", &db, "--json"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let mut spans: Vec<(u64, f64)> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["started_unix_ms"].as_u64().unwrap(), t["local"]["measured_s"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(spans.len(), 9);
+    spans.sort_by_key(|s| s.0);
+    for w in spans.windows(2) {
+        let (start, measured_s) = w[0];
+        assert!(measured_s > 0.5, "{spans:?}");
+        // The next cell starts only after this one's measured second (plus its set-up).
+        assert!(w[1].0 as f64 >= start as f64 + measured_s * 1000.0, "cells overlapped: {spans:?}");
+    }
+    let html = dir.path().join("mesh.html");
+    let id = doc["id"].as_i64().unwrap().to_string();
+    let report =
+        support::command().args(["report", &id, "--db", &db, "-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("warning stored with the cells") && page.contains("hosts a, b, c are one machine"));
+}

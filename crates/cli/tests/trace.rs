@@ -399,3 +399,109 @@ fn live_summaries_stream_as_events() {
     let kept = end["result"]["segment_flow"]["intervals"].as_array().unwrap().len();
     assert_eq!(kept, flows.len(), "the result keeps what was shown");
 }
+
+/// A number in `line` just before `after` (`"… 12 rows ooo=1"` → 12 for `" rows ooo=1"`).
+fn number_before(line: &str, after: &str) -> u64 {
+    let at = line.find(after).unwrap_or_else(|| panic!("no {after:?} in {line}"));
+    let digits: String = line[..at].chars().rev().take_while(|c| c.is_ascii_digit()).collect();
+    digits.chars().rev().collect::<String>().parse().unwrap_or_else(|_| panic!("{line}"))
+}
+
+/// Over a path that loses 1 % and reorders (±1 ms jitter), a traced stream names its three
+/// retransmission counts in one line and counts reordering apart: the capture at the
+/// receiver's device flags resent segments retx=1 (gaps older than 3 ms: the path's 10 ms
+/// round trip) and overtaken ones ooo=1 (younger gaps), never both on one row, and the line
+/// agrees with the table.
+#[test]
+fn retransmissions_are_named_and_reordering_is_counted_apart() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let path = "rate=50mbit,delay=5ms,jitter=1ms,reorder,loss=1%";
+    let args = ["stream", "--path", path, "-t", "2", "-i", "0", "--no-store", "--trace"];
+    let out = support::command().args(args).arg(&trace).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = support::stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("retransmissions: TCP_INFO retr"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("(segments the sender resent, whole test)") && line.contains("tcp:tcp_retransmit_skb"),
+        "{line}"
+    );
+    let (retx, ooo) = (number_before(line, " of "), number_before(line, " rows ooo=1"));
+    assert!(retx > 0, "1 % loss resends segments: {line}");
+    assert!(ooo > 0, "±1 ms jitter with reorder overtakes segments: {line}");
+    let (h, rows) = table(&trace.join("01-tcp-stream.segments.csv"));
+    let at_server: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.get(&h, "at") == "server" && r.get(&h, "dir") == "c2s" && r.num(&h, "len") > 0)
+        .collect();
+    assert!(
+        at_server.iter().all(|r| r.num(&h, "retx") + r.num(&h, "ooo") <= 1),
+        "a row both resent and reordered"
+    );
+    let (conn, _) = at_server
+        .iter()
+        .fold(std::collections::HashMap::<String, u64>::new(), |mut m, r| {
+            *m.entry(r.get(&h, "conn")).or_default() += r.num(&h, "len");
+            m
+        })
+        .into_iter()
+        .max_by_key(|(_, b)| *b)
+        .unwrap();
+    let busiest = at_server.iter().filter(|r| r.get(&h, "conn") == conn);
+    let count = |col: &str| busiest.clone().filter(|r| r.num(&h, col) == 1).count() as u64;
+    assert_eq!((count("retx"), count("ooo")), (retx, ooo), "{line}");
+    no_instances_left();
+}
+
+/// `--trace-level probes` runs only the socket probes and `wire` only the capture; each run
+/// prints what its reader cost (CPU time and lost events) and names only the sources it ran.
+#[test]
+fn trace_levels_run_their_sources_and_say_what_they_cost() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    for (level, file, absent, source) in [
+        ("probes", "01-tcp-stream.probes.csv", "01-tcp-stream.client.pcap", "tcp:tcp_probe"),
+        ("wire", "01-tcp-stream.segments.csv", "01-tcp-stream.probes.csv", "AF_PACKET"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace");
+        let args = [
+            "stream",
+            "127.0.0.1",
+            "-p",
+            &srv.port(),
+            "-t",
+            "1",
+            "-i",
+            "0",
+            "--no-store",
+            "--trace-level",
+            level,
+            "--trace",
+        ];
+        let out = support::command().args(args).arg(&trace).output().unwrap();
+        assert!(out.status.success(), "{level}: {}", stderr(&out));
+        assert!(trace.join(file).is_file() && !trace.join(absent).exists(), "{level}");
+        let text = support::stdout(&out);
+        let cost = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("trace cost:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            cost.contains(source) && cost.contains(" ms CPU (") && cost.contains("events lost"),
+            "{level}: {cost}"
+        );
+        assert_eq!(cost.matches(" ms CPU").count(), 1, "{level}: one source: {cost}");
+    }
+    let bad = tcplab(&["stream", "127.0.0.1", "-p", &srv.port(), "--trace-level", "probes"]);
+    assert_eq!(bad.status.code(), Some(2), "--trace-level without --trace");
+    no_instances_left();
+}

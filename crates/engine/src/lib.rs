@@ -12,6 +12,7 @@ pub mod client;
 pub mod control;
 pub mod iperf3;
 pub mod limits;
+pub mod machine;
 pub mod meter;
 pub mod pacing;
 pub mod protocol;

@@ -168,6 +168,14 @@ fn process_times() -> io::Result<(Duration, Duration)> {
     Ok((tv(ru.ru_utime), tv(ru.ru_stime)))
 }
 
+/// CPU time the calling thread has run, ns (`/proc/thread-self/schedstat`, first field:
+/// the scheduler's exact runtime, brought up to date at the thread's last switch or tick);
+/// `None` where the file is missing or does not parse.
+pub fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,4 +65,6 @@ pub struct Config {
     pub storage: Storage,
     /// `--trace DIR`: record each TCP test's segment flow into DIR.
     pub trace: Option<PathBuf>,
+    /// `--trace-level`: which of the trace's sources run.
+    pub trace_level: crate::segment_trace::TraceLevel,
 }

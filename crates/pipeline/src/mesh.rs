@@ -2,8 +2,12 @@
 //! each a third-party test (the sender's server runs the client end against the receiver's),
 //! plus each host's loop-back baseline (a third-party test from the host to itself).
 //!
-//! Scheduling: no host takes part in two tests at once; cells whose hosts are disjoint run in
-//! parallel, in rounds. The cells are ordered as a round-robin tournament (the circle method:
+//! Scheduling: no machine takes part in two tests at once; cells whose machines are disjoint
+//! run in parallel, in rounds. Before the first round each host's server is asked which
+//! machine it runs on (the id after its hello, [`engine::machine`]): inventory hosts that
+//! are one machine (several servers on one host, or one host under two names) would
+//! otherwise measure at once on the same CPUs, so their cells run one at a time. A host that
+//! does not say is taken as a machine of its own. The cells are ordered as a round-robin tournament (the circle method:
 //! n − 1 perfect matchings of n hosts, each played both ways) after one round of all
 //! baselines, and each round takes, in that order, every cell whose hosts are still free; a
 //! full mesh of n hosts (n even) thus takes 2(n − 1) rounds of pairs plus one of baselines.
@@ -72,9 +76,12 @@ fn tournament(n: usize) -> Vec<Vec<(u32, u32)>> {
     rounds
 }
 
-/// Packs the cells `todo` (indices into `plan.cells`, in order) into rounds in which no host
-/// appears twice: each round takes, in order, every cell whose hosts are still free.
+/// Packs the cells `todo` (indices into `plan.cells`, in order) into rounds in which no
+/// machine appears twice ([`MeshPlan::machines`]): each round takes, in order, every cell
+/// whose machines are still free.
 pub fn rounds(plan: &MeshPlan, todo: &[u32]) -> Vec<Vec<u32>> {
+    let machine = plan.machines();
+    let of = |host: u32| machine.get(host as usize).copied().unwrap_or(host);
     let mut left: Vec<u32> = todo.to_vec();
     let mut out = Vec::new();
     while !left.is_empty() {
@@ -82,10 +89,11 @@ pub fn rounds(plan: &MeshPlan, todo: &[u32]) -> Vec<Vec<u32>> {
         let mut round = Vec::new();
         left.retain(|&i| {
             let Some(c) = plan.cells.get(i as usize) else { return false };
-            if busy.contains(&c.sender) || busy.contains(&c.receiver) {
+            let (s, r) = (of(c.sender), of(c.receiver));
+            if busy.contains(&s) || busy.contains(&r) {
                 return true;
             }
-            busy.extend([c.sender, c.receiver]);
+            busy.extend([s, r]);
             round.push(i);
             false
         });
@@ -116,15 +124,45 @@ pub fn stored(storage: &Storage, id: i64) -> Result<Job> {
 
 /// Runs (or resumes) `job`; `cfg.target` is [`crate::Target::Mesh`].
 pub fn run(cfg: &Config, job: &Job, stop: &StopFlag) -> Result<ExitCode> {
-    let Some(mesh) = job.plan.mesh.as_ref() else { bail!("not a mesh plan") };
-    let mut run = crate::points::open(cfg, job, Duration::ZERO)?;
-    let mut ran = Vec::new();
     let key = match &cfg.target {
         crate::Target::Mesh { key, .. } => key.as_ref(),
         _ => None,
     };
-    let end = run_rounds(&mut run, (job, key), mesh, stop, &mut ran);
-    run.end(|run| ending(run, job, end, ran))
+    let mut job = job.clone();
+    let Some(mesh) = job.plan.mesh.as_mut() else { bail!("not a mesh plan") };
+    identify(&mut mesh.hosts, key);
+    let mesh = mesh.clone();
+    let mut run = crate::points::open(cfg, &job, Duration::ZERO)?;
+    for names in mesh.shared_machines() {
+        run.live.note(&report::mesh::shared_machine_note(&names));
+    }
+    let mut ran = Vec::new();
+    let end = run_rounds(&mut run, (&job, key), &mesh, stop, &mut ran);
+    run.end(|run| ending(run, &job, end, ran))
+}
+
+/// Asks every host's server, at once and with one nonce, which machine it runs on
+/// ([`engine::machine`]); a host that does not answer keeps `None` (its cells then fail or
+/// run with their own reasons).
+fn identify(hosts: &mut [MeshHost], key: Option<&ClientKey>) {
+    let Ok(nonce) = netio::random_bytes::<32>() else { return };
+    let ids: Vec<Option<String>> = std::thread::scope(|scope| {
+        let asks: Vec<_> = hosts
+            .iter()
+            .map(|h| {
+                let opts = ends(h, h, key).from;
+                scope.spawn(move || engine::machine::machine_id(&opts, &nonce).ok().flatten())
+            })
+            .collect();
+        asks.into_iter().map(|a| a.join().ok().flatten().map(|id| hex(&id))).collect()
+    });
+    for (h, id) in hosts.iter_mut().zip(ids) {
+        h.machine = id;
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn run_rounds(
@@ -305,6 +343,7 @@ mod tests {
                 port: 9180,
                 labels: Default::default(),
                 role,
+                machine: None,
             })
             .collect()
     }
@@ -341,5 +380,40 @@ mod tests {
         let mesh = MeshPlan { inventory: String::new(), hosts: h, cells: c };
         let r = rounds(&mesh, &[0, 1, 2]);
         assert_eq!(r.iter().map(Vec::len).sum::<usize>(), 3);
+    }
+
+    #[test]
+    fn hosts_that_are_one_machine_never_share_a_round() {
+        let mut h = hosts(&[MeshRole::Both; 4]);
+        // h0, h1 and h2 are one machine; h3 is another.
+        for x in &mut h[..3] {
+            x.machine = Some("aa".into());
+        }
+        h[3].machine = Some("bb".into());
+        let p = plan(TestSpec::new(results::TestKind::TcpStream), h, "i".into(), true);
+        let mesh = p.mesh.as_ref().unwrap();
+        let machine = |i: u32| if i < 3 { 0 } else { 3 };
+        let all: Vec<u32> = (0..16).collect();
+        let rounds = rounds(mesh, &all);
+        for round in &rounds {
+            let used: Vec<u32> = round
+                .iter()
+                .flat_map(|&i| {
+                    let c = mesh.cells[i as usize];
+                    let (s, r) = (machine(c.sender), machine(c.receiver));
+                    if s == r {
+                        vec![s]
+                    } else {
+                        vec![s, r]
+                    }
+                })
+                .collect();
+            let distinct: BTreeSet<u32> = used.iter().copied().collect();
+            assert_eq!(distinct.len(), used.len(), "a machine twice in {round:?}");
+        }
+        assert_eq!(rounds.iter().map(Vec::len).sum::<usize>(), 16);
+        // 15 cells touch the shared machine, one at a time; h3's baseline joins the first.
+        assert_eq!(rounds.len(), 15);
+        assert_eq!(mesh.shared_machines(), vec![vec!["h0", "h1", "h2"]]);
     }
 }

@@ -132,7 +132,17 @@ impl Place {
     /// Records the segment flow of each TCP test into `dir` (`--trace`).
     /// Per-interval summaries show live through `printer`.
     pub fn traced(self, dir: Option<std::path::PathBuf>, printer: &Arc<dyn report::live::Printer>) -> Place {
-        Place { trace: dir.map(|d| Tracing::new(d, Some(printer.clone()))), ..self }
+        self.traced_at(dir, printer, crate::segment_trace::TraceLevel::Both)
+    }
+
+    /// As [`Place::traced`], running only the sources of `level` (`--trace-level`).
+    pub fn traced_at(
+        self,
+        dir: Option<std::path::PathBuf>,
+        printer: &Arc<dyn report::live::Printer>,
+        level: crate::segment_trace::TraceLevel,
+    ) -> Place {
+        Place { trace: dir.map(|d| Tracing::new(d, Some(printer.clone())).at(level)), ..self }
     }
 
     /// Whether client and server are this process on loopback (the loopback baseline's case).

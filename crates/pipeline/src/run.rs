@@ -75,7 +75,11 @@ impl Run {
 
     fn assemble(cfg: &Config, rec: Recorder, busy_wait: Duration) -> Result<Run> {
         let live = Live::new(cfg.format);
-        let place = Place::start(&cfg.target, busy_wait)?.traced(cfg.trace.clone(), live.printer());
+        let place = Place::start(&cfg.target, busy_wait)?.traced_at(
+            cfg.trace.clone(),
+            live.printer(),
+            cfg.trace_level,
+        );
         Ok(Run {
             rec,
             live,

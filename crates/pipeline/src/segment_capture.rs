@@ -50,7 +50,7 @@ pub struct Capturing {
 #[derive(Debug)]
 enum Run {
     Pump,
-    Socket { stop: Arc<AtomicBool>, thread: Option<JoinHandle<Result<(Stats, u64)>>> },
+    Socket { stop: Arc<AtomicBool>, thread: Option<JoinHandle<Result<Pumped>>> },
 }
 
 /// `BASE.POINT.pcap`.
@@ -91,7 +91,11 @@ fn socket(base: &Path, port: u16, device: Option<&str>, point: Point) -> Result<
 }
 
 /// Copies packets from the ring into the pcap file until stopped, then drains the ring.
-fn pump(mut cap: Capture, mut out: BufWriter<File>, stop: &AtomicBool) -> Result<(Stats, u64)> {
+/// What the capture thread hands back: the ring's statistics, the packets written and the
+/// thread's CPU time, ns.
+type Pumped = (Stats, u64, Option<u64>);
+
+fn pump(mut cap: Capture, mut out: BufWriter<File>, stop: &AtomicBool) -> Result<Pumped> {
     let mut written = 0u64;
     let mut failed: Option<std::io::Error> = None;
     loop {
@@ -115,7 +119,7 @@ fn pump(mut cap: Capture, mut out: BufWriter<File>, stop: &AtomicBool) -> Result
         return Err(e).context("writing the capture");
     }
     out.flush().context("writing the capture")?;
-    Ok((cap.stats()?, written))
+    Ok((cap.stats()?, written, netio::cpu::thread_cpu_ns()))
 }
 
 impl Capturing {
@@ -127,12 +131,19 @@ impl Capturing {
                 if let Some(s) = session {
                     s.capture_to(None).context("closing the pump's capture")?;
                 }
-                TraceSource { name: self.name.clone(), ok: true, events: 0, lost: 0, detail: files }
+                TraceSource {
+                    name: self.name.clone(),
+                    ok: true,
+                    events: 0,
+                    lost: 0,
+                    detail: files,
+                    cpu_ns: None,
+                }
             }
             Run::Socket { stop, thread } => {
                 stop.store(true, Ordering::Relaxed);
                 let t = thread.take().context("the capture already ended")?;
-                let (stats, written) =
+                let (stats, written, cpu_ns) =
                     t.join().map_err(|_| anyhow::anyhow!("the capture thread panicked"))??;
                 TraceSource {
                     name: self.name.clone(),
@@ -140,6 +151,7 @@ impl Capturing {
                     events: written,
                     lost: stats.drops,
                     detail: files,
+                    cpu_ns,
                 }
             }
         };

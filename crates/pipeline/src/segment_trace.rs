@@ -26,19 +26,48 @@ use crate::segment_capture::{self, Capturing, Where};
 /// How long the reader sleeps when the pipe is empty.
 const IDLE: Duration = Duration::from_millis(2);
 
+/// Which sources `--trace` runs (`--trace-level`): the lighter levels cost less.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TraceLevel {
+    /// Socket state only: `tcp:tcp_probe` and `tcp:tcp_retransmit_skb` (no packet capture,
+    /// so no pcap and no wire table).
+    Probes,
+    /// Packets only: the capture and its wire table, without the sockets' state columns.
+    Wire,
+    /// Both (the default).
+    #[default]
+    Both,
+}
+
+impl TraceLevel {
+    fn probes(self) -> bool {
+        self != TraceLevel::Wire
+    }
+
+    fn wire(self) -> bool {
+        self != TraceLevel::Probes
+    }
+}
+
 /// Where traces go, how many tests have been traced, and how summaries show live.
 #[derive(Debug)]
 pub struct Tracing {
     dir: PathBuf,
     count: AtomicU32,
     live: Option<Arc<dyn Printer>>,
+    level: TraceLevel,
 }
 
 impl Tracing {
     /// Traces into `dir` (made if missing); per-interval summaries go out through `live`
     /// (`None`: kept for the result only).
     pub fn new(dir: PathBuf, live: Option<Arc<dyn Printer>>) -> Tracing {
-        Tracing { dir, count: AtomicU32::new(0), live }
+        Tracing { dir, count: AtomicU32::new(0), live, level: TraceLevel::Both }
+    }
+
+    /// The same, running only the sources of `level`.
+    pub fn at(self, level: TraceLevel) -> Tracing {
+        Tracing { level, ..self }
     }
 
     /// Starts recording the next test, `spec`, against the server's `port` at `place`.
@@ -51,19 +80,21 @@ impl Tracing {
         let started_unix_ns = unix_now_ns();
         let mut failed = Vec::new();
         let live = Live::of(self.live.clone(), spec);
-        let probes = match start_probes(n, port, &base, live) {
-            Ok(p) => Some(p),
-            Err(e) => {
+        let probes = match self.level.probes().then(|| start_probes(n, port, &base, live)) {
+            Some(Ok(p)) => Some(p),
+            Some(Err(e)) => {
                 failed.push(unavailable(PROBE_SOURCE, &e));
                 None
             }
+            None => None,
         };
-        let capture = match segment_capture::start(&base, port, place) {
-            Ok(c) => Some(c),
-            Err(e) => {
+        let capture = match self.level.wire().then(|| segment_capture::start(&base, port, place)) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
                 failed.push(unavailable("packet capture", &e));
                 None
             }
+            None => None,
         };
         if probes.is_none() && capture.is_none() {
             let why: Vec<String> = failed.iter().map(|s| format!("{}: {}", s.name, s.detail)).collect();
@@ -81,7 +112,7 @@ impl Tracing {
 const PROBE_SOURCE: &str = "tcp:tcp_probe + tcp:tcp_retransmit_skb";
 
 fn unavailable(name: &str, e: &anyhow::Error) -> TraceSource {
-    TraceSource { name: name.into(), ok: false, events: 0, lost: 0, detail: format!("{e:#}") }
+    TraceSource { name: name.into(), ok: false, events: 0, lost: 0, detail: format!("{e:#}"), cpu_ns: None }
 }
 
 fn unix_now_ns() -> u64 {
@@ -190,6 +221,7 @@ impl Recording {
                 events: p.trace.events(),
                 lost: p.lost,
                 detail: p.csv.display().to_string(),
+                cpu_ns: p.cpu_ns,
             });
         }
         let mut all = Vec::new();
@@ -315,23 +347,25 @@ struct ProbeReader {
 struct Probed {
     trace: trace::Trace,
     lost: u64,
+    cpu_ns: Option<u64>,
     csv: PathBuf,
     intervals: Vec<FlowInterval>,
     name: &'static str,
 }
 
-/// What the reader hands back: the trace, its lost events and the interval summaries.
-type Drained = (trace::Trace, u64, Vec<FlowInterval>);
+/// What the reader hands back: the trace, its lost events, the interval summaries and the
+/// reader thread's CPU time, ns.
+type Drained = (trace::Trace, u64, Vec<FlowInterval>, Option<u64>);
 
 impl ProbeReader {
     /// Stops, drains the pipe, removes the instance: the trace, its lost events, its table,
     /// its interval summaries.
     fn finish(mut self) -> Result<Probed> {
-        let (trace, lost, intervals) = self.join()?;
+        let (trace, lost, intervals, cpu_ns) = self.join()?;
         if trace.events() == 0 {
             tracing::warn!("--trace: no probe events on the test's port; {:?}", trace.first_error());
         }
-        Ok(Probed { trace, lost, csv: self.csv_path.clone(), intervals, name: self.name })
+        Ok(Probed { trace, lost, cpu_ns, csv: self.csv_path.clone(), intervals, name: self.name })
     }
 
     fn join(&mut self) -> Result<Drained> {
@@ -414,7 +448,7 @@ impl Reader {
             self.live.show(&f);
             self.intervals.push(f);
         }
-        Ok((self.trace, lost, self.intervals))
+        Ok((self.trace, lost, self.intervals, netio::cpu::thread_cpu_ns()))
     }
 }
 

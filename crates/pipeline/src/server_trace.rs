@@ -46,6 +46,10 @@ pub struct Section {
     /// The server's sources and what each recorded and lost.
     #[serde(default)]
     pub sources: Vec<TraceSource>,
+    /// Indices into `rows` of the segments out of order (kept apart from the rows so that
+    /// a row's shape, and clients reading it, stay as they were).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub out_of_order: Vec<u32>,
 }
 
 fn encode(r: &WireRow) -> Compact {
@@ -98,6 +102,7 @@ fn decode(c: &Compact) -> Option<WireRow> {
             1 => true,
             _ => return None,
         },
+        out_of_order: false,
         gso_size: opt32(c[11])?,
         probe,
     })
@@ -105,11 +110,13 @@ fn decode(c: &Compact) -> Option<WireRow> {
 
 /// The section of a finished recording: its rows (capped) and sources.
 pub fn section(rows: &[WireRow], sources: Vec<TraceSource>) -> Section {
+    let kept = &rows[..rows.len().min(MAX_ROWS)];
     Section {
         off: None,
-        rows: rows.iter().take(MAX_ROWS).map(encode).collect(),
+        rows: kept.iter().map(encode).collect(),
         total_rows: rows.len() as u64,
         sources,
+        out_of_order: (0..kept.len() as u32).filter(|&i| kept[i as usize].out_of_order).collect(),
     }
 }
 
@@ -134,7 +141,12 @@ pub fn read(v: &serde_json::Value) -> Result<(Vec<WireRow>, TraceSource), String
         return Err("the server's trace section names a source at too great a length".into());
     }
     let rows: Option<Vec<WireRow>> = s.rows.iter().map(decode).collect();
-    let rows = rows.ok_or("the server's trace section holds a row out of range")?;
+    let mut rows = rows.ok_or("the server's trace section holds a row out of range")?;
+    for &i in &s.out_of_order {
+        let row =
+            rows.get_mut(i as usize).ok_or("the server's trace section names a row it does not hold")?;
+        row.out_of_order = true;
+    }
     let kept = rows.len() as u64;
     let truncated = if kept < s.total_rows {
         format!("; truncated at {kept} of {} rows", s.total_rows)
@@ -148,6 +160,7 @@ pub fn read(v: &serde_json::Value) -> Result<(Vec<WireRow>, TraceSource), String
         events: kept,
         lost: s.sources.iter().map(|x| x.lost).sum(),
         detail: format!("{}{truncated}", names.join(" + ")),
+        cpu_ns: s.sources.iter().filter_map(|x| x.cpu_ns).reduce(u64::saturating_add),
     };
     Ok((rows, source))
 }
@@ -233,6 +246,7 @@ mod tests {
             outstanding: Some(2896),
             flags: 0x10,
             retransmission: i == 3,
+            out_of_order: i == 4,
             gso_size: None,
             probe: (i % 3 == 0).then_some(ProbeState { cwnd: 10, srtt_us: 120, snd_wnd: 65535 }),
         }

@@ -427,6 +427,7 @@ pub fn mesh_run() -> RunRecord {
             port: 9180,
             labels: Default::default(),
             role: MeshRole::Both,
+            machine: None,
         })
         .collect();
     let pairs = [(0, 0), (1, 1), (2, 2), (0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)];

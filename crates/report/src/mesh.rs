@@ -214,7 +214,25 @@ pub fn text(run: &RunRecord) -> String {
             let _ = writeln!(o, "  {warning}\n    cells: {}", cells.join(", "));
         }
     }
+    for note in machine_notes(run) {
+        let _ = writeln!(o, "{note}");
+    }
     o
+}
+
+/// One line per group of a mesh's hosts that are one machine.
+pub fn machine_notes(run: &RunRecord) -> Vec<String> {
+    let mesh = run.sweep.as_ref().and_then(|s| s.plan.mesh.as_ref());
+    mesh.map(|m| m.shared_machines().iter().map(|names| shared_machine_note(names)).collect())
+        .unwrap_or_default()
+}
+
+/// What is said of hosts `names` that are one machine.
+pub fn shared_machine_note(names: &[&str]) -> String {
+    format!(
+        "hosts {} are one machine (their servers share one boot id): their cells ran one at a time",
+        names.join(", ")
+    )
 }
 
 /// The measurement-quality warnings stored with a mesh's cells, each once (`message — advice`),
@@ -364,6 +382,18 @@ mod tests {
         assert_eq!(below.matches("cpu0 was 100% busy — pin the ends").count(), 1, "{below}");
         assert!(below.contains("only 12 latency samples — pin the ends"), "{below}");
         assert!(below.contains("cells: a → a, "), "{below}");
+    }
+
+    #[test]
+    fn hosts_that_are_one_machine_are_named_under_the_matrix() {
+        let mut run = fixture::mesh_run();
+        assert!(!text(&run).contains("one machine"));
+        let mesh = run.sweep.as_mut().and_then(|s| s.plan.mesh.as_mut()).unwrap();
+        mesh.hosts[0].machine = Some("ab".into());
+        mesh.hosts[2].machine = Some("ab".into());
+        mesh.hosts[1].machine = Some("cd".into());
+        let text = text(&run);
+        assert!(text.contains("hosts a, c are one machine (their servers share one boot id)"), "{text}");
     }
 
     #[test]

@@ -187,6 +187,18 @@ pub fn test_summary(r: &TestResult) -> String {
     }
     for d in &r.summary.directions {
         direction_block(&mut o, d, r.spec.rate_bps, r.reference.as_ref());
+        let traced =
+            r.segment_flow.as_ref().and_then(|f| f.directions.iter().find(|f| f.direction == d.direction));
+        if let Some(f) = traced {
+            let probed = r
+                .segment_flow
+                .as_ref()
+                .is_some_and(|f| f.sources.iter().any(|s| s.ok && s.name.contains("tcp_retransmit_skb")));
+            let _ = writeln!(o, "{}", retransmission_counts(d, f, probed));
+        }
+    }
+    if let Some(f) = &r.segment_flow {
+        let _ = writeln!(o, "{}", trace_cost(&f.sources, r.local.measured_s));
     }
     if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
         let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
@@ -320,6 +332,59 @@ fn direction_block(o: &mut String, d: &DirectionSummary, paced_bps: u64, referen
         share(d.sndbuf_limited_frac, 1),
         known(d.writes_per_mb, |w| format!("{w:.1}"))
     );
+}
+
+/// A traced direction's retransmission counts side by side, each named, and its reordering
+/// apart from them. `probed`: the probe source ran (else its count is left out, not shown
+/// as 0).
+fn retransmission_counts(
+    d: &DirectionSummary,
+    f: &results::segment_flow::FlowDirection,
+    probed: bool,
+) -> String {
+    let mut parts = vec![format!(
+        "TCP_INFO retr {} (segments the sender resent, whole test)",
+        known(d.retransmits, |n| n.to_string())
+    )];
+    if probed {
+        parts.push(format!(
+            "trace {} (tcp:tcp_retransmit_skb events while traced; an skb may hold several segments)",
+            f.retransmissions
+        ));
+    }
+    if let Some(w) = f.wire.as_ref().filter(|w| w.data_rows > 0) {
+        parts.push(format!(
+            "capture {} of {} data rows retx=1 (seen again at the capture point, or a gap ≥ 3 ms old filled)",
+            w.retransmitted_rows, w.data_rows
+        ));
+        parts.push(format!(
+            "reordering apart: {} rows ooo=1 (a gap < 3 ms old filled: overtaken, not resent)",
+            w.out_of_order_rows
+        ));
+    }
+    format!("    retransmissions: {}", parts.join(" · "))
+}
+
+/// What the trace's own sources cost on this host: each reader's CPU time (and its share of
+/// one core over the `measured_s` the test ran) and the events it lost.
+fn trace_cost(sources: &[results::segment_flow::TraceSource], measured_s: f64) -> String {
+    let parts: Vec<String> = sources
+        .iter()
+        .filter(|s| s.ok)
+        .map(|s| {
+            let cpu = match s.cpu_ns {
+                Some(ns) if measured_s > 0.0 => format!(
+                    "{:.0} ms CPU ({:.1}% of a core over the test)",
+                    ns as f64 / 1e6,
+                    ns as f64 / 1e9 / measured_s * 100.0
+                ),
+                Some(ns) => format!("{:.0} ms CPU", ns as f64 / 1e6),
+                None => "CPU not measured (its own thread)".into(),
+            };
+            format!("{}: {cpu}, {} of {} events lost", s.name, s.lost, s.events + s.lost)
+        })
+        .collect();
+    format!("  trace cost: {}", parts.join(" · "))
 }
 
 /// `min / mean / max` of a direction's sampled RTT, `–` for what was not sampled.
@@ -622,6 +687,52 @@ mod tests {
         let mut o = String::new();
         direction_block(&mut o, &d, 0, None);
         assert!(o.contains("RTT min/mean/max 700 µs / 746 µs / 900 µs"), "{o}");
+    }
+
+    #[test]
+    fn a_traced_direction_names_its_three_retransmission_counts_and_reordering_apart() {
+        let d = DirectionSummary { retransmits: Some(18), ..Default::default() };
+        let wire = results::segment_flow::WireFindings {
+            data_rows: 900,
+            retransmitted_rows: 4,
+            out_of_order_rows: 40,
+            ..Default::default()
+        };
+        let f = results::segment_flow::FlowDirection {
+            retransmissions: 14,
+            wire: Some(wire),
+            ..Default::default()
+        };
+        let line = retransmission_counts(&d, &f, true);
+        assert!(!retransmission_counts(&d, &f, false).contains("tcp_retransmit_skb"), "not probed: no count");
+        for part in [
+            "TCP_INFO retr 18 (segments the sender resent, whole test)",
+            "trace 14 (tcp:tcp_retransmit_skb events while traced",
+            "capture 4 of 900 data rows retx=1",
+            "reordering apart: 40 rows ooo=1",
+        ] {
+            assert!(line.contains(part), "{part}: {line}");
+        }
+        let untraced_wire = results::segment_flow::FlowDirection { retransmissions: 0, ..Default::default() };
+        assert!(!retransmission_counts(&d, &untraced_wire, true).contains("ooo"));
+    }
+
+    #[test]
+    fn the_trace_cost_names_each_readers_cpu_and_losses() {
+        let src = |name: &str, cpu_ns, lost| results::segment_flow::TraceSource {
+            name: name.into(),
+            ok: true,
+            events: 1000,
+            lost,
+            detail: String::new(),
+            cpu_ns,
+        };
+        let line = trace_cost(&[src("probes", Some(120_000_000), 0), src("pump", None, 3)], 2.0);
+        assert!(
+            line.contains("probes: 120 ms CPU (6.0% of a core over the test), 0 of 1000 events lost"),
+            "{line}"
+        );
+        assert!(line.contains("pump: CPU not measured (its own thread), 3 of 1003 events lost"), "{line}");
     }
 
     fn stream(index: u32, bytes: u64, rtt_us: u32) -> StreamInterval {

@@ -60,6 +60,11 @@ pub struct MeshHost {
     pub labels: BTreeMap<String, String>,
     /// Sender, receiver or both.
     pub role: MeshRole,
+    /// The machine its server said it runs on (hex of the id after its hello, which one
+    /// mesh's hosts share exactly when they are one machine); `None` when not asked or
+    /// the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl MeshHost {
@@ -105,6 +110,30 @@ impl MeshPlan {
     /// Host `i`'s name (`?` if out of range).
     pub fn name(&self, i: u32) -> &str {
         self.hosts.get(i as usize).map_or("?", |h| h.name.as_str())
+    }
+
+    /// For each host, the index of the first host on the same machine (itself when it shares
+    /// its machine with no earlier host, or its machine is not known).
+    pub fn machines(&self) -> Vec<u32> {
+        let same = |a: &MeshHost, b: &MeshHost| a.machine.is_some() && a.machine == b.machine;
+        let first = |h: &MeshHost, i: usize| self.hosts[..i].iter().position(|e| same(e, h)).unwrap_or(i);
+        self.hosts.iter().enumerate().map(|(i, h)| first(h, i) as u32).collect()
+    }
+
+    /// The groups of two or more hosts that are one machine, by name, in inventory order.
+    pub fn shared_machines(&self) -> Vec<Vec<&str>> {
+        let of = self.machines();
+        let mut out: Vec<Vec<&str>> = Vec::new();
+        for (first, _) in of.iter().enumerate().filter(|&(i, &m)| i as u32 == m) {
+            let names: Vec<&str> = (0..of.len())
+                .filter(|&i| of[i] as usize == first)
+                .map(|i| self.hosts[i].name.as_str())
+                .collect();
+            if names.len() > 1 {
+                out.push(names);
+            }
+        }
+        out
     }
 
     /// Indices of the hosts with a row, in inventory order.

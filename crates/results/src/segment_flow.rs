@@ -70,6 +70,10 @@ pub struct TraceSource {
     pub events: u64,
     /// Events it lost (ring full): counted, never silent.
     pub lost: u64,
+    /// CPU time its reader thread ran, ns: the trace's own cost on this host (`None`: not
+    /// measured, as for the emulator's pump, whose capture runs in the pump's own thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
     /// Why it did not work, or what it wrote.
     pub detail: String,
 }
@@ -217,6 +221,17 @@ pub struct WireFindings {
     pub delayed_acks: u64,
     /// ACKs that changed only the window.
     pub window_updates: u64,
+    /// Data segments (rows, a super-packet counting once) at the capture point nearest the
+    /// receiver flagged `retx`: sequence space seen before there, or a gap older than 3 ms
+    /// filled (tshark's retransmission).
+    #[serde(default)]
+    pub retransmitted_rows: u64,
+    /// Rows there flagged `ooo`: a gap younger than 3 ms filled, reordering, not loss.
+    #[serde(default)]
+    pub out_of_order_rows: u64,
+    /// Data rows there.
+    #[serde(default)]
+    pub data_rows: u64,
 }
 
 /// How many segments had one size.

@@ -155,6 +155,7 @@ mod tests {
             port: 9180,
             labels: Default::default(),
             role,
+            machine: None,
         }
     }
 

@@ -31,6 +31,7 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
         report: None,
         storage: opts.storage.clone(),
         trace: trace_dir(first, 0),
+        trace_level: Default::default(),
     };
     let plan = sweep_plan(study, &stages)?;
     let mut run = Run::begin(&cfg, RunKind::Sweep, Duration::from_secs(3))?;

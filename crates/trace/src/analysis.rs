@@ -293,8 +293,9 @@ fn retransmission_line(n: u64) -> String {
     let s = if n == 1 { "" } else { "s" };
     format!(
         "{n} retransmitted skb{s} (tcp:tcp_retransmit_skb events while traced; an skb can hold several \
-         segments, while TCP_INFO's retr counts segments over the whole test, and the capture's \
-         retx=1 rows mark any segment carrying sequence space seen before, as a reordered one does)"
+         segments, while TCP_INFO's retr counts the sender's retransmitted segments over the whole \
+         test, and the capture's retx=1 rows the segments resent as seen at the capture point, \
+         reordered ones being ooo=1 instead)"
     )
 }
 
@@ -308,7 +309,9 @@ mod tests {
         let lines = evidence(&f, false);
         let line = lines.iter().find(|l| l.starts_with("14 retransmitted skbs")).unwrap();
         assert!(
-            line.contains("tcp:tcp_retransmit_skb") && line.contains("TCP_INFO's retr counts segments"),
+            line.contains("tcp:tcp_retransmit_skb")
+                && line.contains("TCP_INFO's retr counts the sender's retransmitted segments")
+                && line.contains("ooo=1"),
             "{line}"
         );
         assert!(retransmission_line(1).starts_with("1 retransmitted skb ("));

@@ -225,6 +225,7 @@ mod tests {
             outstanding: None,
             flags: f,
             retransmission: false,
+            out_of_order: false,
             gso_size: None,
             probe: None,
         }

@@ -1,17 +1,32 @@
 //! Captured packets → rows of the wire segment table: per segment its direction, relative
 //! sequence and ack, the window it announces (scaled by the factor its SYN negotiated), the
-//! bytes the flow has outstanding at the capture point, flags, whether it resends sequence
-//! space already sent, and the GSO size when it is a super-packet (longer than the MSS the
+//! bytes the flow has outstanding at the capture point, flags, whether it is a
+//! retransmission or arrived out of order (below), and the GSO size when it is a super-packet (longer than the MSS the
 //! peer announced). Then [`join`] adds what the sending socket's `tcp:tcp_probe` said just
 //! before (cwnd, srtt, snd_wnd).
 //!
 //! One [`WireFlow`] per capture point: every packet a point saw, in capture order.
+//!
+//! A data segment that starts below the highest sequence its direction has sent is, as
+//! tshark's analysis classifies it, *out of order* when it falls into a gap this capture
+//! point has not seen filled and that gap opened less than [`OUT_OF_ORDER_NS`] before
+//! (tshark's threshold when it has no RTT): the segment was overtaken on the way
+//! (reordering between cores on loopback and veth). It is a *retransmission* when it carries
+//! sequence space this point has seen already, or fills a gap older than that (the first copy
+//! was lost before the capture point). Only the second is resent data.
 
 use std::collections::HashMap;
 
 use wire::tcpip::{flags, TcpSegment};
 
 use crate::segment::{Dir, End, Segment};
+
+/// A segment filling a gap younger than this is out of order, not a retransmission
+/// (tshark's default when the RTT is not known: 3 ms).
+pub const OUT_OF_ORDER_NS: u64 = 3_000_000;
+/// Gaps remembered per direction; the oldest is forgotten (later data filling it then counts
+/// as a retransmission, as it would once old).
+const MAX_GAPS: usize = 64;
 
 /// Where a packet was captured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,8 +88,12 @@ pub struct WireRow {
     pub outstanding: Option<u32>,
     /// TCP flag bits.
     pub flags: u8,
-    /// It carries sequence space this direction had already sent.
+    /// A retransmission: it carries sequence space this capture point has seen already, or
+    /// fills a gap older than [`OUT_OF_ORDER_NS`].
     pub retransmission: bool,
+    /// Out of order: below the highest sequence sent, filling a gap younger than
+    /// [`OUT_OF_ORDER_NS`] (overtaken on the way, not resent).
+    pub out_of_order: bool,
     /// The segment size GSO/TSO will cut it to, when it is longer than that.
     pub gso_size: Option<u32>,
     /// The sending socket's state, from `tcp:tcp_probe` (filled by [`join`]).
@@ -82,7 +101,7 @@ pub struct WireRow {
 }
 
 /// One direction of one connection at one capture point.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Half {
     base: Option<u32>,
     scale: Option<u8>,
@@ -95,6 +114,55 @@ struct Half {
     acked: Option<u32>,
     /// Last window announced this way, scaled.
     wnd: Option<u32>,
+    /// Sequence ranges below `snd_max` not seen yet (start, end, when the gap opened, ns).
+    gaps: Vec<(u32, u32, u64)>,
+}
+
+/// How a data segment relates to what its direction sent before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    New,
+    Retransmission,
+    Overtaken,
+}
+
+impl Half {
+    /// Classifies the data segment `[seq, end)` seen at `now_ns` and records it.
+    fn order(&mut self, seq: u32, end: u32, now_ns: u64) -> Seen {
+        let Some(max) = self.snd_max else {
+            self.snd_max = Some(end);
+            return Seen::New;
+        };
+        if seq_le(max, seq) {
+            if seq != max {
+                if self.gaps.len() >= MAX_GAPS {
+                    self.gaps.remove(0);
+                }
+                self.gaps.push((max, seq, now_ns));
+            }
+            self.snd_max = Some(end);
+            return Seen::New;
+        }
+        // Below the highest sequence: the part up to `max` is in a gap, or was seen.
+        let upto = if seq_le(end, max) { end } else { max };
+        let gap = self.gaps.iter().position(|&(a, b, _)| seq_le(a, seq) && seq_le(upto, b));
+        if !seq_le(end, max) {
+            self.snd_max = Some(end);
+        }
+        let Some(i) = gap else { return Seen::Retransmission };
+        let (a, b, opened) = self.gaps.remove(i);
+        if seq != a {
+            self.gaps.push((a, seq, opened));
+        }
+        if upto != b {
+            self.gaps.push((upto, b, opened));
+        }
+        if now_ns.saturating_sub(opened) < OUT_OF_ORDER_NS {
+            Seen::Overtaken
+        } else {
+            Seen::Retransmission
+        }
+    }
 }
 
 /// Turns one capture point's packets into rows.
@@ -143,11 +211,7 @@ impl WireFlow {
         let end = seq.wrapping_add(s.seq_len());
         let ack = halves[other].base.filter(|_| s.has(flags::ACK)).map(|b| s.ack.wrapping_sub(b));
         let wnd = scaled_window(&halves[me], &halves[other], s);
-        let sent_before = halves[me].snd_max;
-        let retransmission = s.seq_len() > 0 && sent_before.is_some_and(|m| seq_le(end, m));
-        if s.seq_len() > 0 && sent_before.is_none_or(|m| seq_le(m, end)) {
-            halves[me].snd_max = Some(end);
-        }
+        let order = if s.seq_len() > 0 { halves[me].order(seq, end, unix_ns) } else { Seen::New };
         halves[me].acked = ack.or(halves[me].acked);
         halves[me].wnd = Some(wnd);
         let outstanding = if s.payload_len > 0 {
@@ -168,7 +232,8 @@ impl WireFlow {
             peer_wnd: halves[other].wnd,
             outstanding,
             flags: s.flags,
-            retransmission,
+            retransmission: order == Seen::Retransmission,
+            out_of_order: order == Seen::Overtaken,
             gso_size: gso.filter(|g| *g > 0 && s.payload_len > *g),
             probe: None,
         })
@@ -178,14 +243,11 @@ impl WireFlow {
 /// Takes what a SYN says (base, scale, MSS, timestamps), or the first sequence seen.
 fn learn(h: &mut Half, s: &TcpSegment) {
     if s.has(flags::SYN) && !h.syn_seen {
-        *h = Half {
-            base: Some(s.seq),
-            scale: s.window_scale,
-            mss: s.mss,
-            timestamps: s.timestamps,
-            syn_seen: true,
-            ..*h
-        };
+        h.base = Some(s.seq);
+        h.scale = s.window_scale;
+        h.mss = s.mss;
+        h.timestamps = s.timestamps;
+        h.syn_seen = true;
     } else if h.base.is_none() {
         h.base = Some(s.seq);
     }
@@ -304,6 +366,31 @@ mod tests {
         assert_eq!((re.outstanding, re.peer_wnd), (Some(2896), Some(12800)));
         assert_eq!(w.push(7, &seg(1, 2, 0, 0, a, 0, 0)), None);
         assert_eq!(w.foreign, 1);
+    }
+
+    #[test]
+    fn a_segment_filling_a_young_gap_is_out_of_order_and_an_old_gap_or_seen_data_a_retransmission() {
+        let mut w = WireFlow::new(Point::Host, 5201);
+        handshake(&mut w);
+        let a = flags::ACK;
+        let ms = 1_000_000;
+        let mut push =
+            |t: u64, seq: u32| w.push(t, &seg(40000, 5201, 1001 + seq, 9001, a, 502, 1000)).unwrap();
+        let flags = |r: WireRow| (r.retransmission, r.out_of_order);
+        assert_eq!(flags(push(10 * ms, 0)), (false, false));
+        // 2000.. overtakes 1000..: a gap opens, filled 1 ms later: reordering.
+        assert_eq!(flags(push(11 * ms, 2000)), (false, false));
+        assert_eq!(flags(push(12 * ms, 1000)), (false, true));
+        // The same bytes again: a retransmission.
+        assert_eq!(flags(push(13 * ms, 1000)), (true, false));
+        // A gap filled 50 ms later: the first copy was lost before this point.
+        assert_eq!(flags(push(14 * ms, 4000)), (false, false));
+        assert_eq!(flags(push(64 * ms, 3000)), (true, false));
+        // Part of a gap, then the rest: each part fills what it finds.
+        assert_eq!(flags(push(65 * ms, 7000)), (false, false));
+        assert_eq!(flags(push(66 * ms, 5000)), (false, true));
+        assert_eq!(flags(push(66 * ms, 6000)), (false, true));
+        assert_eq!(flags(push(67 * ms, 6000)), (true, false));
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub fn findings(rows: &[WireRow], dir: Dir) -> Option<WireFindings> {
     let mut f = WireFindings { direction: dir.name().into(), connection: busiest, ..WireFindings::default() };
     time_split(&conn, dir, at_sender, &mut f);
     acks(&conn, dir, at_receiver, &mut f);
+    let data = || conn.iter().filter(|r| r.at == at_receiver && r.dir == dir && r.len > 0);
+    f.data_rows = data().count() as u64;
+    f.retransmitted_rows = data().filter(|r| r.retransmission).count() as u64;
+    f.out_of_order_rows = data().filter(|r| r.out_of_order).count() as u64;
     Some(f)
 }
 
@@ -186,7 +190,18 @@ pub fn evidence(f: &WireFindings) -> Vec<String> {
             f.segments, f.segment_bytes, f.acks, f.delayed_acks, f.window_updates
         ));
     }
+    if f.data_rows > 0 {
+        out.push(order_line(f));
+    }
     out
+}
+
+/// The capture's two counts of segments below the highest sequence, named apart.
+pub fn order_line(f: &WireFindings) -> String {
+    format!(
+        "capture: of {} data rows, {} retransmitted (retx=1: sequence space seen before at the capture point, or a gap older than 3 ms filled, as tshark classifies them) and {} out of order (ooo=1: a gap younger than 3 ms filled — reordering, not loss)",
+        f.data_rows, f.retransmitted_rows, f.out_of_order_rows
+    )
 }
 
 #[cfg(test)]
@@ -208,6 +223,7 @@ mod tests {
             outstanding: Some(out),
             flags: flags::ACK,
             retransmission: false,
+            out_of_order: false,
             gso_size: None,
             probe: Some(ProbeState { cwnd: 100, srtt_us: 10, snd_wnd: 4096 }),
         }

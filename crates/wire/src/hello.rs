@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | 0 | 6 | magic `TCPLAB` |
 //! | 6 | 1 | kind: 1 control (client), 2 data, 3 control (server reply) |
-//! | 7 | 1 | reserved, zero |
+//! | 7 | 1 | flags: [`MACHINE_FLAG`], else zero |
 //! | 8 | 2 | protocol version |
 //! | 10 | 2 | reserved, zero |
 //! | 12 | 32 | body: a nonce (control) or token (16) + stream index (u32) + zeros (data) |
@@ -14,6 +14,13 @@
 //! Since version 3 a data connection's hello is followed by a 32-byte tag ([`DataHello`],
 //! 76 bytes in all, in one UDP datagram for a UDP flow): an HMAC under the session key of an
 //! authenticated test ([`crate::auth`]), zeros in an anonymous one.
+//!
+//! A client may set [`MACHINE_FLAG`] in its control hello to ask which machine the server runs
+//! on; a server that knows the flag sets it in its reply too and follows the reply with a
+//! 16-byte machine id ([`machine_id`]: the Linux boot id hashed with the client's nonce), so
+//! that a client can tell servers that are one machine apart. Servers that predate the flag
+//! ignore the byte (it was reserved and never checked) and send the plain 44 bytes; a client
+//! that does not set it gets the plain 44 bytes from every server: no version change.
 
 use thiserror::Error;
 
@@ -30,8 +37,13 @@ pub const HELLO_LEN: usize = 44;
 pub const PROTOCOL_VERSION: u16 = 3;
 /// Bytes of a data connection's opening: its hello and the tag ([`DataHello`]).
 pub const DATA_HELLO_LEN: usize = HELLO_LEN + crate::auth::TAG_LEN;
+/// Flag in byte 7: the client asks for, or the server sends, a machine id after the hello.
+pub const MACHINE_FLAG: u8 = 0x01;
+/// Bytes of the machine id that follows a server hello carrying [`MACHINE_FLAG`].
+pub const MACHINE_ID_LEN: usize = 16;
 const MAGIC: &[u8; 6] = b"TCPLAB";
 const KIND: usize = 6;
+const FLAGS: usize = 7;
 const VERSION: std::ops::Range<usize> = 8..10;
 const BODY: std::ops::Range<usize> = 12..44;
 const TOKEN: std::ops::Range<usize> = 12..28;
@@ -86,6 +98,8 @@ pub enum HelloKind {
 pub struct Hello {
     /// Protocol version of the sender.
     pub version: u16,
+    /// Byte 7: [`MACHINE_FLAG`] or zero.
+    pub flags: u8,
     /// Kind and body.
     pub kind: HelloKind,
 }
@@ -110,17 +124,17 @@ pub enum HelloError {
 impl Hello {
     /// A client's control hello at this build's version.
     pub fn control(nonce: [u8; 32]) -> Hello {
-        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Control { nonce } }
+        Hello { version: PROTOCOL_VERSION, flags: 0, kind: HelloKind::Control { nonce } }
     }
 
     /// The server's reply at this build's version.
     pub fn server(nonce: [u8; 32]) -> Hello {
-        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Server { nonce } }
+        Hello { version: PROTOCOL_VERSION, flags: 0, kind: HelloKind::Server { nonce } }
     }
 
     /// A data connection's hello.
     pub fn data(token: Token, stream: u32) -> Hello {
-        Hello { version: PROTOCOL_VERSION, kind: HelloKind::Data { token, stream } }
+        Hello { version: PROTOCOL_VERSION, flags: 0, kind: HelloKind::Data { token, stream } }
     }
 
     /// Encodes into exactly [`HELLO_LEN`] bytes.
@@ -128,6 +142,7 @@ impl Hello {
         let mut out = [0u8; HELLO_LEN];
         out[..6].copy_from_slice(MAGIC);
         out[VERSION].copy_from_slice(&self.version.to_be_bytes());
+        out[FLAGS] = self.flags;
         match self.kind {
             HelloKind::Control { nonce } => {
                 out[KIND] = 1;
@@ -168,8 +183,35 @@ impl Hello {
             3 => HelloKind::Server { nonce: array32(&body(BODY)) },
             kind => return Err(HelloError::UnknownKind { kind }),
         };
-        Ok(Hello { version, kind })
+        Ok(Hello { version, flags: buf[FLAGS], kind })
     }
+
+    /// The same hello with `flag` set.
+    pub fn with(self, flag: u8) -> Hello {
+        Hello { flags: self.flags | flag, ..self }
+    }
+
+    /// Whether `flag` is set.
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// The machine id a server sends after its hello to a client that set [`MACHINE_FLAG`]: the
+/// first 16 bytes of SHA-256 over a label, the client's nonce and the server's boot id
+/// (`/proc/sys/kernel/random/boot_id`). Two servers on one machine (one kernel, one boot)
+/// give one client the same id; the boot id itself is not disclosed, and a nonce the
+/// client did not choose gives ids that match nothing else.
+pub fn machine_id(boot_id: &str, client_nonce: &[u8; 32]) -> [u8; MACHINE_ID_LEN] {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"tcplab machine id")
+        .chain_update(client_nonce)
+        .chain_update(boot_id.trim().as_bytes())
+        .finalize();
+    let mut out = [0u8; MACHINE_ID_LEN];
+    out.copy_from_slice(&digest[..MACHINE_ID_LEN]);
+    out
 }
 
 /// A data connection's opening since version 3: the data hello and a 32-byte tag.
@@ -264,6 +306,26 @@ mod tests {
         for h in [Hello::control(nonce), Hello::server(nonce)] {
             assert_eq!(Hello::decode(&h.encode()), Ok(h));
         }
+    }
+
+    #[test]
+    fn the_machine_flag_is_byte_7_and_round_trips() {
+        let h = Hello::control([5; 32]).with(MACHINE_FLAG);
+        let bytes = h.encode();
+        assert_eq!(bytes[7], 1);
+        assert_eq!(Hello::decode(&bytes), Ok(h));
+        assert!(h.has(MACHINE_FLAG) && !Hello::control([5; 32]).has(MACHINE_FLAG));
+        // A hello without the flag is byte for byte what protocol 3 always sent.
+        assert_eq!(Hello::server([5; 32]).encode()[7], 0);
+    }
+
+    #[test]
+    fn one_boot_gives_one_machine_id_per_nonce() {
+        let boot = "0f8fad5b-d9cb-469f-a165-70867728950e";
+        let id = machine_id(boot, &[1; 32]);
+        assert_eq!(id, machine_id(&format!("{boot}\n"), &[1; 32]));
+        assert_ne!(id, machine_id("7c9e6679-7425-40de-944b-e07fc1f90ae7", &[1; 32]));
+        assert_ne!(id, machine_id(boot, &[2; 32]));
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod udp;
 pub use ctrl::{ErrorCode, Message, Rejection};
 pub use frame::{FrameDecoder, FrameError, MAX_FRAME_BYTES, MAX_RESULTS_FRAME_BYTES};
 pub use hello::{
-    DataHello, Hello, HelloError, HelloKind, Token, DATA_HELLO_LEN, HELLO_LEN, PROTOCOL_VERSION,
+    machine_id, DataHello, Hello, HelloError, HelloKind, Token, DATA_HELLO_LEN, HELLO_LEN, MACHINE_FLAG,
+    MACHINE_ID_LEN, PROTOCOL_VERSION,
 };
 pub use udp::Datagram;

@@ -270,6 +270,33 @@ pub struct OutputArgs {
     /// live per-interval summaries, and segment-flow plots in --report.
     #[arg(long, value_name = "DIR")]
     pub trace: Option<std::path::PathBuf>,
+    /// Which trace sources run with --trace: probes (socket state from tcp:tcp_probe only),
+    /// wire (packet capture and its segment table only) or both; lighter levels cost less.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = TraceLevelArg::Both, requires = "trace")]
+    pub trace_level: TraceLevelArg,
+}
+
+/// `--trace-level`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceLevelArg {
+    /// Socket state only (tcp:tcp_probe, tcp:tcp_retransmit_skb).
+    Probes,
+    /// Packets only (capture and wire table).
+    Wire,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl TraceLevelArg {
+    /// The pipeline's level.
+    pub fn level(self) -> pipeline::segment_trace::TraceLevel {
+        match self {
+            TraceLevelArg::Probes => pipeline::segment_trace::TraceLevel::Probes,
+            TraceLevelArg::Wire => pipeline::segment_trace::TraceLevel::Wire,
+            TraceLevelArg::Both => pipeline::segment_trace::TraceLevel::Both,
+        }
+    }
 }
 
 /// Timing options of every test.

@@ -30,6 +30,7 @@ pub fn run(a: &CompareCcArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.output.report.clone(),
         storage: storage(&a.store),
         trace: a.output.trace.clone(),
+        trace_level: a.output.trace_level.level(),
     };
     pipeline::compare_cc::run(&cfg, &plan(a)?, stop)
 }

@@ -43,6 +43,7 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.output.report.clone(),
         storage,
         trace: None,
+        trace_level: Default::default(),
     };
     match a.schedule.every {
         None => pipeline::mesh::run(&cfg, &job, stop),

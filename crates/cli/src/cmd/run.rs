@@ -25,6 +25,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.output.report.clone(),
         storage: storage(&a.store),
         trace: a.output.trace.clone(),
+        trace_level: a.output.trace_level.level(),
     };
     let link = link_reference(&a.link, results::TestKind::TcpStream)?;
     pipeline::suite::run(&cfg, &suite(a.time_ms), link, stop)

@@ -50,6 +50,7 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.output.report.clone(),
         storage,
         trace: a.output.trace.clone(),
+        trace_level: a.output.trace_level.level(),
     };
     let reference = link_reference(&a.path.link, job.plan.base.test)?;
     pipeline::sweep::run(&cfg, &job, &Grid, reference, stop)

@@ -34,6 +34,7 @@ pub fn plan(n: u32) -> SweepPlan {
             port: 9180,
             labels: Default::default(),
             role: MeshRole::Both,
+            machine: None,
         })
         .collect();
     let cells: Vec<MeshCell> =

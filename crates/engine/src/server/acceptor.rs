@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use mio::net::TcpStream as MioStream;
 use wire::auth::CLIENT_AUTH_LEN;
-use wire::{DataHello, Hello, HelloKind, DATA_HELLO_LEN, HELLO_LEN};
+use wire::{DataHello, Hello, HelloKind, DATA_HELLO_LEN, HELLO_LEN, MACHINE_FLAG};
 
 use super::pending::{Acceptor, Greeting, Pending, Stage};
 use super::record::Record;
@@ -52,17 +52,25 @@ fn hello_len(got: &[u8]) -> usize {
     }
 }
 
-/// A control hello this server speaks is answered with the server hello (a fresh nonce);
-/// then the authentication follows. Anything else is complete as it is.
+/// A control hello this server speaks is answered with the server hello (a fresh nonce),
+/// followed by this machine's id when the client asked ([`wire::MACHINE_FLAG`]); then the
+/// authentication follows. Anything else is complete as it is.
 fn answer_hello(got: &[u8]) -> Option<Stage> {
     let hello = Hello::decode(got).ok()?;
-    if !matches!(hello.kind, HelloKind::Control { .. })
-        || crate::protocol::check_client_hello(&hello).is_err()
-    {
+    let HelloKind::Control { nonce: client_nonce } = hello.kind else { return None };
+    if crate::protocol::check_client_hello(&hello).is_err() {
         return None;
     }
     let nonce = netio::random_bytes::<32>().ok()?;
-    Some(Stage { answer: Hello::server(nonce).encode().to_vec(), end: CONTROL_GREETING })
+    let boot_id = netio::host::boot_id();
+    let answer = if hello.has(MACHINE_FLAG) && !boot_id.is_empty() {
+        let mut out = Hello::server(nonce).with(MACHINE_FLAG).encode().to_vec();
+        out.extend_from_slice(&wire::machine_id(&boot_id, &client_nonce));
+        out
+    } else {
+        Hello::server(nonce).encode().to_vec()
+    };
+    Some(Stage { answer, end: CONTROL_GREETING })
 }
 
 /// Runs the accept loop until `shutdown` (or one-off completion).

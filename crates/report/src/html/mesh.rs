@@ -1,6 +1,7 @@
 //! Meshes (`tcplab mesh`): the sender × receiver matrix as a heatmap (rows send, columns
 //! receive, the diagonal the loop-back baselines), the shares of the baselines as a table,
-//! and every failed cell with its reason.
+//! every failed cell with its reason, the warnings stored with the cells, and the hosts that
+//! are one machine.
 
 use results::RunRecord;
 
@@ -34,6 +35,15 @@ pub fn section(p: &mut Page, runs: &[RunRecord]) {
             let mut t = Table::new(&["failed cell"]);
             t.rows = failures.into_iter().map(|f| vec![f]).collect();
             p.table(&t, false);
+        }
+        let warnings = crate::mesh::cell_warnings(run);
+        if !warnings.is_empty() {
+            let mut t = Table::new(&["warning stored with the cells", "cells"]);
+            t.rows = warnings.into_iter().map(|(w, cells)| vec![w, cells.join(", ")]).collect();
+            p.table(&t, false);
+        }
+        for note in crate::mesh::machine_notes(run) {
+            p.para("note", &note);
         }
     }
     p.end_section();
@@ -117,4 +127,29 @@ fn shares(m: &Matrix) -> Table {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn the_cells_warnings_and_shared_machines_are_in_the_html_matrix() {
+        let mut run = fixture::mesh_run();
+        run.tests[0].warnings = vec![results::Warning {
+            kind: results::WarningKind::CpuSaturated,
+            message: "cpu0 was 100% busy".into(),
+            advice: "pin the ends".into(),
+        }];
+        let mesh = run.sweep.as_mut().and_then(|s| s.plan.mesh.as_mut()).unwrap();
+        mesh.hosts[0].machine = Some("ab".into());
+        mesh.hosts[1].machine = Some("ab".into());
+        let mut p = Page::new();
+        section(&mut p, std::slice::from_ref(&run));
+        let html = p.finish("t", "s");
+        assert!(html.contains("warning stored with the cells"), "{html}");
+        assert!(html.contains("cpu0 was 100% busy — pin the ends"), "{html}");
+        assert!(html.contains("hosts a, b are one machine"), "{html}");
+    }
 }
