@@ -8,8 +8,10 @@
 #
 #   sudo ROUNDS=5 TIME=3 PLACES="loopback 1g 10g" bash bench/trace_levels.sh
 #
-# Places: loopback (a tcplab server on 127.0.0.1), 1g and 10g (emulated paths,
-# --path rate=1gbit|10gbit,delay=1ms). Needs root. Traffic stays on this host.
+# Places: loopback (a tcplab server on 127.0.0.1, as fast as it goes), loopback-10g (the
+# same with the sender paced to 10 Gbit/s, -b 10G: the "up to 10 Gbit/s" on the
+# real stack), 1g and 10g (emulated paths, --path rate=1gbit|10gbit,delay=1ms). Needs root.
+# Traffic stays on this host.
 set -uo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -34,6 +36,7 @@ sleep 0.5
 target() { # $1 = place
     case $1 in
         loopback) echo "127.0.0.1 -p $PORT" ;;
+        loopback-10g) echo "127.0.0.1 -p $PORT -b 10G" ;;
         1g) echo "--path rate=1gbit,delay=1ms" ;;
         10g) echo "--path rate=10gbit,delay=1ms" ;;
     esac

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     match dispatch(&cli.command, &stop) {
         Ok(code) => code,
         Err(e) => {
-            let message = output::error_message(&e);
+            let message = output::error_message(&e, cli.has_flag("no-store"));
             if let Some(format) = output::failure_format(&cli.command) {
                 pipeline::output::emit_failure(format, "error", &message);
             }

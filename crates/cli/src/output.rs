@@ -53,8 +53,8 @@ fn wants_colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
 
 /// The whole chain of `e` on one line, each cause once: a cause whose text its context already
 /// ends with is left out (`opening X: not a database: not a database`). An archive that cannot
-/// be opened or written gets the ways around it.
-pub fn error_message(e: &anyhow::Error) -> String {
+/// be opened or written gets the ways around it (`--no-store` only when the command has it).
+pub fn error_message(e: &anyhow::Error, no_store: bool) -> String {
     let mut message = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
@@ -67,7 +67,11 @@ pub fn error_message(e: &anyhow::Error) -> String {
         message.push_str(&text);
     }
     if e.chain().any(|c| c.downcast_ref::<store::Error>().is_some_and(store::Error::is_unusable_archive)) {
-        message.push_str(" (run with --no-store, or --db PATH for another archive)");
+        message.push_str(if no_store {
+            " (run with --no-store, or --db PATH for another archive)"
+        } else {
+            " (--db PATH opens another archive)"
+        });
     }
     message
 }
@@ -105,9 +109,9 @@ mod tests {
     fn each_cause_is_said_once() {
         let e =
             anyhow::Error::new(Outer(std::io::Error::other("file is not a database"))).context("starting");
-        assert_eq!(error_message(&e), "starting: opening x.db: file is not a database");
+        assert_eq!(error_message(&e, true), "starting: opening x.db: file is not a database");
         let e = anyhow::anyhow!("timed out").context("connecting");
-        assert_eq!(error_message(&e), "connecting: timed out");
+        assert_eq!(error_message(&e, true), "connecting: timed out");
     }
 
     #[test]
@@ -116,11 +120,13 @@ mod tests {
         let path = dir.path().join("bad.db");
         std::fs::write(&path, "not sqlite at all, just some text long enough to be read").unwrap();
         let e = anyhow::Error::new(store::Store::open(&path).unwrap_err());
-        let m = error_message(&e);
+        let m = error_message(&e, true);
         assert!(
             m.ends_with("file is not a database (run with --no-store, or --db PATH for another archive)"),
             "{m}"
         );
         assert_eq!(m.matches("not a database").count(), 1, "{m}");
+        let m = error_message(&e, false);
+        assert!(m.ends_with("not a database (--db PATH opens another archive)"), "a reading command: {m}");
     }
 }

@@ -296,7 +296,8 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             f.rwnd_limited_frac.map_or_else(|| "–".to_string(), pct),
             asked(f.rcvbuf_requested),
             if f.rcvbuf_requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
-        ) + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
+        ) + &few_segments(f, f.rcvbuf_bytes)
+            + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
         advice: match f.rcvbuf_requested {
             Some(asked) => buffer_advice(f, flag, asked),
             None => format!(
@@ -493,6 +494,21 @@ fn window_bound_text(f: &Facts, window: Option<u64>) -> (String, Option<f64>) {
     (format!("; {} ÷ RTT {} allows {}", size(window as f64), micros(rtt), rate(allows)), Some(allows))
 }
 
+/// A fixed window of under [`STOP_AND_GO_SEGMENTS`] segments, said as the mechanism: the
+/// receiver opens it a segment at a time (and closes it rather than offer a silly window), so
+/// the sender stalls on window updates far below what the window's size allows over the RTT.
+fn few_segments(f: &Facts, window: Option<u64>) -> String {
+    let (Some(window), Some(mss)) = (window, f.mss_bytes.filter(|&m| m > 0)) else { return String::new() };
+    let segments = window as f64 / mss as f64;
+    if f.rcvbuf_requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
+        return String::new();
+    }
+    format!(
+        "; {} holds {segments:.1} segments of {mss} B: the window opens a segment at a time and the sender stalls on its updates",
+        size(window as f64)
+    )
+}
+
 /// The BDP at the reference rate and the measured RTT, bytes.
 fn bdp_bytes(f: &Facts) -> Option<f64> {
     let r = f.reference.as_ref()?;
@@ -500,11 +516,16 @@ fn bdp_bytes(f: &Facts) -> Option<f64> {
     (r.limit_bps > 0.0).then(|| r.limit_bps * rtt / 1e6 / 8.0)
 }
 
+/// `n` segments of the connection's MSS, bytes (0 when the MSS is unknown).
+fn segments_of(f: &Facts, n: f64) -> f64 {
+    f.mss_bytes.map_or(0.0, |m| m as f64 * n)
+}
+
 fn buffer_advice(f: &Facts, flag: &str, now: u64) -> String {
     match (bdp_bytes(f), &f.reference, f.rtt_us) {
         (Some(bdp), Some(r), Some(rtt)) => format!(
-            "raise {flag} to ≥ {}: BDP at {} × RTT {}",
-            size(bdp.max(now as f64 * 2.0).ceil()),
+            "raise {flag} to ≥ {}: BDP at {} × RTT {}, and at least {STOP_AND_GO_SEGMENTS:.0} segments",
+            size(bdp.max(now as f64 * 2.0).max(segments_of(f, STOP_AND_GO_SEGMENTS)).ceil()),
             rate(r.limit_bps),
             micros(rtt)
         ),
@@ -746,6 +767,20 @@ mod tests {
             .segment_flow
             .map(|d| results::segment_flow::FlowDirection { window_limited_share: Some(0.3), ..d });
         assert_eq!(receive_window(&f), None, "a trace mostly below the window says nothing");
+    }
+
+    #[test]
+    fn a_window_of_under_three_segments_says_it_stalls() {
+        let mut f = base();
+        (f.goodput_bps, f.rtt_us, f.mss_bytes, f.nodelay) = (331e3, Some(797.0), Some(9128), true);
+        (f.rwnd_limited_frac, f.rcvbuf_requested, f.rcvbuf_bytes) = (Some(1.0), Some(8192), Some(16_384));
+        f.reference = link_ref(134e6);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert!(x.evidence.contains("1.8 segments of 9128 B"), "{}", x.evidence);
+        assert!(x.advice.contains("≥ 26.7 KiB"), "three segments of 9128 B: {}", x.advice);
+        f.mss_bytes = Some(1448);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert!(!x.evidence.contains("segments of"), "11 segments is no stall: {}", x.evidence);
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// The long flags of the command given (its innermost subcommand), so that an error
+    /// suggests only flags this command has.
+    #[arg(skip)]
+    pub flags: Vec<String>,
 }
 
 impl Cli {
@@ -60,8 +64,27 @@ impl Cli {
         use clap::FromArgMatches;
         let mut cli = Cli::definition();
         let matches = cli.try_get_matches_from_mut(std::env::args_os())?;
-        Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cli))
+        let mut parsed = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cli))?;
+        parsed.flags = leaf_flags(&cli, &matches);
+        Ok(parsed)
     }
+
+    /// Whether the command given has the long flag `long` (without its dashes).
+    pub fn has_flag(&self, long: &str) -> bool {
+        self.flags.iter().any(|f| f == long)
+    }
+}
+
+/// The long flags of the innermost subcommand `matches` chose in `cli`.
+fn leaf_flags(cli: &clap::Command, matches: &clap::ArgMatches) -> Vec<String> {
+    let (mut command, mut matches) = (cli, matches);
+    while let Some((name, sub)) = matches.subcommand() {
+        match command.find_subcommand(name) {
+            Some(c) => (command, matches) = (c, sub),
+            None => break,
+        }
+    }
+    command.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect()
 }
 
 /// Subcommands.
