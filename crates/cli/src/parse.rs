@@ -128,6 +128,18 @@ pub fn percent(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A slowdown in % (`10%` or `10`): at least 0 and less than 100, since nothing gets more than
+/// 100 % slower.
+pub fn slowdown_pct(s: &str) -> Result<f64, String> {
+    let v = percent(s)?;
+    if v >= 100.0 {
+        return Err(format!(
+            "'{s}' is out of range: a slowdown is under 100 % (100 % slower is a rate of 0)"
+        ));
+    }
+    Ok(v)
+}
+
 /// A confidence level in %, more than 0 and less than 100.
 pub fn level_pct(s: &str) -> Result<f64, String> {
     let v = percent(s)?;

@@ -201,6 +201,10 @@ fn no_store_writes_nothing_and_a_bad_db_is_one_error_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("does not apply to tcp-stream tests"), "{}", text(&out.stderr));
     let out = tcplab(&dir.path().join("r.db"), &["show", "42"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("error: no archive at "), "never written: {}", text(&out.stderr));
+    assert!(!dir.path().join("r.db").exists(), "show created the archive it was to read");
+    let out = tcplab(&dir.path().join("tcplab/results.db"), &["show", "42"]);
     assert_eq!((out.status.code(), text(&out.stderr).trim()), (Some(2), "error: no run 42 in the archive"));
 }
 

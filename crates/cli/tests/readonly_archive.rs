@@ -67,3 +67,21 @@ fn history_and_show_read_an_archive_they_may_not_write() {
         stderr(&pruned)
     );
 }
+
+/// A reading command given an archive that does not exist says so in one line and exits 2,
+/// and leaves no file behind: reading never creates an archive (it used to create an empty
+/// one and report "0 of 0" with exit 0).
+#[test]
+fn reading_a_missing_archive_is_one_error_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("never-written.db");
+    let db_arg = db.to_str().unwrap();
+    for args in [&["archive", "regressions"][..], &["history"], &["compare", "1", "2"]] {
+        let out = command().args(args).args(["--db", db_arg]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains("no archive at") && err.contains("never-written.db"), "{args:?}: {err}");
+        assert!(!db.exists(), "{args:?} created the archive it was to read");
+    }
+}

@@ -27,9 +27,17 @@ pub fn open_store(db: Option<&std::path::Path>) -> Result<Store> {
 
 /// [`open_store`] for a command that only reads: an archive this process may not write to
 /// (a read-only file or mount) is opened read-only instead of refused.
+/// A SQLite file that does not exist is an error: reading never creates an archive.
 pub fn open_store_read(db: Option<&std::path::Path>) -> Result<Store> {
-    let writable = open_store(db);
     let path = db.map(std::path::Path::to_path_buf).or_else(store::env_path).or_else(store::default_path);
+    if let Some(p) = path.as_ref().filter(|p| !p.to_str().is_some_and(store::db::is_postgres) && !p.exists())
+    {
+        anyhow::bail!(
+            "no archive at {}: nothing has been stored there yet (tests store their results there unless run with --no-store)",
+            p.display()
+        );
+    }
+    let writable = open_store(db);
     match (writable, path) {
         (Ok(st), _) => Ok(st),
         (Err(e), Some(p)) if p.is_file() => Store::open_read_only(&p)

@@ -30,7 +30,7 @@ fn verdict_word(v: Verdict) -> &'static str {
 
 fn change(j: &Judgement) -> String {
     match (j.verdict, j.interval_pct) {
-        (Verdict::Failed, _) => "-".into(),
+        (Verdict::Failed, _) => "–".into(),
         (_, Some(ci)) => format!("{:+.1} % ± {ci:.1} %", j.change_pct),
         (_, None) if j.history.is_empty() => "no history".into(),
         (_, None) => format!("{:+.1} % (no interval)", j.change_pct),
@@ -52,8 +52,10 @@ pub fn text(rows: &[Judgement], asked: &Asked) -> String {
     );
     for j in rows {
         let m = &j.series.metric;
-        let hist = format!("{} ({})", value(m, j.history_mean), j.history.len());
-        let latest = if j.latest.is_empty() { "-".into() } else { value(m, j.latest_mean) };
+        // No results, no mean: "–", never a measured-looking zero.
+        let mean = |empty: bool, v: f64| if empty { "–".to_string() } else { value(m, v) };
+        let hist = format!("{} ({})", mean(j.history.is_empty(), j.history_mean), j.history.len());
+        let latest = mean(j.latest.is_empty(), j.latest_mean);
         let mut line = format!(
             "{:<pw$}  {:<tw$}  {hist:>16}  {latest:>14}  {:>22}  {}",
             path(j),
@@ -136,5 +138,15 @@ mod tests {
         assert_eq!(v["regressed"][0]["receiver"], "b");
         assert_eq!(v["series"][1]["verdict"], "failed");
         assert_eq!(v["series"].as_array().map(Vec::len), Some(3));
+    }
+
+    #[test]
+    fn no_results_print_a_dash_not_a_zero() {
+        let mut failed = row("c", Verdict::Failed, 0.0, Some("connect: refused"));
+        (failed.history, failed.history_mean) = (Vec::new(), 0.0);
+        let asked = Asked { since_unix_ms: 0, threshold_pct: 10.0, level_pct: 95.0 };
+        let t = text(&[failed], &asked);
+        let line = t.lines().nth(1).unwrap_or_default();
+        assert!(line.contains("– (0)") && !line.contains("0.00"), "{line}");
     }
 }

@@ -26,7 +26,7 @@ pub struct DashboardArgs {
     #[arg(long, default_value = "7d", value_parser = parse::age)]
     pub since: std::time::Duration,
     /// A cell is coloured (and regressed) against this share of its path's baseline.
-    #[arg(long, default_value = "10%", value_parser = parse::percent)]
+    #[arg(long, default_value = "10%", value_parser = parse::slowdown_pct)]
     pub threshold: f64,
     /// How often the grid page refreshes itself.
     #[arg(long, default_value = "5s", value_parser = parse::interval)]

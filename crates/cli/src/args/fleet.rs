@@ -74,7 +74,7 @@ pub struct RegressionsArgs {
     #[arg(long, default_value = "7d", value_parser = parse::age_ms)]
     pub since: u64,
     /// A path regressed when significantly slower than its history by more than this (10% or 10).
-    #[arg(long, default_value = "10%", value_parser = parse::percent)]
+    #[arg(long, default_value = "10%", value_parser = parse::slowdown_pct)]
     pub threshold: f64,
     /// Confidence level of the intervals, in %.
     #[arg(long, default_value_t = 95.0, value_parser = parse::level_pct)]

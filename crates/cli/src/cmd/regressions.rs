@@ -10,11 +10,11 @@ use store::PathResult;
 
 use crate::args::fleet::RegressionsArgs;
 use crate::output::{emit, now_unix_ms};
-use crate::recorder::open_store;
+use crate::recorder::open_store_read;
 
 /// Runs `tcplab archive regressions`.
 pub fn run(a: &RegressionsArgs) -> Result<ExitCode> {
-    let st = open_store(&a.store)?;
+    let st = open_store_read(&a.store)?;
     let since = now_unix_ms().saturating_sub(a.since);
     let observations: Vec<Observation> =
         st.path_results(since)?.into_iter().filter_map(observation).collect();
