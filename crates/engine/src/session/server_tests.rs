@@ -92,12 +92,23 @@ impl Run {
         self.feed(Event::Slot(taken))
     }
 
-    /// Drives a tcp-stream session to the running test.
-    fn start_running(&mut self) {
+    /// A new session driven to ready: a tcp-stream request, its slot, its data connections.
+    fn ready() -> Run {
+        let mut r = Run::new();
+        r.drive_to_ready();
+        r
+    }
+
+    fn drive_to_ready(&mut self) {
         self.feed(msg(setup(&stream())));
         self.slot(true);
         self.feed(Event::Prepared(Ok(accepted())));
         self.feed(Event::DataReady);
+    }
+
+    /// Drives a tcp-stream session to the running test.
+    fn start_running(&mut self) {
+        self.drive_to_ready();
         assert_eq!(self.feed(msg(Message::Start {})), vec![Action::StartTest]);
     }
 
@@ -218,10 +229,7 @@ fn each_wait_times_out_at_its_deadline_with_a_timeout_refusal() {
         ),
         (
             |r| {
-                r.feed(msg(setup(&stream())));
-                r.slot(true);
-                r.feed(Event::Prepared(Ok(accepted())));
-                r.feed(Event::DataReady);
+                r.drive_to_ready();
             },
             T.prepare,
             "timed out waiting for start",
@@ -314,20 +322,12 @@ fn a_message_out_of_its_state_is_refused_and_a_clients_error_just_ends() {
     );
     r.assert_clean();
     // Anything but start after ready.
-    let mut r = Run::new();
-    r.feed(msg(setup(&stream())));
-    r.slot(true);
-    r.feed(Event::Prepared(Ok(accepted())));
-    r.feed(Event::DataReady);
+    let mut r = Run::ready();
     r.feed(msg(Message::Setup { spec: crate::protocol::request(&stream()) }));
     assert_eq!(r.refusal().message, "expected start, got setup");
     r.assert_clean();
     // The client's own error is not answered.
-    let mut r = Run::new();
-    r.feed(msg(setup(&stream())));
-    r.slot(true);
-    r.feed(Event::Prepared(Ok(accepted())));
-    r.feed(Event::DataReady);
+    let mut r = Run::ready();
     let a = r.feed(msg(Message::Error(Rejection::new(ErrorCode::Internal, "disk full"))));
     assert_eq!(a, vec![Action::ReleaseSlot, Action::Close]);
     assert!(matches!(r.s.state(), State::Done(Outcome::Lost(why)) if why.contains("disk full")));
@@ -336,11 +336,7 @@ fn a_message_out_of_its_state_is_refused_and_a_clients_error_just_ends() {
 
 #[test]
 fn a_data_connection_closed_before_start_refuses_the_test() {
-    let mut r = Run::new();
-    r.feed(msg(setup(&stream())));
-    r.slot(true);
-    r.feed(Event::Prepared(Ok(accepted())));
-    r.feed(Event::DataReady);
+    let mut r = Run::ready();
     r.feed(Event::DataClosed(3));
     let refusal = r.refusal();
     assert_eq!(refusal.code, ErrorCode::OutOfState);
