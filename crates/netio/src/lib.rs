@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod file;
 pub mod host;
 pub mod listen;
+pub mod mptcp;
 pub mod netlink;
 pub mod netns;
 pub mod packet_capture;

@@ -61,7 +61,12 @@ pub fn read<S: AsFd>(sock: &S) -> io::Result<TcpInfo> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(TcpInfo {
+    Ok(from_raw(&raw))
+}
+
+/// The fields tcplab reads out of a kernel `tcp_info` (also one subflow's, see [`crate::mptcp`]).
+pub(crate) fn from_raw(raw: &libc::tcp_info) -> TcpInfo {
+    TcpInfo {
         rtt_us: raw.tcpi_rtt,
         rttvar_us: raw.tcpi_rttvar,
         min_rtt_us: raw.tcpi_min_rtt,
@@ -78,7 +83,7 @@ pub fn read<S: AsFd>(sock: &S) -> io::Result<TcpInfo> {
         data_segs_out: raw.tcpi_data_segs_out,
         reord_seen: raw.tcpi_reord_seen,
         dsack_dups: raw.tcpi_dsack_dups,
-    })
+    }
 }
 
 #[cfg(test)]
