@@ -21,6 +21,7 @@ pub mod early_wake;
 pub mod forward;
 pub mod lateness;
 pub mod report;
+pub mod second;
 pub mod setup;
 pub mod shared;
 
@@ -192,6 +193,7 @@ pub struct Emulator {
     shared: Arc<Shared>,
     captures: Arc<Captures>,
     threads: Vec<JoinHandle<()>>,
+    second: Option<second::SecondPath>,
 }
 
 impl Emulator {
@@ -222,6 +224,7 @@ impl Emulator {
             shared,
             captures,
             threads,
+            second: None,
         })
     }
 
@@ -274,7 +277,7 @@ impl Emulator {
 
     /// The error that stopped forwarding, if one did.
     pub fn failure(&self) -> Option<String> {
-        self.shared.failure()
+        self.shared.failure().or_else(|| self.second.as_ref().and_then(|s| s.shared.failure()))
     }
 
     /// Stops forwarding, flushes captures and returns the final counters.
@@ -291,6 +294,9 @@ impl Emulator {
         self.shared.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
             let _ = t.join();
+        }
+        if let Some(second) = &mut self.second {
+            second.halt();
         }
     }
 }

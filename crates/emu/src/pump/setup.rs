@@ -69,6 +69,39 @@ pub fn side(
     Ok(Endpoint { ns, tun, addr })
 }
 
+/// Creates one more configured TUN device in the existing namespace `ns` (a second path),
+/// raising the TCP buffer maxima if `path` needs larger ones.
+pub fn extra_device(
+    ns: &NetNs,
+    name: &str,
+    addr: Ipv4Addr,
+    peer: Ipv4Addr,
+    path: &PathConfig,
+    offload: bool,
+) -> Result<Tun, Error> {
+    let max = buffer_max_bytes(path);
+    ns.run(|| {
+        raise_buffer_max(max)?;
+        let tun = Tun::create(name, offload)?;
+        configure(name, addr, peer, path.mtu_bytes)?;
+        Ok(tun)
+    })
+    .and_then(|r| r)
+    .map_err(|source| Error::Setup { step: format!("creating TUN device and addresses for {name}"), source })
+}
+
+/// Sets the TCP buffer maxima of the calling thread's namespace to `max` where they are lower.
+fn raise_buffer_max(max: u64) -> std::io::Result<()> {
+    for (key, default) in [("net/ipv4/tcp_rmem", 131_072), ("net/ipv4/tcp_wmem", 16_384)] {
+        let now = std::fs::read_to_string(format!("/proc/sys/{key}"))?;
+        let current = now.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        if current < max {
+            write_sysctls(&[(key.to_string(), format!("4096 {default} {max}"))])?;
+        }
+    }
+    Ok(())
+}
+
 /// Inside the new namespace, over netlink (no iproute2 needed): loopback up, the device's
 /// point-to-point address pair (which routes `peer` over it), MTU and queue, then the device up.
 fn configure(name: &str, addr: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> std::io::Result<()> {
