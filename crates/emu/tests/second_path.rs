@@ -83,9 +83,10 @@ fn each_path_carries_traffic_at_its_own_rate_and_counts_it_apart() {
     );
     assert!(emu.failure().is_none(), "{:?}", emu.failure());
 
-    // Goodput cannot exceed the configured rate; a loaded host may lower it, not by half.
-    assert!(first <= 20e6 && first > 10e6, "first path: {first} bit/s");
-    assert!(second <= 50e6 && second > 25e6, "second path: {second} bit/s");
+    // Goodput cannot exceed the configured rate (5 % for bytes buffered before the window
+    // opened); a loaded host may lower it, not by half.
+    assert!(first <= 21e6 && first > 10e6, "first path: {first} bit/s");
+    assert!(second <= 52.5e6 && second > 25e6, "second path: {second} bit/s");
     // Each path counts only its own traffic.
     assert!(
         second_bytes_before < 10_000,

@@ -11,6 +11,7 @@ pub mod file;
 pub mod host;
 pub mod listen;
 pub mod mptcp;
+pub mod mptcp_pm;
 pub mod netlink;
 pub mod netns;
 pub mod packet_capture;
