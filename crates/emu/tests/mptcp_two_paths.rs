@@ -1,5 +1,5 @@
 //! MPTCP over two emulated paths of different rate and delay: the in-kernel path manager,
-//! configured over netlink, opens a second subflow over the second path, and the
+//! configured over netlink (`Emulator::enable_mptcp`), opens a second subflow over the second path, and the
 //! connection's goodput exceeds the faster path's alone. Needs root (namespaces, TUN).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use emu::pump::{second, Emulator, Options, Role};
 use emu::PathConfig;
 use netio::mptcp::{self, Level};
-use netio::mptcp_pm::{self, Endpoint, EndpointFlags, Limits};
 use netio::TcpInfo;
 
 const SLOW: &str = "rate=20mbit,delay=10ms";
@@ -68,20 +67,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Both sides take two subflows; the server announces its second-path address.
-fn configure_path_manager(emu: &Emulator) {
-    let limits = Limits { subflows: 2, add_addr_accepted: 2 };
-    emu.netns(Role::Client).run(|| mptcp_pm::set_limits(limits)).unwrap().unwrap();
-    let announce = Endpoint {
-        addr: second::SERVER_ADDR,
-        id: 1,
-        flags: EndpointFlags { signal: true, ..Default::default() },
-        ifindex: None,
-    };
-    let server = || mptcp_pm::set_limits(limits).and_then(|()| mptcp_pm::add_endpoint(&announce));
-    emu.netns(Role::Server).run(server).unwrap().unwrap();
-}
-
 #[test]
 fn mptcp_over_two_paths_opens_two_subflows_and_beats_the_faster_path() {
     if !netio::netns::is_root() {
@@ -91,7 +76,7 @@ fn mptcp_over_two_paths_opens_two_subflows_and_beats_the_faster_path() {
     let opts = Options { realtime: false, ..Options::default() };
     let mut emu = Emulator::start(SLOW, &SLOW.parse::<PathConfig>().unwrap(), &opts).unwrap();
     emu.add_path(FAST, &FAST.parse().unwrap(), (second::CLIENT_ADDR, second::SERVER_ADDR)).unwrap();
-    configure_path_manager(&emu);
+    emu.enable_mptcp().unwrap();
     let (first, fast) = (emu.addr(Role::Server), second::SERVER_ADDR);
     let (mut multi, mut single) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {

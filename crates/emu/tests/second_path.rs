@@ -62,6 +62,8 @@ fn each_path_carries_traffic_at_its_own_rate_and_counts_it_apart() {
     }
     let opts = Options { realtime: false, ..Options::default() };
     let mut emu = Emulator::start(FIRST, &path(FIRST), &opts).unwrap();
+    assert!(emu.enable_mptcp().is_err(), "MPTCP over two paths needs the second");
+    assert_eq!(emu.second_report(), None);
     emu.add_path(SECOND, &path(SECOND), (second::CLIENT_ADDR, second::SERVER_ADDR)).unwrap();
     assert!(emu
         .add_path(SECOND, &path(SECOND), (Ipv4Addr::new(198, 18, 4, 1), Ipv4Addr::new(198, 18, 4, 2)))

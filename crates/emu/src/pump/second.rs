@@ -8,6 +8,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use netio::mptcp_pm;
+
 use super::shared::Shared;
 use super::{report, setup, spawn_forwarders, Emulator, Error, Role};
 use crate::spec::PathConfig;
@@ -16,6 +18,10 @@ use crate::spec::PathConfig;
 pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 1);
 /// Default server-side address of the second path.
 pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 2);
+
+/// Extra subflows and accepted announcements per MPTCP connection set by
+/// [`Emulator::enable_mptcp`] (one is needed for the second path; the kernel allows 8).
+pub const MPTCP_SUBFLOWS: u32 = 2;
 
 /// The running second path.
 #[derive(Debug)]
@@ -66,6 +72,39 @@ impl Emulator {
         let tuns = (Arc::new(client), Arc::new(server));
         let threads = spawn_forwarders(path, &self.opts, &tuns, &shared, None)?;
         self.second = Some(SecondPath { spec: spec.to_string(), offload, addrs, shared, threads });
+        Ok(())
+    }
+
+    /// Readies both sides for MPTCP over the two paths, through the in-kernel path manager
+    /// ([`netio::mptcp_pm`]): each side takes up to [`MPTCP_SUBFLOWS`] extra subflows and
+    /// announcements, and the server announces its second-path address, so a client opens a
+    /// second subflow to it over the second path. An MPTCP server must then listen on
+    /// `0.0.0.0`: the join arrives at the second address. Needs the second path.
+    pub fn enable_mptcp(&self) -> Result<(), Error> {
+        let Some(server_addr) = self.second_addr(Role::Server) else {
+            let source = std::io::Error::new(std::io::ErrorKind::NotFound, "there is no second path");
+            return Err(Error::Setup { step: "readying MPTCP".into(), source });
+        };
+        let limits = mptcp_pm::Limits { subflows: MPTCP_SUBFLOWS, add_addr_accepted: MPTCP_SUBFLOWS };
+        let announce = mptcp_pm::Endpoint {
+            addr: server_addr,
+            id: 1,
+            flags: mptcp_pm::EndpointFlags { signal: true, ..Default::default() },
+            ifindex: None,
+        };
+        for role in [Role::Client, Role::Server] {
+            let configure = || {
+                mptcp_pm::set_limits(limits)?;
+                match role {
+                    Role::Server => mptcp_pm::add_endpoint(&announce),
+                    Role::Client => Ok(()),
+                }
+            };
+            self.netns(role).run(configure).and_then(|r| r).map_err(|source| Error::Setup {
+                step: format!("MPTCP path manager on the {} side", role.name()),
+                source,
+            })?;
+        }
         Ok(())
     }
 
