@@ -32,6 +32,32 @@ impl Spool {
         Spool { file: dir.join(format!("spool-{name}.db")), archive: archive.to_path_buf() }
     }
 
+    /// The spool of the archive `s` chooses (`None` with `--no-store`): in `s.spool_dir`, else `$TCPLAB_SPOOL`, else
+    /// in the data directory beside the default archive. The directory is made when written.
+    pub fn of(s: &crate::Storage) -> Result<Option<Spool>> {
+        if s.disabled {
+            return Ok(None);
+        }
+        let archive =
+            s.db.clone()
+                .or_else(store::env_path)
+                .or_else(store::default_path)
+                .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?;
+        let dir = match s.spool_dir.clone().or_else(|| std::env::var_os("TCPLAB_SPOOL").map(PathBuf::from)) {
+            Some(d) => d,
+            None => store::default_path()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .context("no XDG_DATA_HOME or HOME for the spool; use --spool-dir DIR")?,
+        };
+        Ok(Some(Spool::new(&dir, &archive)))
+    }
+
+    /// Whether the archive is a PostgreSQL server (scheduled rounds then write to the spool
+    /// first and push it, so a round measured while the server is down waits here).
+    pub fn is_remote(&self) -> bool {
+        self.archive.to_str().is_some_and(|p| p.starts_with("postgres://") || p.starts_with("postgresql://"))
+    }
+
     /// Whether results wait in the spool.
     pub fn is_pending(&self) -> bool {
         self.file.exists()
@@ -102,7 +128,7 @@ impl Spool {
             ),
             Ok(None) => {}
             Err(e) => eprintln!(
-                "spool: the archive cannot take the results now ({e:#}); they wait in {} and are pushed after the next round",
+                "spool: the archive cannot take the results now ({e:#}); they wait in {} and are delivered by the next run or `tcplab archive push`",
                 self.file.display()
             ),
         }
