@@ -277,6 +277,8 @@ fn failed_rounds_do_not_end_a_schedule_and_sigint_ends_it_cleanly() {
     let err = stderr(&out);
     assert!(asked.elapsed() < Duration::from_secs(10), "a round in progress stops promptly: {err}");
     assert!(err.contains("schedule stopped"), "{err}");
+    assert!(err.contains("round 1: stopped before it ended"), "{err}");
+    assert!(!err.contains("the schedule goes on"), "not said of a schedule that is stopping: {err}");
     assert!(!err.contains("round 2"), "{err}");
     let rows = run_rows(&db);
     assert_eq!(rows.len(), before + 1, "{rows:?}");
