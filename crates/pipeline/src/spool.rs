@@ -49,6 +49,9 @@ impl Spool {
                 .and_then(|p| p.parent().map(Path::to_path_buf))
                 .context("no XDG_DATA_HOME or HOME for the spool; use --spool-dir DIR")?,
         };
+        let remote = Spool { file: PathBuf::new(), archive: archive.clone() }.is_remote();
+        // A file archive is named by its absolute path: the same spool from any directory.
+        let archive = if remote { archive } else { std::path::absolute(&archive).unwrap_or(archive) };
         Ok(Some(Spool::new(&dir, &archive)))
     }
 
@@ -132,5 +135,23 @@ impl Spool {
                 self.file.display()
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_archive_has_one_spool_whichever_way_it_is_named() {
+        let at = |db: PathBuf| crate::Storage { db: Some(db), disabled: false, spool_dir: Some("/s".into()) };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let relative = Spool::of(&at("x/a.db".into())).ok().flatten().map(|s| s.file);
+        let absolute = Spool::of(&at(cwd.join("x/a.db"))).ok().flatten().map(|s| s.file);
+        assert!(relative.is_some());
+        assert_eq!(relative, absolute);
+        let url = Spool::of(&at("postgres://u:secret@h/db".into())).ok().flatten().map(|s| s.file);
+        assert!(url.is_some_and(|f| !f.to_string_lossy().contains("secret")), "no password in the name");
+        assert!(Spool::of(&crate::Storage { disabled: true, ..at("a.db".into()) }).is_ok_and(|s| s.is_none()));
     }
 }
