@@ -284,3 +284,38 @@ fn failed_rounds_do_not_end_a_schedule_and_sigint_ends_it_cleanly() {
     assert_eq!(rows.len(), before + 1, "{rows:?}");
     assert_eq!(rows[before].2, "interrupted", "the round keeps what it measured, marked interrupted");
 }
+
+#[test]
+fn a_scheduled_round_while_postgresql_is_down_waits_in_the_same_spool() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled_every");
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    c.stop();
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "0.3", "-i", "0"])
+        .args(["--every", "1s", "--rounds", "1", "--db", &url, "--spool-dir"])
+        .arg(&spool)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(60));
+    c.restart();
+    let err = stderr(&out);
+    assert!(err.contains("round 1: done") && err.contains("they wait in"), "{err}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query("spooled_every", "SELECT COUNT(*) || ' ' || MIN(status) FROM runs");
+    assert_eq!(got.trim(), "1 complete", "the round reached the archive once");
+    assert!(spool_files(&spool).is_empty());
+}
