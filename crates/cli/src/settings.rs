@@ -53,7 +53,7 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
         target,
         format: format_of(&client.output),
         report: client.output.report.clone(),
-        storage: storage(&client.store),
+        storage: Storage { spool_dir: client.schedule.spool_dir.clone(), ..storage(&client.store) },
         trace: client.output.trace.clone(),
         trace_level: client.output.trace_level.level(),
     })
@@ -67,7 +67,7 @@ pub fn path_options(p: &PathArgs) -> Option<PathOptions> {
 
 /// The archive `--db` / `--no-store` choose.
 pub fn storage(a: &StoreArgs) -> Storage {
-    Storage { db: a.db.clone(), disabled: a.no_store }
+    Storage { db: a.db.clone(), disabled: a.no_store, spool_dir: None }
 }
 
 /// A server at `host:port` with default options (and the key of `TCPLAB_KEY`, if set).

@@ -50,6 +50,9 @@ pub struct Storage {
     pub db: Option<PathBuf>,
     /// `--no-store`: keep nothing.
     pub disabled: bool,
+    /// `--spool-dir`: where results wait when the archive cannot take them; `None` = the
+    /// data directory, beside the default archive.
+    pub spool_dir: Option<PathBuf>,
 }
 
 /// How a run's results are shown and kept.

@@ -6,12 +6,32 @@ use store::{RunKind, RunStatus, Store};
 
 use crate::config::Storage;
 use crate::output::now_unix_ms;
+use crate::spool::Spool;
 
-/// The archive of one command, or nothing with `--no-store`.
+/// The archive of one command, or nothing with `--no-store`. What it was given is kept, so
+/// that when the archive fails to take a write (a full disk, a PostgreSQL outage) the whole run
+/// moves to the local [`Spool`] under the same stable ids, to be delivered later.
 #[derive(Debug)]
 pub struct Recorder {
+    /// Where writes go: the archive, or the spool's file once the run moved there.
     store: Option<Store>,
+    /// The run's id in `store`.
     run: Option<i64>,
+    /// The run's id in the archive, if it began there.
+    archive_run: Option<i64>,
+    spool: Option<Spool>,
+    kept: Kept,
+    /// Why the run moved to the spool.
+    diverted: Option<String>,
+}
+
+/// What the run wrote so far, to write again into the spool.
+#[derive(Debug, Default)]
+struct Kept {
+    begun: Option<(RunRecord, RunKind, String, String)>,
+    tests: Vec<(TestResult, String)>,
+    remote: Option<HostInfo>,
+    cc: Option<results::CcStudy>,
 }
 
 /// Opens the archive at `db` (a file or a `postgres://` URL), else the one `TCPLAB_DB` names,
@@ -48,26 +68,42 @@ pub fn open_store_read(db: Option<&std::path::Path>) -> Result<Store> {
 
 impl Recorder {
     /// The archive chosen by `s`; opening it now, so a bad `--db` fails before any test runs.
+    /// Results waiting in the spool of that archive are delivered first.
     pub fn open(s: &Storage) -> Result<Recorder> {
         let store = if s.disabled { None } else { Some(open_store(s.db.as_deref())?) };
-        Ok(Recorder { store, run: None })
+        let spool = Spool::of(s).ok().flatten();
+        if let (Some(sp), Some(_)) = (&spool, &store) {
+            sp.flush_and_say();
+        }
+        Ok(Recorder { store, run: None, archive_run: None, spool, kept: Kept::default(), diverted: None })
     }
 
-    /// The run id, once begun.
+    /// The run id in the archive, once begun there.
     pub fn run_id(&self) -> Option<i64> {
-        self.run
+        self.archive_run
     }
 
-    /// The open archive, if any.
+    /// The open archive, if any (none once the run moved to the spool).
     pub fn store(&mut self) -> Option<&mut Store> {
-        self.store.as_mut()
+        self.store.as_mut().filter(|_| self.diverted.is_none())
+    }
+
+    /// Where the run waits and why, once the archive failed to take it.
+    pub fn diverted(&self) -> Option<&str> {
+        self.diverted.as_deref()
     }
 
     /// Records the start of a run of `kind` against `server`.
     pub fn begin(&mut self, header: &RunRecord, kind: RunKind, server: &str) -> Result<()> {
-        if let Some(st) = self.store.as_mut() {
-            self.run = Some(st.begin_run_by(header, kind, server, &this_process())?);
+        if self.store.is_none() {
+            return Ok(());
         }
+        let uid = store::ids::new_uid()?;
+        self.kept.begun = Some((header.clone(), kind, server.to_string(), uid.clone()));
+        let st = self.store.as_mut().context("no archive")?;
+        // Not moved to the spool: the archive failing before any test is a plain error.
+        let id = st.begin_run_as(header, kind, server, &this_process(), &uid)?;
+        (self.run, self.archive_run) = (Some(id), Some(id));
         Ok(())
     }
 
@@ -75,40 +111,87 @@ impl Recorder {
     pub fn resume(&mut self, id: i64) -> Result<()> {
         if let Some(st) = self.store.as_mut() {
             st.reopen_run(id, Some(&this_process()))?;
-            self.run = Some(id);
+            (self.run, self.archive_run) = (Some(id), Some(id));
         }
         Ok(())
     }
 
     /// Stores one finished test.
     pub fn test(&mut self, r: &TestResult) -> Result<()> {
-        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
-            st.add_test(id, r)?;
-        }
-        Ok(())
+        let uid = store::ids::new_uid()?;
+        self.kept.tests.push((r.clone(), uid.clone()));
+        self.write(|st, id| st.add_test_as(id, r, &uid).map(|_| ()))
     }
 
     /// Stores a congestion-control comparison's figures.
     pub fn cc_study(&mut self, study: &results::CcStudy) -> Result<()> {
-        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
-            st.set_cc_study(id, study)?;
-        }
-        Ok(())
+        self.kept.cc = Some(study.clone());
+        self.write(|st, id| st.set_cc_study(id, study))
     }
 
     /// Stores the server's description once known.
     pub fn remote_host(&mut self, host: Option<&HostInfo>) -> Result<()> {
-        if let (Some(st), Some(id), Some(h)) = (self.store.as_mut(), self.run, host) {
-            st.set_remote_host(id, h)?;
-        }
-        Ok(())
+        let Some(h) = host else { return Ok(()) };
+        self.kept.remote = Some(h.clone());
+        self.write(|st, id| st.set_remote_host(id, h))
     }
 
     /// Marks the run ended.
     pub fn finish(&mut self, status: RunStatus, error: Option<&TestError>) -> Result<()> {
-        if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
-            st.finish_run(id, status, error, now_unix_ms())?;
+        let now = now_unix_ms();
+        let write = |st: &mut Store, id| st.finish_run(id, status, error, now);
+        let moved = self.diverted.is_some();
+        self.write(write)?;
+        if !moved && self.diverted.is_some() {
+            // The run moved to the spool on this very write: end it there too.
+            if let (Some(st), Some(id)) = (self.store.as_mut(), self.run) {
+                write(st, id)?;
+            }
         }
+        Ok(())
+    }
+
+    /// Runs `op` on the run where it is kept; when the archive refuses it, moves the run to
+    /// the spool (which replays everything kept, `op`'s data included).
+    fn write(&mut self, op: impl Fn(&mut Store, i64) -> store::Result<()>) -> Result<()> {
+        let (Some(st), Some(id)) = (self.store.as_mut(), self.run) else { return Ok(()) };
+        match op(st, id) {
+            Ok(()) => Ok(()),
+            Err(e) if self.diverted.is_none() => self.divert(anyhow::Error::new(e)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Writes the whole run into the spool, under its stable ids, and writes there from now on.
+    fn divert(&mut self, why: anyhow::Error) -> Result<()> {
+        let (Some(spool), Some((header, kind, server, uid))) = (&self.spool, &self.kept.begun) else {
+            return Err(why);
+        };
+        let into = || -> Result<(Store, i64)> {
+            let mut st = Store::open_creating_dir(&spool.file)?;
+            let run = st.begin_run_as(header, *kind, server, &this_process(), uid)?;
+            for (t, u) in &self.kept.tests {
+                st.add_test_as(run, t, u)?;
+            }
+            if let Some(h) = &self.kept.remote {
+                st.set_remote_host(run, h)?;
+            }
+            if let Some(c) = &self.kept.cc {
+                st.set_cc_study(run, c)?;
+            }
+            Ok((st, run))
+        };
+        let (st, run) = into().map_err(|e| {
+            anyhow::anyhow!(
+                "{why:#}; the spool {} could not take it either ({e:#}): the results are only in this output",
+                spool.file.display()
+            )
+        })?;
+        self.diverted = Some(format!(
+            "the archive did not store this run ({why:#}); it waits in the spool {} and is delivered by the next run or `tcplab archive push`",
+            spool.file.display()
+        ));
+        (self.store, self.run) = (Some(st), Some(run));
         Ok(())
     }
 }

@@ -244,10 +244,15 @@ impl Run {
             None => {}
         }
         let mut end = ending(&mut self);
-        let problem = self.problems.first().map(|p| TestError { code: "run".into(), message: p.clone() });
-        let error = end.error.clone().or(problem);
         let closed = self.rec.finish(end.status, end.error.as_ref());
         self.note(closed);
+        // The results are safe in the spool, but the archive did not take them: say where they
+        // wait, and fail the command so that a script notices.
+        if let Some(waits) = self.rec.diverted() {
+            self.problems.insert(0, waits.to_string());
+        }
+        let problem = self.problems.first().map(|p| TestError { code: "run".into(), message: p.clone() });
+        let error = end.error.clone().or(problem);
         end.run.id = self.rec.run_id();
         end.run.error = error.clone();
         end.run.remote_host = end.run.remote_host.take().or(self.remote.clone());

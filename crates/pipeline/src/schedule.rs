@@ -94,8 +94,12 @@ pub fn run(
                 eprintln!("round {n}: done in {:.1} s", t.elapsed().as_secs_f64())
             }
             Ok(code) => {
-                eprintln!("round {n}: ended with a failure (see above); the schedule goes on");
                 status = code;
+                if stop.is_set() {
+                    eprintln!("round {n}: stopped before it ended (it keeps what it measured)");
+                } else {
+                    eprintln!("round {n}: ended with a failure (see above); the schedule goes on");
+                }
             }
             Err(e) => {
                 eprintln!("round {n}: failed: {e:#}; the schedule goes on");

@@ -32,6 +32,35 @@ impl Spool {
         Spool { file: dir.join(format!("spool-{name}.db")), archive: archive.to_path_buf() }
     }
 
+    /// The spool of the archive `s` chooses (`None` with `--no-store`): in `s.spool_dir`, else `$TCPLAB_SPOOL`, else
+    /// in the data directory beside the default archive. The directory is made when written.
+    pub fn of(s: &crate::Storage) -> Result<Option<Spool>> {
+        if s.disabled {
+            return Ok(None);
+        }
+        let archive =
+            s.db.clone()
+                .or_else(store::env_path)
+                .or_else(store::default_path)
+                .context("no XDG_DATA_HOME or HOME to put the archive in; use --db PATH or --no-store")?;
+        let dir = match s.spool_dir.clone().or_else(|| std::env::var_os("TCPLAB_SPOOL").map(PathBuf::from)) {
+            Some(d) => d,
+            None => store::default_path()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .context("no XDG_DATA_HOME or HOME for the spool; use --spool-dir DIR")?,
+        };
+        let remote = Spool { file: PathBuf::new(), archive: archive.clone() }.is_remote();
+        // A file archive is named by its absolute path: the same spool from any directory.
+        let archive = if remote { archive } else { std::path::absolute(&archive).unwrap_or(archive) };
+        Ok(Some(Spool::new(&dir, &archive)))
+    }
+
+    /// Whether the archive is a PostgreSQL server (scheduled rounds then write to the spool
+    /// first and push it, so a round measured while the server is down waits here).
+    pub fn is_remote(&self) -> bool {
+        self.archive.to_str().is_some_and(|p| p.starts_with("postgres://") || p.starts_with("postgresql://"))
+    }
+
     /// Whether results wait in the spool.
     pub fn is_pending(&self) -> bool {
         self.file.exists()
@@ -102,9 +131,27 @@ impl Spool {
             ),
             Ok(None) => {}
             Err(e) => eprintln!(
-                "spool: the archive cannot take the results now ({e:#}); they wait in {} and are pushed after the next round",
+                "spool: the archive cannot take the results now ({e:#}); they wait in {} and are delivered by the next run or `tcplab archive push`",
                 self.file.display()
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_archive_has_one_spool_whichever_way_it_is_named() {
+        let at = |db: PathBuf| crate::Storage { db: Some(db), disabled: false, spool_dir: Some("/s".into()) };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let relative = Spool::of(&at("x/a.db".into())).ok().flatten().map(|s| s.file);
+        let absolute = Spool::of(&at(cwd.join("x/a.db"))).ok().flatten().map(|s| s.file);
+        assert!(relative.is_some());
+        assert_eq!(relative, absolute);
+        let url = Spool::of(&at("postgres://u:secret@h/db".into())).ok().flatten().map(|s| s.file);
+        assert!(url.is_some_and(|f| !f.to_string_lossy().contains("secret")), "no password in the name");
+        assert!(Spool::of(&crate::Storage { disabled: true, ..at("a.db".into()) }).is_ok_and(|s| s.is_none()));
     }
 }

@@ -70,7 +70,7 @@ impl Store {
     /// Records a new run (its tests come later) and returns its id. `server` is the
     /// `host:port` asked for. The run has no owner: see [`Store::begin_run_by`].
     pub fn begin_run(&mut self, run: &RunRecord, kind: RunKind, server: &str) -> Result<i64> {
-        self.insert_run(run, kind, server, None)
+        self.insert_run(run, kind, server, None, None)
     }
 
     /// [`Store::begin_run`] for a run written by process `owner`.
@@ -81,7 +81,20 @@ impl Store {
         server: &str,
         owner: &Owner,
     ) -> Result<i64> {
-        self.insert_run(run, kind, server, Some(owner))
+        self.insert_run(run, kind, server, Some(owner), None)
+    }
+
+    /// [`Store::begin_run_by`] under a stable id given by the caller (a run moved to the
+    /// spool keeps the id it has in the archive, so that pushing it later completes that run).
+    pub fn begin_run_as(
+        &mut self,
+        run: &RunRecord,
+        kind: RunKind,
+        server: &str,
+        owner: &Owner,
+        uid: &str,
+    ) -> Result<i64> {
+        self.insert_run(run, kind, server, Some(owner), Some(uid))
     }
 
     fn insert_run(
@@ -90,6 +103,7 @@ impl Store {
         kind: RunKind,
         server: &str,
         owner: Option<&Owner>,
+        uid: Option<&str>,
     ) -> Result<i64> {
         self.check_before_writing()?;
         let cmd = json("command line", 0, &run.command_line)?;
@@ -97,7 +111,10 @@ impl Store {
         let remote = run.remote_host.as_ref().map(|h| json("remote host", 0, h)).transpose()?;
         let (pid, start, boot, host) = owner_columns(owner);
         let client = Some(run.local_host.hostname.as_str()).filter(|h| !h.is_empty()).or(host);
-        let uid = ids::new_uid()?;
+        let uid = match uid {
+            Some(u) => u.to_string(),
+            None => ids::new_uid()?,
+        };
         let mut tx = self.immediate()?;
         let id = tx
             .query_row(
@@ -128,12 +145,18 @@ impl Store {
 
     /// Appends a test to run `run` (at the next sequence number) and returns the test's id.
     pub fn add_test(&mut self, run: i64, result: &TestResult) -> Result<i64> {
+        self.add_test_as(run, result, &ids::new_uid()?)
+    }
+
+    /// [`Store::add_test`] under the stable id `uid` (chosen before writing, so the same test
+    /// written to the archive and to the spool is one test when pushed).
+    pub fn add_test_as(&mut self, run: i64, result: &TestResult, uid: &str) -> Result<i64> {
         let mut tx = self.immediate()?;
         let seq = tx
             .query_row("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?1", args![run])
             .and_then(|r| r.i64(0))
             .map_err(sql("numbering a test"))?;
-        let id = insert_test(&mut *tx, run, seq, result)?;
+        let id = insert_test(&mut *tx, run, seq, result, uid)?;
         tx.commit("writing a test")?;
         Ok(id)
     }
@@ -163,7 +186,7 @@ impl Store {
         if exists.is_some() {
             return Err(Error::Duplicate { run, point: point.index });
         }
-        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result)?;
+        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result, &ids::new_uid()?)?;
         tx.execute(
             "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             args![run, point.index, test_id, params_text, headline, point.met],
@@ -232,7 +255,7 @@ fn owner_columns(owner: Option<&Owner>) -> (Option<i64>, Option<i64>, Option<&st
     }
 }
 
-fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult) -> Result<i64> {
+fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult, uid: &str) -> Result<i64> {
     let spec = json("spec", run, &r.spec)?;
     let text = json("result", run, r)?;
     let status =
@@ -263,7 +286,7 @@ fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult) -> Result<i
                 text,
                 metric,
                 value,
-                ids::new_uid()?,
+                uid,
                 sender,
                 receiver
             ],

@@ -40,6 +40,10 @@ pub struct PushArgs {
     /// At most about this many tests per transaction.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: u32,
+    /// The spool to deliver first: results that waited because --to could not take them
+    /// (default: $TCPLAB_SPOOL, else the data directory).
+    #[arg(long, value_name = "DIR")]
+    pub spool_dir: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -17,7 +17,7 @@ pub struct MeshArgs {
     #[arg(long)]
     pub no_baseline: bool,
     /// Continue the interrupted mesh with this run id: its stored hosts, test and settings are reused; finished cells are kept.
-    #[arg(long, value_name = "ID", conflicts_with = "inventory")]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["inventory", "every"])]
     pub resume: Option<i64>,
     /// Authenticate to every host with the pre-shared key in FILE; TCPLAB_KEY=ID:SECRET does
     /// the same.
@@ -35,13 +35,13 @@ pub struct MeshArgs {
     pub output: OutputArgs,
 }
 
-/// Scheduled rounds.
+/// Scheduled rounds (`mesh` and every test command), and the spool results wait in.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ScheduleArgs {
     /// Run a round every INTERVAL (e.g. 1h, 15m, 30s) until stopped (Ctrl-C, SIGTERM), one
     /// archived run per round; rounds never overlap. With a postgres:// archive each round is
     /// kept in a local spool first and pushed, so results survive an archive that is down.
-    #[arg(long, value_name = "INTERVAL", value_parser = parse::interval, conflicts_with = "resume")]
+    #[arg(long, value_name = "INTERVAL", value_parser = parse::interval)]
     pub every: Option<std::time::Duration>,
     /// Start each round up to this much after its slot, at random (e.g. 5m).
     #[arg(long, value_name = "DURATION", value_parser = parse::age, requires = "every")]
@@ -49,7 +49,9 @@ pub struct ScheduleArgs {
     /// Stop after N rounds.
     #[arg(long, value_name = "N", requires = "every", value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: Option<u32>,
-    /// Directory of the spool (default: the data directory, beside the default archive).
-    #[arg(long, value_name = "DIR", requires = "every")]
+    /// Where results wait when the archive cannot take them (a full disk, a PostgreSQL
+    /// outage), to be delivered by the next run or `tcplab archive push` (default:
+    /// $TCPLAB_SPOOL, else the data directory, beside the default archive).
+    #[arg(long, value_name = "DIR")]
     pub spool_dir: Option<std::path::PathBuf>,
 }

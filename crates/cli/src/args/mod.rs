@@ -271,6 +271,8 @@ pub struct ClientArgs {
     pub confidence: ConfidenceArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub schedule: mesh::ScheduleArgs,
 }
 
 /// Output selection.

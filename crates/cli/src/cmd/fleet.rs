@@ -28,6 +28,7 @@ fn counts_line(c: &PushCounts) -> String {
 
 /// `tcplab archive push`.
 fn push(a: &PushArgs) -> Result<ExitCode> {
+    deliver_spool(a)?;
     let from = open_store(&a.store)?;
     // Plain text, not the store's error: the "--no-store, or --db" advice is about the
     // archive results are read from, not about where --to points.
@@ -41,6 +42,18 @@ fn push(a: &PushArgs) -> Result<ExitCode> {
         .with_context(|| format!("pushing {} to {}", from.path().display(), to.path().display()))?;
     emit(&counts_line(&counts));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Delivers the results waiting in the spool of `--to` (runs whose storing failed), if any.
+fn deliver_spool(a: &PushArgs) -> Result<()> {
+    let at = pipeline::Storage { db: Some(a.to.clone()), disabled: false, spool_dir: a.spool_dir.clone() };
+    let Some(spool) = pipeline::spool::Spool::of(&at)? else { return Ok(()) };
+    if let Some(c) =
+        spool.flush().with_context(|| format!("delivering the spool {}", spool.file.display()))?
+    {
+        emit(&format!("spool {}: {}", spool.file.display(), counts_line(&c)));
+    }
+    Ok(())
 }
 
 /// One row of the audit: a host, whether it sent results in the period, and how many.

@@ -15,6 +15,7 @@ pub mod model;
 pub mod regressions;
 pub mod report;
 pub mod run;
+pub mod schedule;
 pub mod server;
 pub mod study;
 pub mod sweep;

@@ -1,4 +1,5 @@
-//! `tcplab stream`, `rr`, `crr`, `udp`, `udp-rr`: one test through the run pipeline.
+//! `tcplab stream`, `rr`, `crr`, `udp`, `udp-rr`: one test through the run pipeline, once or
+//! with `--every` on a schedule ([`super::schedule`]).
 
 use std::process::ExitCode;
 
@@ -14,5 +15,7 @@ pub fn run(t: &TestCommand, stop: &StopFlag) -> Result<ExitCode> {
     let (spec, reference) = (t.spec()?, t.reference()?);
     let cfg = settings::test_config(t.client(), t.path())?;
     let confidence = settings::confidence(&t.client().confidence);
-    pipeline::single::run(&cfg, &spec, confidence.as_ref(), reference, stop)
+    super::schedule::run(&t.client().schedule, &cfg, stop, |cfg| {
+        pipeline::single::run(cfg, &spec, confidence.as_ref(), reference.clone(), stop)
+    })
 }

@@ -1,0 +1,321 @@
+//! Results are never lost when the archive cannot take them, and every test command runs on a
+//! schedule. A real PostgreSQL stopped while a stream is measured, and a real full file system
+//! (a small tmpfs mounted by the test, as root) under a SQLite archive: the result stays in the
+//! `--json` output, the run moves whole to the local spool, one line says where it waits, the
+//! exit status is 2, and the next run or `archive push` delivers it (no duplicate). And
+//! `stream --every` against a real server on loopback: bounded rounds, one run each, never
+//! overlapping; failed rounds do not end the schedule; SIGINT ends it cleanly.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+#[path = "../../store/tests/support/pg_cluster.rs"]
+mod pg_cluster;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{command, json_of, stderr, ServerProc};
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!("skipped: a full disk is made with a tmpfs mount, which needs root");
+    }
+    is_root
+}
+
+/// Waits (at most `limit`) for `f`; whether it came true.
+fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn finish(child: Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("tcplab did not exit within {limit:?}");
+        }
+    }
+}
+
+/// The one error line, which must say where the result waits and how it is delivered.
+fn assert_waits(out: &Output, spool: &Path) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "storing failed, so the exit status says so:\n{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(errors[0].contains("waits in the spool"), "{err}");
+    assert!(errors[0].contains(&spool.display().to_string()), "names the spool:\n{err}");
+    assert!(errors[0].contains("tcplab archive push"), "says how it is delivered:\n{err}");
+    let doc = json_of(out);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "{doc}");
+    assert_eq!(tests[0]["status"], "completed", "{doc}");
+    let goodput = tests[0]["summary"]["headline"]["value"].as_f64().unwrap();
+    assert!(goodput > 0.0, "the measured result is in --json: {doc}");
+}
+
+fn spool_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
+}
+
+#[test]
+fn a_run_stored_while_postgresql_is_down_waits_in_the_spool_and_archive_push_delivers_it() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled");
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "3", "-i", "0", "--json"])
+        .args(["--db", &url])
+        .env("TCPLAB_SPOOL", &spool)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run has begun in the archive; the server goes away before its test is stored.
+    let begun = wait_for(Duration::from_secs(20), || {
+        let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'runs'";
+        c.query("spooled", made).trim() == "1"
+            && c.query("spooled", "SELECT COUNT(*) FROM runs").trim() == "1"
+    });
+    c.stop();
+    let out = finish(child, Duration::from_secs(60));
+    c.restart();
+    assert!(begun, "the run began in the archive: {}", stderr(&out));
+    assert_waits(&out, &spool);
+    let local = dir.path().join("empty.db");
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--db"])
+        .arg(&local)
+        .env("TCPLAB_SPOOL", &spool)
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query(
+        "spooled",
+        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || MIN(r.status) FROM runs r JOIN tests t ON t.run_id = r.id",
+    );
+    assert_eq!(got.trim(), "1 1 complete", "the one run, completed, its test once");
+    assert!(spool_files(&spool).is_empty(), "delivered, the spool is removed: {:?}", spool_files(&spool));
+}
+
+/// A tmpfs of `size` mounted at `at`, unmounted on drop.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn tmpfs(at: &Path, size: &str) -> Mount {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mounting a tmpfs at {}", at.display());
+        Mount(at.to_path_buf())
+    }
+
+    /// Writes a file until the file system is full.
+    fn fill(&self) {
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let chunk = vec![0u8; 16 * 1024];
+        for _ in 0..10_000 {
+            if f.write_all(&chunk).and_then(|()| f.sync_data()).is_err() {
+                return;
+            }
+        }
+        panic!("the tmpfs never filled");
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.0.join("filler")).unwrap();
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+fn runs_in(db: &Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_run_stored_on_a_full_disk_waits_in_the_spool_and_the_next_run_delivers_it() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let port = srv.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let stream = |t: &str| {
+        let mut cmd = command();
+        cmd.args(["stream", "127.0.0.1", "-p", &port, "-t", t, "-i", "0", "--json", "--spool-dir"])
+            .arg(&spool)
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let child = stream("2").spawn().unwrap();
+    assert!(wait_for(Duration::from_secs(20), || runs_in(&db) == 1), "the run began in the archive");
+    disk.fill();
+    let out = finish(child, Duration::from_secs(60));
+    assert_waits(&out, &spool);
+    assert_eq!(spool_files(&spool).len(), 1);
+    disk.free();
+    let next = finish(stream("0.3").spawn().unwrap(), Duration::from_secs(60));
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert!(stderr(&next).contains("spool: pushed 1 test(s)"), "{}", stderr(&next));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (runs, tests, running): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM tests), (SELECT COUNT(*) FROM runs WHERE status <> 'complete')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((runs, tests, running), (2, 2, 0), "both runs, each test once, both complete");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+/// `(started, finished, status)` of every run, in id order.
+fn run_rows(db: &Path) -> Vec<(i64, Option<i64>, String)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt =
+        conn.prepare("SELECT started_unix_ms, finished_unix_ms, status FROM runs ORDER BY id").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_test_command_runs_on_a_schedule_one_archived_run_per_round_never_overlapping() {
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("every.db");
+    let child = command()
+        .args(["rr", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "0.3", "-i", "0"])
+        .args(["--every", "2s", "--rounds", "3", "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(90));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for n in 1..=3 {
+        assert!(err.contains(&format!("round {n}: done")), "round {n} in\n{err}");
+    }
+    assert!(!err.contains("round 4"), "{err}");
+    let rows = run_rows(&db);
+    assert_eq!(rows.len(), 3, "one run per round: {rows:?}");
+    assert!(rows.windows(2).all(|w| w[0].1.is_some_and(|f| f <= w[1].0)), "rounds overlap: {rows:?}");
+    assert!(rows.windows(2).all(|w| w[1].0 - w[0].0 >= 1_900), "rounds keep to their slots: {rows:?}");
+    assert!(rows.iter().all(|r| r.2 == "complete"), "{rows:?}");
+}
+
+#[test]
+fn failed_rounds_do_not_end_a_schedule_and_sigint_ends_it_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("every.db");
+    // Nobody listens on port 1: each round fails, and the schedule goes on.
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", "1", "-t", "0.3", "--every", "1s", "--rounds", "2", "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(60));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("round 1: ended with a failure") || err.contains("round 1: failed"), "{err}");
+    assert!(err.contains("round 2: starting"), "{err}");
+
+    let srv = ServerProc::start(&[]);
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "20", "-i", "1"])
+        .args(["--every", "1h", "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let before = run_rows(&db).len();
+    assert!(wait_for(Duration::from_secs(20), || run_rows(&db).len() > before), "the round began");
+    std::thread::sleep(Duration::from_secs(1));
+    let asked = Instant::now();
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = finish(child, Duration::from_secs(30));
+    let err = stderr(&out);
+    assert!(asked.elapsed() < Duration::from_secs(10), "a round in progress stops promptly: {err}");
+    assert!(err.contains("schedule stopped"), "{err}");
+    assert!(err.contains("round 1: stopped before it ended"), "{err}");
+    assert!(!err.contains("the schedule goes on"), "not said of a schedule that is stopping: {err}");
+    assert!(!err.contains("round 2"), "{err}");
+    let rows = run_rows(&db);
+    assert_eq!(rows.len(), before + 1, "{rows:?}");
+    assert_eq!(rows[before].2, "interrupted", "the round keeps what it measured, marked interrupted");
+}
+
+#[test]
+fn a_scheduled_round_while_postgresql_is_down_waits_in_the_same_spool() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled_every");
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    c.stop();
+    let child = command()
+        .args(["stream", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "0.3", "-i", "0"])
+        .args(["--every", "1s", "--rounds", "1", "--db", &url, "--spool-dir"])
+        .arg(&spool)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(60));
+    c.restart();
+    let err = stderr(&out);
+    assert!(err.contains("round 1: done") && err.contains("they wait in"), "{err}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query("spooled_every", "SELECT COUNT(*) || ' ' || MIN(status) FROM runs");
+    assert_eq!(got.trim(), "1 complete", "the round reached the archive once");
+    assert!(spool_files(&spool).is_empty());
+}
