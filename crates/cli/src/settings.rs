@@ -268,8 +268,8 @@ fn in_flag_terms(p: &engine::limits::Problem) -> String {
     let flag = setting.map_or("a setting", |s| s.flag);
     match p {
         &Problem::Range { min, max, got, .. } => {
-            let kind = setting.map(|s| s.kind);
-            let show = |v: u64| value_in_flag_units(kind, v);
+            let kind = setting.map_or(results::setting::ValueKind::Count, |s| s.kind);
+            let show = |v: u64| kind.write(&results::ParamValue::Int(v));
             if got > max && min <= 1 {
                 format!("{flag} must be at most {}", show(max))
             } else {
@@ -283,24 +283,6 @@ fn in_flag_terms(p: &engine::limits::Problem) -> String {
             },
             _ => r.message.clone(),
         },
-    }
-}
-
-/// `v` as the flag takes it: sizes with K/M/G where exact, times in seconds.
-pub(crate) fn value_in_flag_units(kind: Option<results::setting::ValueKind>, v: u64) -> String {
-    use results::setting::ValueKind;
-    match kind {
-        Some(ValueKind::Bytes) => {
-            let exact = [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")]
-                .into_iter()
-                .find(|(unit, _)| v >= *unit && v % unit == 0);
-            match exact {
-                Some((unit, suffix)) => format!("{}{suffix}", v / unit),
-                None => v.to_string(),
-            }
-        }
-        Some(ValueKind::Millis) => format!("{} s", v as f64 / 1000.0),
-        _ => v.to_string(),
     }
 }
 

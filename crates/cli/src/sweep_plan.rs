@@ -87,15 +87,13 @@ pub fn vary_help() -> String {
     )
 }
 
+/// A time of the one duration grammar (`0.5`, `500ms`, `1m`), a bare number being seconds, or
+/// milliseconds for names ending in `_ms`; as milliseconds.
 fn millis_of(s: &str, bare_ms: bool) -> Result<u64> {
-    let t = s.trim();
-    let ms =
-        |v: &str| v.trim().parse::<u64>().with_context(|| format!("'{s}' is not a number of milliseconds"));
-    match t.strip_suffix("ms") {
-        Some(v) => ms(v),
-        None if bare_ms && !t.ends_with('s') => ms(t),
-        None => parse::seconds_ms(t).map_err(anyhow::Error::msg),
-    }
+    use model::units::BareNumber;
+    let bare = if bare_ms { BareNumber::Milliseconds } else { BareNumber::Seconds };
+    let d = model::units::parse_duration(s, bare)?;
+    Ok(parse::millis_rounded(d))
 }
 
 fn value_of(r: Reading, s: &str) -> Result<ParamValue> {

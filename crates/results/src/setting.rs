@@ -35,6 +35,31 @@ impl ValueKind {
     pub fn is_numeric(self) -> bool {
         matches!(self, ValueKind::Bytes | ValueKind::Count | ValueKind::Millis | ValueKind::Rate)
     }
+
+    /// `v` as its flag writes it, the one writer of setting values for help, errors, reports
+    /// and sweep axes: sizes `64K` (powers of 1024), rates `100M` (powers of 1000), times
+    /// `2.5 s` (the duration grammar reads it back); a value no suffix writes exactly as digits.
+    pub fn write(self, v: &ParamValue) -> String {
+        let ParamValue::Int(n) = v else { return v.to_string() };
+        match self {
+            ValueKind::Bytes => exact_multiple(*n, 1024, &["K", "M", "G", "T"]),
+            ValueKind::Rate => exact_multiple(*n, 1000, &["k", "M", "G", "T"]),
+            ValueKind::Millis => format!("{} s", *n as f64 / 1000.0),
+            _ => n.to_string(),
+        }
+    }
+}
+
+/// `n` with the largest suffix of `base` that divides it exactly.
+fn exact_multiple(n: u64, base: u64, suffixes: &[&str]) -> String {
+    let (mut v, mut unit) = (n, "");
+    for s in suffixes {
+        if v == 0 || v % base != 0 {
+            break;
+        }
+        (v, unit) = (v / base, s);
+    }
+    format!("{v}{unit}")
 }
 
 /// One setting of a test.
@@ -783,6 +808,20 @@ mod tests {
         assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
         assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
         assert!(of_option("zerocopy").is_none());
+    }
+
+    #[test]
+    fn values_are_written_as_their_flags_take_them() {
+        let int = ParamValue::Int;
+        assert_eq!(ValueKind::Bytes.write(&int(65_536)), "64K");
+        assert_eq!(ValueKind::Bytes.write(&int(512 << 20)), "512M");
+        assert_eq!(ValueKind::Bytes.write(&int(52_428)), "52428");
+        assert_eq!(ValueKind::Bytes.write(&int(3 << 30)), "3G");
+        assert_eq!(ValueKind::Rate.write(&int(100_000_000)), "100M");
+        assert_eq!(ValueKind::Rate.write(&int(1_500_000)), "1500k");
+        assert_eq!(ValueKind::Millis.write(&int(2_500)), "2.5 s");
+        assert_eq!(ValueKind::Count.write(&int(0)), "0");
+        assert_eq!(ValueKind::Bool.write(&ParamValue::Bool(true)), "true");
     }
 
     #[test]
