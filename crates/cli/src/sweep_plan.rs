@@ -1,6 +1,7 @@
 //! The grid of a sweep: which setting each `--vary` names ([`results::setting`]), the values a
 //! list or range expands to, ties (`--tie sndbuf=rcvbuf=len`), and the spec of each point.
-//! A sweep may vary only the settings its test type takes (the registry's `sweep_params`).
+//! A sweep may vary only the settings its test type takes (the settings table's `types`, the registry's
+//! `sweep_params`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use results::setting::{self, Setting, ValueKind};
@@ -38,10 +39,10 @@ fn lookup(name: &str) -> Result<&'static Setting> {
     })
 }
 
-/// Whether a test of `kind` takes `s`: the registry lists one of the fields it writes.
+/// Whether a test of `kind` takes `s`: the settings table says so for one of the fields it
+/// writes.
 fn takes(kind: TestKind, s: &Setting) -> bool {
-    let params = engine::registry::of(kind).sweep_params();
-    s.fields().iter().any(|f| params.contains(f))
+    s.is_taken_by(kind)
 }
 
 /// The settings some test type takes: the combined ones (`len`, `window`, `size`) first,
@@ -188,7 +189,8 @@ pub fn plan(base: &TestSpec, vary: &[String], tie: &[String], metric: &str) -> R
     }
     for i in 0..plan.len() {
         let (spec, params) = point_spec(&plan, i)?;
-        crate::settings::check_spec(&spec).with_context(|| format!("sweep point {}", describe(&params)))?;
+        crate::settings::check_spec(&spec, "sweep")
+            .with_context(|| format!("sweep point {}", describe(&params)))?;
     }
     Ok(plan)
 }

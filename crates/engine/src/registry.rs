@@ -139,8 +139,10 @@ pub trait TestType: Sync + std::fmt::Debug {
     ) -> Summary;
     /// The settings a sweep may vary for this type: ids of spec fields in
     /// [`results::setting`] (a combined setting such as `len` is taken when one of its parts
-    /// is).
-    fn sweep_params(&self) -> &'static [&'static str];
+    /// is), as the settings table declares which types take each.
+    fn sweep_params(&self) -> Vec<&'static str> {
+        results::setting::taken_by(self.kind())
+    }
     /// Settings only this type has ([`TestSpec::options`]); any other name is refused.
     fn options(&self) -> &'static [TypeOption] {
         &[]

@@ -8,8 +8,20 @@
 //! several fields at once, as `-l`, `-w` and `-r` do. Their [`Setting::parts`] list those
 //! fields.
 
-use crate::spec::{Direction, TestSpec};
+use crate::spec::{Direction, TestKind, TestSpec};
 use crate::sweep::ParamValue;
+use TestKind::{File, SegmentCost, TcpCrr, TcpRr, TcpStream, UdpRr, UdpStream};
+
+/// The TCP types that set TCP socket options.
+const TCP: &[TestKind] = &[TcpStream, TcpRr, TcpCrr, File, SegmentCost];
+/// The types that run for a time with parallel streams and interval reports.
+const TIMED: &[TestKind] = &[TcpStream, TcpRr, TcpCrr, UdpStream, UdpRr];
+/// The request/response types.
+const RR: &[TestKind] = &[TcpRr, TcpCrr, UdpRr];
+/// The UDP types.
+const UDP: &[TestKind] = &[UdpStream, UdpRr];
+/// `sweep` and `mesh` have no flag for it (a sweep sets it with `--vary` only).
+const NO_SHAPE_FLAG: &[(&str, &str)] = &[("sweep", ""), ("mesh", "")];
 
 /// How a setting's value is written and stored ([`ParamValue`] holds it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +84,13 @@ pub struct Setting {
     pub aliases: &'static [&'static str],
     /// The command-line flag that sets it, for help and error messages (`-l/--len`).
     pub flag: &'static str,
+    /// Its flag on the commands where that is not [`Setting::flag`]: `(command, flag)`, an
+    /// empty flag for a command that sets it without a flag (errors then name its label). A
+    /// test walks clap's commands: every flag named here exists on its command.
+    pub flag_on: &'static [(&'static str, &'static str)],
+    /// The test types that take it (a sweep may vary it for them; a server refuses the
+    /// optional ones elsewhere). Empty for a combined setting: its parts say.
+    pub types: &'static [TestKind],
     /// Its name in reports (`write size`, `server rcvbuf`).
     pub label: &'static str,
     /// The kind of value it takes.
@@ -103,6 +122,17 @@ impl Setting {
         }
     }
 
+    /// Its flag on `command`, `None` when that command has none for it.
+    pub fn flag_for(&self, command: &str) -> Option<&'static str> {
+        let flag = self.flag_on.iter().find(|(c, _)| *c == command).map_or(self.flag, |(_, f)| *f);
+        (!flag.is_empty()).then_some(flag)
+    }
+
+    /// Whether a test of `kind` takes it: it, or for a combined setting one of its parts.
+    pub fn is_taken_by(&self, kind: TestKind) -> bool {
+        self.fields().iter().filter_map(|f| by_id(f)).any(|s| s.types.contains(&kind))
+    }
+
     /// Whether `name` is its id or one of its aliases.
     pub fn is_named(&self, name: &str) -> bool {
         self.id == name || self.aliases.contains(&name)
@@ -117,6 +147,12 @@ pub fn of_option(name: &str) -> Option<&'static Setting> {
 /// The setting whose id or alias is `name`.
 pub fn find(name: &str) -> Option<&'static Setting> {
     ALL.iter().copied().find(|s| s.is_named(name))
+}
+
+/// The ids of the spec fields a test of `kind` takes, in the table's order: the registry's
+/// sweep parameters.
+pub fn taken_by(kind: TestKind) -> Vec<&'static str> {
+    ALL.iter().filter(|s| !s.is_combined() && s.types.contains(&kind)).map(|s| s.id).collect()
 }
 
 /// The setting whose id is `id` (aliases not accepted).
@@ -187,6 +223,8 @@ pub static SEND_LEN: Setting = Setting {
     id: "send_len",
     aliases: &["send-len"],
     flag: "-l/--len",
+    flag_on: &[],
+    types: &[TcpStream, UdpStream, File],
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -203,6 +241,8 @@ pub static RECV_LEN: Setting = Setting {
     id: "recv_len",
     aliases: &["recv-len"],
     flag: "--recv-len",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream, File],
     label: "read size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -219,6 +259,8 @@ pub static REQUEST_LEN: Setting = Setting {
     id: "request_len",
     aliases: &["request", "req", "request-len"],
     flag: "-r/--size",
+    flag_on: &[],
+    types: RR,
     label: "request",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -235,6 +277,8 @@ pub static RESPONSE_LEN: Setting = Setting {
     id: "response_len",
     aliases: &["response", "resp", "response-len"],
     flag: "-r/--size",
+    flag_on: &[],
+    types: RR,
     label: "response",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -251,6 +295,8 @@ pub static SNDBUF: Setting = Setting {
     id: "sndbuf",
     aliases: &[],
     flag: "--sndbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
     label: "sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -267,6 +313,8 @@ pub static RCVBUF: Setting = Setting {
     id: "rcvbuf",
     aliases: &[],
     flag: "--rcvbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
     label: "rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -283,6 +331,8 @@ pub static REMOTE_SNDBUF: Setting = Setting {
     id: "remote_sndbuf",
     aliases: &["remote-sndbuf"],
     flag: "--remote-sndbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
     label: "server sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -299,6 +349,8 @@ pub static REMOTE_RCVBUF: Setting = Setting {
     id: "remote_rcvbuf",
     aliases: &["remote-rcvbuf"],
     flag: "--remote-rcvbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
     label: "server rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -315,6 +367,8 @@ pub static MSS: Setting = Setting {
     id: "mss",
     aliases: &["M"],
     flag: "-M/--mss",
+    flag_on: &[],
+    types: TCP,
     label: "mss",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -331,6 +385,8 @@ pub static PARALLEL: Setting = Setting {
     id: "parallel",
     aliases: &["P"],
     flag: "-P/--parallel",
+    flag_on: &[],
+    types: TIMED,
     label: "streams",
     kind: ValueKind::Count,
     parts: &[],
@@ -347,6 +403,8 @@ pub static BURST: Setting = Setting {
     id: "burst",
     aliases: &[],
     flag: "--burst",
+    flag_on: &[],
+    types: &[TcpRr, UdpStream, UdpRr],
     label: "burst",
     kind: ValueKind::Count,
     parts: &[],
@@ -363,6 +421,8 @@ pub static NODELAY: Setting = Setting {
     id: "nodelay",
     aliases: &["N"],
     flag: "-N/--nodelay",
+    flag_on: &[],
+    types: &[TcpStream, TcpRr, TcpCrr, File],
     label: "nodelay",
     kind: ValueKind::Bool,
     parts: &[],
@@ -379,6 +439,8 @@ pub static CONGESTION: Setting = Setting {
     id: "congestion",
     aliases: &["C"],
     flag: "-C/--congestion",
+    flag_on: &[],
+    types: TCP,
     label: "congestion",
     kind: ValueKind::Text,
     parts: &[],
@@ -395,6 +457,8 @@ pub static RATE_BPS: Setting = Setting {
     id: "rate_bps",
     aliases: &["rate", "b"],
     flag: "-b/--rate",
+    flag_on: &[],
+    types: &[TcpStream, UdpStream],
     label: "rate",
     kind: ValueKind::Rate,
     parts: &[],
@@ -412,6 +476,8 @@ pub static BYTES_LIMIT: Setting = Setting {
     id: "bytes_limit",
     aliases: &["bytes", "n"],
     flag: "-n/--bytes",
+    flag_on: &[("file", "--size"), ("sweep", ""), ("mesh", "")],
+    types: &[TcpStream, UdpStream, File],
     label: "bytes",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -428,6 +494,8 @@ pub static DURATION_MS: Setting = Setting {
     id: "duration_ms",
     aliases: &["time", "t", "duration", "duration-ms"],
     flag: "-t/--time",
+    flag_on: &[],
+    types: &[TcpStream, TcpRr, TcpCrr, UdpStream, UdpRr, SegmentCost],
     label: "duration",
     kind: ValueKind::Millis,
     parts: &[],
@@ -444,6 +512,8 @@ pub static INTERVAL_MS: Setting = Setting {
     id: "interval_ms",
     aliases: &["interval", "i"],
     flag: "-i/--interval",
+    flag_on: &[],
+    types: TIMED,
     label: "interval",
     kind: ValueKind::Millis,
     parts: &[],
@@ -460,6 +530,8 @@ pub static OMIT_MS: Setting = Setting {
     id: "omit_ms",
     aliases: &["omit", "O"],
     flag: "-O/--omit",
+    flag_on: &[],
+    types: TIMED,
     label: "omitted",
     kind: ValueKind::Millis,
     parts: &[],
@@ -476,6 +548,8 @@ pub static DIRECTION: Setting = Setting {
     id: "direction",
     aliases: &[],
     flag: "-R/--reverse, --bidir",
+    flag_on: &[("file", "-R/--reverse"), ("mesh", "")],
+    types: &[TcpStream, UdpStream, File],
     label: "direction",
     kind: ValueKind::Direction,
     parts: &[],
@@ -492,6 +566,8 @@ pub static BUSY_POLL: Setting = Setting {
     id: "busy_poll",
     aliases: &["busy-poll"],
     flag: "--busy-poll",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpRr],
     label: "busy poll",
     kind: ValueKind::Bool,
     parts: &[],
@@ -508,6 +584,8 @@ pub static NO_CHECKSUM: Setting = Setting {
     id: "no_checksum",
     aliases: &["no-checksum"],
     flag: "--no-checksum",
+    flag_on: NO_SHAPE_FLAG,
+    types: UDP,
     label: "no checksum",
     kind: ValueKind::Bool,
     parts: &[],
@@ -524,6 +602,8 @@ pub static NO_OFFLOAD: Setting = Setting {
     id: "no_offload",
     aliases: &["no-offload"],
     flag: "--no-offload",
+    flag_on: NO_SHAPE_FLAG,
+    types: UDP,
     label: "no offload",
     kind: ValueKind::Bool,
     parts: &[],
@@ -540,6 +620,8 @@ pub static CPU_LOCAL: Setting = Setting {
     id: "cpu_local",
     aliases: &["cpu-local"],
     flag: "-A/--affinity",
+    flag_on: &[],
+    types: &[],
     label: "client CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -556,6 +638,8 @@ pub static CPU_REMOTE: Setting = Setting {
     id: "cpu_remote",
     aliases: &["cpu-remote"],
     flag: "-A/--affinity",
+    flag_on: &[],
+    types: &[],
     label: "server CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -585,6 +669,8 @@ pub static WINDOW_CLAMP: Setting = Setting {
     id: "window_clamp",
     aliases: &["window-clamp"],
     flag: "--window-clamp",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream],
     label: "window clamp",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -598,6 +684,8 @@ pub static RECV_DELAY_US: Setting = Setting {
     id: "recv_delay_us",
     aliases: &["recv-delay-us", "recv-delay"],
     flag: "--recv-delay",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[UdpStream],
     label: "receiver µs per datagram",
     kind: ValueKind::Count,
     parts: &[],
@@ -611,6 +699,8 @@ pub static LEN: Setting = Setting {
     id: "len",
     aliases: &["l"],
     flag: "-l/--len",
+    flag_on: &[],
+    types: &[],
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
@@ -628,6 +718,8 @@ pub static WINDOW: Setting = Setting {
     id: "window",
     aliases: &["w"],
     flag: "-w/--window",
+    flag_on: &[],
+    types: &[],
     label: "window",
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
@@ -645,6 +737,8 @@ pub static SIZE: Setting = Setting {
     id: "size",
     aliases: &[],
     flag: "-r/--size",
+    flag_on: &[],
+    types: &[],
     label: "request=response",
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
@@ -694,7 +788,6 @@ pub static ALL: &[&Setting] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::TestKind;
     use std::collections::BTreeSet;
 
     /// The spec's fields as JSON, keyed by name.
@@ -808,6 +901,21 @@ mod tests {
         assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
         assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
         assert!(of_option("zerocopy").is_none());
+    }
+
+    #[test]
+    fn a_setting_has_a_flag_per_command_and_the_types_that_take_it() {
+        assert_eq!(BYTES_LIMIT.flag_for("stream"), Some("-n/--bytes"));
+        assert_eq!(BYTES_LIMIT.flag_for("file"), Some("--size"));
+        assert_eq!(BYTES_LIMIT.flag_for("sweep"), None);
+        assert!(RCVBUF.is_taken_by(TestKind::SegmentCost) && !BUSY_POLL.is_taken_by(TestKind::TcpStream));
+        assert!(LEN.is_taken_by(TestKind::TcpStream) && !LEN.is_taken_by(TestKind::TcpRr), "by its parts");
+        assert!(SIZE.is_taken_by(TestKind::UdpRr) && !WINDOW.types.iter().any(|_| true));
+        let rr = taken_by(TestKind::TcpRr);
+        assert!(rr.contains(&"busy_poll") && !rr.contains(&"rate_bps") && !rr.contains(&"size"));
+        for kind in TestKind::ALL {
+            assert!(taken_by(kind).contains(&"rcvbuf"), "{kind:?}");
+        }
     }
 
     #[test]

@@ -91,6 +91,6 @@ fn spool_of(a: &MeshArgs, storage: &Storage) -> Result<Option<Spool>> {
 
 fn base_spec(a: &MeshArgs) -> Result<TestSpec> {
     let spec = settings::shaped_spec(&a.shape);
-    settings::check_spec(&spec)?;
+    settings::check_spec(&spec, "mesh")?;
     Ok(spec)
 }

@@ -189,22 +189,4 @@ impl TestType for TcpCrrTest {
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), 1)
     }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
-    }
 }

@@ -247,22 +247,6 @@ impl TestType for FileTest {
         }
     }
 
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "bytes_limit",
-            "direction",
-            "send_len",
-            "recv_len",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-        ]
-    }
-
     fn options(&self) -> &'static [TypeOption] {
         &OPTIONS
     }

@@ -271,26 +271,6 @@ impl TestType for TcpRrTest {
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
     }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "burst",
-            "busy_poll",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
-    }
 }
 
 #[cfg(test)]

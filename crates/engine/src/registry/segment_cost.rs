@@ -166,10 +166,6 @@ impl TestType for SegmentCostTest {
         s
     }
 
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &["mss", "congestion", "sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf", "duration_ms"]
-    }
-
     fn options(&self) -> &'static [TypeOption] {
         &OPTIONS
     }

@@ -276,28 +276,6 @@ impl TestType for TcpStreamTest {
     fn options(&self) -> &'static [TypeOption] {
         &OPTIONS
     }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "send_len",
-            "recv_len",
-            "rate_bps",
-            "bytes_limit",
-            "direction",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "window_clamp",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
-    }
 }
 
 /// ` reverse`, ` bidir` or nothing, for labels.

@@ -420,25 +420,4 @@ impl TestType for UdpStreamTest {
     ) -> Summary {
         crate::udp_summary::udp_bulk(spec, local, remote)
     }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "send_len",
-            "rate_bps",
-            "burst",
-            "bytes_limit",
-            "direction",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "no_checksum",
-            "no_offload",
-            "recv_delay_us",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
-    }
 }

@@ -264,22 +264,4 @@ impl TestType for UdpRrTest {
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
     }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "burst",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "no_checksum",
-            "no_offload",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
-    }
 }
