@@ -147,12 +147,22 @@ pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.parallel = t.parallel;
 }
 
-/// Socket buffer and pinning flags into `spec` (every test type).
+/// Socket buffer and pinning flags into `spec` (every test type): `-w` as the settings
+/// table's combined `window` writes it (the one place that says which buffers it sets), then
+/// each buffer's own flag over it.
 pub(crate) fn apply_buffers(spec: &mut TestSpec, b: &BufferArgs) {
-    spec.sndbuf = b.sndbuf.or(b.window);
-    spec.rcvbuf = b.rcvbuf.or(b.window);
-    spec.remote_sndbuf = b.remote_sndbuf.or(b.window);
-    spec.remote_rcvbuf = b.remote_rcvbuf.or(b.window);
+    use results::setting;
+    let given = [
+        (&setting::WINDOW, b.window),
+        (&setting::SNDBUF, b.sndbuf),
+        (&setting::RCVBUF, b.rcvbuf),
+        (&setting::REMOTE_SNDBUF, b.remote_sndbuf),
+        (&setting::REMOTE_RCVBUF, b.remote_rcvbuf),
+    ];
+    for (s, v) in given.into_iter().filter_map(|(s, v)| Some((s, v?))) {
+        // A byte count of a u32 is always a value these settings take.
+        let _ = (s.set)(spec, &results::ParamValue::Int(v.into()));
+    }
     (spec.cpu_local, spec.cpu_remote) = b.affinity.unwrap_or_default();
 }
 
@@ -401,6 +411,15 @@ mod tests {
         assert!(wrong.is_empty(), "{wrong:#?}");
         assert!(super::has_flag("file", "--size") && !super::has_flag("file", "-n/--bytes"));
         assert!(super::has_flag("stream", "-R/--reverse, --bidir") && !super::has_flag("nosuch", "-t"));
+    }
+
+    #[test]
+    fn w_sets_every_buffer_and_each_buffer_flag_overrides_it() {
+        let s = spec_of(&["tcplab", "stream", "h", "-w", "64K", "--rcvbuf", "8K"]);
+        let buffers = (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf);
+        assert_eq!(buffers, (Some(65_536), Some(8192), Some(65_536), Some(65_536)));
+        let s = spec_of(&["tcplab", "udp", "h", "--remote-sndbuf", "1M"]);
+        assert_eq!((s.sndbuf, s.remote_sndbuf), (None, Some(1 << 20)));
     }
 
     #[test]

@@ -56,9 +56,18 @@ impl ValueKind {
         match self {
             ValueKind::Bytes => exact_multiple(*n, 1024, &["K", "M", "G", "T"]),
             ValueKind::Rate => exact_multiple(*n, 1000, &["k", "M", "G", "T"]),
-            ValueKind::Millis => format!("{} s", *n as f64 / 1000.0),
+            ValueKind::Millis => seconds(*n),
             _ => n.to_string(),
         }
+    }
+}
+
+/// `ms` milliseconds in seconds, exactly: `2.5 s`, `3600 s`, `0.001 s`.
+fn seconds(ms: u64) -> String {
+    let frac = format!("{:03}", ms % 1000);
+    match frac.trim_end_matches('0') {
+        "" => format!("{} s", ms / 1000),
+        frac => format!("{}.{frac} s", ms / 1000),
     }
 }
 
@@ -928,6 +937,9 @@ mod tests {
         assert_eq!(ValueKind::Rate.write(&int(100_000_000)), "100M");
         assert_eq!(ValueKind::Rate.write(&int(1_500_000)), "1500k");
         assert_eq!(ValueKind::Millis.write(&int(2_500)), "2.5 s");
+        assert_eq!(ValueKind::Millis.write(&int(3_600_000)), "3600 s");
+        assert_eq!(ValueKind::Millis.write(&int(1)), "0.001 s");
+        assert_eq!(ValueKind::Millis.write(&int(u64::MAX)), "18446744073709551.615 s", "exact, no float");
         assert_eq!(ValueKind::Count.write(&int(0)), "0");
         assert_eq!(ValueKind::Bool.write(&ParamValue::Bool(true)), "true");
     }
