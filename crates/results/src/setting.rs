@@ -83,6 +83,22 @@ fn exact_multiple(n: u64, base: u64, suffixes: &[&str]) -> String {
     format!("{v}{unit}")
 }
 
+/// The values a server accepts for a setting: a fixed range, or one from 1 to a cap of the
+/// server's (`engine::limits::Limits`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// 1 to the largest read, write, request or response.
+    Message,
+    /// 1 to the largest socket buffer.
+    Buffer,
+    /// 1 to the most streams or flows.
+    Parallel,
+    /// 1 to the largest burst.
+    Burst,
+    /// From the first to the second, inclusive.
+    Range(u64, u64),
+}
+
 /// One setting of a test.
 #[derive(Debug)]
 pub struct Setting {
@@ -100,6 +116,10 @@ pub struct Setting {
     /// The test types that take it (a sweep may vary it for them; a server refuses the
     /// optional ones elsewhere). Empty for a combined setting: its parts say.
     pub types: &'static [TestKind],
+    /// The range a server accepts for it, checked by `engine::limits` for every setting
+    /// that has one; `None` for settings without a range or checked with other settings
+    /// (times, the byte limit: `engine::limits::check_timing`; a type's own options).
+    pub limit: Option<Limit>,
     /// Its name in reports (`write size`, `server rcvbuf`).
     pub label: &'static str,
     /// The kind of value it takes.
@@ -234,6 +254,7 @@ pub static SEND_LEN: Setting = Setting {
     flag: "-l/--len",
     flag_on: &[],
     types: &[TcpStream, UdpStream, File],
+    limit: Some(Limit::Message),
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -252,6 +273,7 @@ pub static RECV_LEN: Setting = Setting {
     flag: "--recv-len",
     flag_on: NO_SHAPE_FLAG,
     types: &[TcpStream, File],
+    limit: Some(Limit::Message),
     label: "read size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -270,6 +292,7 @@ pub static REQUEST_LEN: Setting = Setting {
     flag: "-r/--size",
     flag_on: &[],
     types: RR,
+    limit: Some(Limit::Message),
     label: "request",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -288,6 +311,7 @@ pub static RESPONSE_LEN: Setting = Setting {
     flag: "-r/--size",
     flag_on: &[],
     types: RR,
+    limit: Some(Limit::Message),
     label: "response",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -306,6 +330,7 @@ pub static SNDBUF: Setting = Setting {
     flag: "--sndbuf",
     flag_on: &[],
     types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -324,6 +349,7 @@ pub static RCVBUF: Setting = Setting {
     flag: "--rcvbuf",
     flag_on: &[],
     types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -342,6 +368,7 @@ pub static REMOTE_SNDBUF: Setting = Setting {
     flag: "--remote-sndbuf",
     flag_on: &[],
     types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "server sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -360,6 +387,7 @@ pub static REMOTE_RCVBUF: Setting = Setting {
     flag: "--remote-rcvbuf",
     flag_on: &[],
     types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "server rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -378,6 +406,7 @@ pub static MSS: Setting = Setting {
     flag: "-M/--mss",
     flag_on: &[],
     types: TCP,
+    limit: Some(Limit::Range(88, 65_535)),
     label: "mss",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -396,6 +425,7 @@ pub static PARALLEL: Setting = Setting {
     flag: "-P/--parallel",
     flag_on: &[],
     types: TIMED,
+    limit: Some(Limit::Parallel),
     label: "streams",
     kind: ValueKind::Count,
     parts: &[],
@@ -414,6 +444,7 @@ pub static BURST: Setting = Setting {
     flag: "--burst",
     flag_on: &[],
     types: &[TcpRr, UdpStream, UdpRr],
+    limit: Some(Limit::Burst),
     label: "burst",
     kind: ValueKind::Count,
     parts: &[],
@@ -432,6 +463,7 @@ pub static NODELAY: Setting = Setting {
     flag: "-N/--nodelay",
     flag_on: &[],
     types: &[TcpStream, TcpRr, TcpCrr, File],
+    limit: None,
     label: "nodelay",
     kind: ValueKind::Bool,
     parts: &[],
@@ -450,6 +482,7 @@ pub static CONGESTION: Setting = Setting {
     flag: "-C/--congestion",
     flag_on: &[],
     types: TCP,
+    limit: None,
     label: "congestion",
     kind: ValueKind::Text,
     parts: &[],
@@ -468,6 +501,7 @@ pub static RATE_BPS: Setting = Setting {
     flag: "-b/--rate",
     flag_on: &[],
     types: &[TcpStream, UdpStream],
+    limit: None,
     label: "rate",
     kind: ValueKind::Rate,
     parts: &[],
@@ -487,6 +521,7 @@ pub static BYTES_LIMIT: Setting = Setting {
     flag: "-n/--bytes",
     flag_on: &[("file", "--size"), ("sweep", ""), ("mesh", "")],
     types: &[TcpStream, UdpStream, File],
+    limit: None,
     label: "bytes",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -505,6 +540,7 @@ pub static DURATION_MS: Setting = Setting {
     flag: "-t/--time",
     flag_on: &[],
     types: &[TcpStream, TcpRr, TcpCrr, UdpStream, UdpRr, SegmentCost],
+    limit: None,
     label: "duration",
     kind: ValueKind::Millis,
     parts: &[],
@@ -523,6 +559,7 @@ pub static INTERVAL_MS: Setting = Setting {
     flag: "-i/--interval",
     flag_on: &[],
     types: TIMED,
+    limit: None,
     label: "interval",
     kind: ValueKind::Millis,
     parts: &[],
@@ -541,6 +578,7 @@ pub static OMIT_MS: Setting = Setting {
     flag: "-O/--omit",
     flag_on: &[],
     types: TIMED,
+    limit: None,
     label: "omitted",
     kind: ValueKind::Millis,
     parts: &[],
@@ -559,6 +597,7 @@ pub static DIRECTION: Setting = Setting {
     flag: "-R/--reverse, --bidir",
     flag_on: &[("file", "-R/--reverse"), ("mesh", "")],
     types: &[TcpStream, UdpStream, File],
+    limit: None,
     label: "direction",
     kind: ValueKind::Direction,
     parts: &[],
@@ -577,6 +616,7 @@ pub static BUSY_POLL: Setting = Setting {
     flag: "--busy-poll",
     flag_on: NO_SHAPE_FLAG,
     types: &[TcpRr],
+    limit: None,
     label: "busy poll",
     kind: ValueKind::Bool,
     parts: &[],
@@ -595,6 +635,7 @@ pub static NO_CHECKSUM: Setting = Setting {
     flag: "--no-checksum",
     flag_on: NO_SHAPE_FLAG,
     types: UDP,
+    limit: None,
     label: "no checksum",
     kind: ValueKind::Bool,
     parts: &[],
@@ -613,6 +654,7 @@ pub static NO_OFFLOAD: Setting = Setting {
     flag: "--no-offload",
     flag_on: NO_SHAPE_FLAG,
     types: UDP,
+    limit: None,
     label: "no offload",
     kind: ValueKind::Bool,
     parts: &[],
@@ -631,6 +673,7 @@ pub static CPU_LOCAL: Setting = Setting {
     flag: "-A/--affinity",
     flag_on: &[],
     types: &[],
+    limit: Some(Limit::Range(0, 4095)),
     label: "client CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -649,6 +692,7 @@ pub static CPU_REMOTE: Setting = Setting {
     flag: "-A/--affinity",
     flag_on: &[],
     types: &[],
+    limit: Some(Limit::Range(0, 4095)),
     label: "server CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -680,6 +724,7 @@ pub static WINDOW_CLAMP: Setting = Setting {
     flag: "--window-clamp",
     flag_on: NO_SHAPE_FLAG,
     types: &[TcpStream],
+    limit: None,
     label: "window clamp",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -695,6 +740,7 @@ pub static RECV_DELAY_US: Setting = Setting {
     flag: "--recv-delay",
     flag_on: NO_SHAPE_FLAG,
     types: &[UdpStream],
+    limit: None,
     label: "receiver µs per datagram",
     kind: ValueKind::Count,
     parts: &[],
@@ -710,6 +756,7 @@ pub static LEN: Setting = Setting {
     flag: "-l/--len",
     flag_on: &[],
     types: &[],
+    limit: None,
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
@@ -729,6 +776,7 @@ pub static WINDOW: Setting = Setting {
     flag: "-w/--window",
     flag_on: &[],
     types: &[],
+    limit: None,
     label: "window",
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
@@ -748,6 +796,7 @@ pub static SIZE: Setting = Setting {
     flag: "-r/--size",
     flag_on: &[],
     types: &[],
+    limit: None,
     label: "request=response",
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
@@ -920,6 +969,10 @@ mod tests {
         assert!(RCVBUF.is_taken_by(TestKind::SegmentCost) && !BUSY_POLL.is_taken_by(TestKind::TcpStream));
         assert!(LEN.is_taken_by(TestKind::TcpStream) && !LEN.is_taken_by(TestKind::TcpRr), "by its parts");
         assert!(SIZE.is_taken_by(TestKind::UdpRr) && !WINDOW.types.iter().any(|_| true));
+        for s in ALL.iter().filter(|s| s.limit.is_some()) {
+            assert!(s.kind.is_numeric() && !s.is_combined() && s.option.is_none(), "{}", s.id);
+        }
+        assert_eq!(RCVBUF.limit, Some(Limit::Buffer));
         let rr = taken_by(TestKind::TcpRr);
         assert!(rr.contains(&"busy_poll") && !rr.contains(&"rate_bps") && !rr.contains(&"size"));
         for kind in TestKind::ALL {
