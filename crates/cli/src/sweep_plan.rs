@@ -81,9 +81,10 @@ pub fn vary_help() -> String {
         .collect();
     format!(
         "NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a \
-         grid. Sizes take K/M/G (powers of 1024), rates k/M/G (powers of 1000), times are seconds \
-         (0.5, 500ms; bare milliseconds for names ending in _ms). NAME is one of these settings \
-         or an alias in parentheses; each test type takes some of them (an error lists which): {}.",
+         grid. Sizes take K/M/G (powers of 1024), rates k/M/G (powers of 1000), times a unit \
+         (500ms, 1m) or are seconds (0.5; milliseconds for names ending in _ms). NAME is one of \
+         these settings or an alias in parentheses; each test type takes some of them (an error \
+         lists which): {}.",
         names.join(", ")
     )
 }
@@ -453,6 +454,7 @@ mod tests {
         assert_eq!(ints(&values_of(r("time"), "0.5,2,250ms").unwrap_or_default()), vec![500, 2000, 250]);
         assert_eq!(ints(&values_of(r("duration_ms"), "500,2s").unwrap_or_default()), vec![500, 2000]);
         assert_eq!(ints(&values_of(r("omit"), "1").unwrap_or_default()), vec![1000]);
+        assert_eq!(ints(&values_of(r("time"), "1m,0.5min").unwrap_or_default()), vec![60_000, 30_000]);
         assert!(values_of(r("time"), "soon").is_err());
         assert!(values_of(r("direction"), "forward,sideways").is_err());
         assert_eq!(
