@@ -198,6 +198,7 @@ pub fn explain(spec: &TestSpec, limits: &Limits) -> Result<(), Problem> {
     if let Some(cc) = &spec.congestion {
         check_congestion_name(cc)?;
     }
+    only(spec)?;
     let ty = crate::registry::of(spec.test);
     check_options(spec, ty.options())?;
     check_results_size(spec, ty.data_connections(spec).max(spec.parallel))?;
@@ -321,10 +322,11 @@ impl Optional {
     }
 }
 
-/// Refuses every optional setting of `spec` that is set but not in `takes`, naming the
-/// test type (`tcp-rr`) that does not take it.
-pub fn only(spec: &TestSpec, takes: &[Optional]) -> Result<(), Rejection> {
-    match Optional::ALL.into_iter().find(|o| !takes.contains(o) && o.is_set(spec)) {
+/// Refuses every optional setting of `spec` that is set but that its test type does not take
+/// (the settings table's `types`), naming the test type (`tcp-rr`).
+fn only(spec: &TestSpec) -> Result<(), Rejection> {
+    let ignored = |o: &Optional| !o.setting().types.contains(&spec.test) && o.is_set(spec);
+    match Optional::ALL.into_iter().find(ignored) {
         Some(o) => {
             let field = o.setting().id;
             Err(Rejection::field(field, format!("{field} does not apply to {} tests", spec.test.id())))

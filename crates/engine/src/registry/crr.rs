@@ -12,11 +12,9 @@ use std::time::{Duration, Instant};
 
 use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
-use wire::Rejection;
 
 use crate::auth::DataAuth;
 
-use crate::limits::only;
 use crate::meter::WorkerCtx;
 use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::rr::{failure, read_full, Ended};
@@ -163,10 +161,6 @@ impl TestType for TcpCrrTest {
 
     fn label(&self, spec: &TestSpec) -> String {
         format!("crr {}/{}", spec.request_len, spec.response_len)
-    }
-
-    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[])
     }
 
     fn data_connections(&self, _spec: &TestSpec) -> u32 {

@@ -20,7 +20,6 @@ use results::{
 };
 use wire::Rejection;
 
-use crate::limits::only;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{End, Job, WorkDebug};
 use crate::Error;
@@ -108,7 +107,6 @@ impl TestType for SegmentCostTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[])?;
         if spec.parallel != 1 || spec.direction != Direction::Forward {
             return Err(Rejection::field("parallel", "segment-cost runs one connection, client to server"));
         }

@@ -17,7 +17,7 @@ use results::{Metric, Role, SideMeasurement, Summary, TestKind, TestSpec};
 use wire::udp::{Header, HEADER_LEN};
 use wire::{Datagram, Rejection};
 
-use crate::limits::{check_datagram, only, Optional};
+use crate::limits::check_datagram;
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
@@ -387,7 +387,6 @@ impl TestType for UdpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit, Optional::Rate, Optional::NoChecksum, Optional::NoOffload])?;
         if let Some(results::ParamValue::Int(us)) = spec.options.get(RECV_DELAY.name) {
             if *us > MAX_RECV_DELAY_US {
                 let field = results::setting::RECV_DELAY_US.id;
