@@ -1,7 +1,9 @@
 //! Value parsers for the command line. Sizes and rates are read by `model::units`, the one
 //! reader of the tool, so a flag means what a path or link spec means: sizes in powers of
 //! 1024 (`-l 8K` = 8192 bytes = `queue=8K`), rates in powers of 1000 (`-b 1M` = 10⁶ bit/s =
-//! `rate=1mbit`). Durations are in seconds or need a unit.
+//! `rate=1mbit`). Durations too are read by `model::units`, one grammar (`0.5ms`, `90s`, `1m`,
+//! `2h`, `7d`): a bare number is seconds where the flag took seconds (`-t 10`), and needs a unit
+//! where it never had one (`--rtt 170ms`, like `delay=` in a path spec).
 
 /// `-A N[,M]`: the client's CPU and optionally the server's; `,M` pins the server only.
 pub fn affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
@@ -52,24 +54,35 @@ fn size_at_most(s: &str, max: u32) -> Result<u32, String> {
     match u32::try_from(v) {
         Ok(v) if v <= max => Ok(v),
         _ => {
-            let limit =
-                crate::settings::value_in_flag_units(Some(results::setting::ValueKind::Bytes), max.into());
+            let limit = results::setting::ValueKind::Bytes.write(&results::ParamValue::Int(max.into()));
             Err(format!("'{s}' is too large: at most {limit}"))
         }
     }
 }
 
-/// Seconds (fractions allowed) → milliseconds.
+/// A duration in the one grammar ([`model::units::parse_duration`]: `10`, `0.5`, `90s`,
+/// `500ms`, `1m`, `2h`), a bare number being seconds as `-t` always took, as milliseconds
+/// (rounded to the nearest), at most 10⁷ s.
 pub fn seconds_ms(s: &str) -> Result<u64, String> {
-    let v: f64 =
-        s.trim().trim_end_matches('s').parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if v < 0.0 {
+    let d = seconds(s)?;
+    if d > std::time::Duration::from_secs(10_000_000) {
+        return Err(format!("'{s}' is out of range (at most 10^7 s)"));
+    }
+    Ok(millis_rounded(d))
+}
+
+/// A duration of the one grammar, a bare number being seconds.
+fn seconds(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim_start().starts_with('-') {
         return Err(format!("'{s}': seconds cannot be negative"));
     }
-    if !(0.0..=1.0e7).contains(&v) {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok((v * 1000.0).round() as u64)
+    model::units::parse_duration(s, model::units::BareNumber::Seconds).map_err(|e| e.to_string())
+}
+
+/// `d` in whole milliseconds, rounded to the nearest.
+pub fn millis_rounded(d: std::time::Duration) -> u64 {
+    let ms = d.as_nanos().saturating_add(500_000) / 1_000_000;
+    u64::try_from(ms).unwrap_or(u64::MAX)
 }
 
 /// iperf3's `--cport PORT`: refused with what tcplab does instead.
@@ -79,30 +92,15 @@ pub fn no_cport(_: &str) -> Result<u16, String> {
         .to_string())
 }
 
-/// An age: a number with `s`, `m`, `h` or `d` (seconds without), as milliseconds.
+/// An age or a period (`24h`, `90m`, `7d`, `3600`): a duration of the one grammar, a bare
+/// number being seconds, as milliseconds.
 pub fn age_ms(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
-        _ => (t, 's'),
-    };
-    let scale = match unit {
-        's' => 1.0,
-        'm' => 60.0,
-        'h' => 3600.0,
-        'd' => 86_400.0,
-        _ => return Err(format!("'{s}': the unit must be s, m, h or d")),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 24h, 90m, 7d)"))?;
-    if !(0.0..=1.0e7).contains(&(v * scale / 86_400.0)) || !v.is_finite() {
-        return Err(format!("'{s}' is out of range"));
-    }
-    Ok((v * scale * 1000.0).round() as u64)
+    seconds(s).map(millis_rounded)
 }
 
 /// A duration like [`age_ms`] (`90m`, `7d`, `30`), as a `Duration`.
 pub fn age(s: &str) -> Result<std::time::Duration, String> {
-    age_ms(s).map(std::time::Duration::from_millis)
+    seconds(s)
 }
 
 /// An interval between rounds: a duration like [`age_ms`], more than 0.
@@ -161,24 +159,15 @@ pub fn rr_sizes(s: &str) -> Result<(u32, u32), String> {
     Ok((message_size(a)?, message_size(b)?))
 }
 
-/// A duration with a unit: `170ms`, `0.17s`, `45us` (or `µs`), `1m` is refused as ambiguous.
+/// A duration that needs a unit (`170ms`, `0.17s`, `45us`, `1m` = a minute), of the one
+/// grammar, more than 0 and at most 10⁶ s.
 pub fn duration(s: &str) -> Result<std::time::Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "s" | "sec" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "ns" => 1e-9,
-        _ => return Err(format!("'{s}' needs a unit: e.g. 170ms, 0.17s, 45us")),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 170ms)"))?;
-    let secs = v * scale;
-    if !(secs.is_finite() && secs > 0.0 && secs <= 1.0e6) {
+    let d =
+        model::units::parse_duration(s, model::units::BareNumber::NeedsUnit).map_err(|e| e.to_string())?;
+    if d.is_zero() || d > std::time::Duration::from_secs(1_000_000) {
         return Err(format!("'{s}' is out of range (more than 0, at most 10^6 s)"));
     }
-    Ok(std::time::Duration::from_secs_f64(secs))
+    Ok(d)
 }
 
 /// Message sizes: a list `1,40,48`, a doubling range `1..65536:x2`, or a stepped range
@@ -317,6 +306,7 @@ mod tests {
         assert_eq!(age_ms("7d"), Ok(604_800_000));
         assert_eq!(age_ms("3600"), Ok(3_600_000));
         assert_eq!(age_ms("1.5s"), Ok(1500));
+        assert_eq!(age_ms("1m"), Ok(60_000));
         assert!(
             age_ms("2w").is_err() && age_ms("h").is_err() && age_ms("-1h").is_err() && age_ms("").is_err()
         );
@@ -393,6 +383,11 @@ mod tests {
         assert_eq!(seconds_ms("0.5"), Ok(500));
         assert!(seconds_ms("ten").is_err());
         assert!(seconds_ms("-3").is_err());
+        assert_eq!(seconds_ms("10s"), Ok(10_000));
+        assert_eq!(seconds_ms("500ms"), Ok(500), "one grammar: -t takes units too");
+        assert_eq!(seconds_ms("2m"), Ok(120_000));
+        assert_eq!(seconds_ms("0.0004"), Ok(0));
+        assert!(seconds_ms("1e9").is_err() && seconds_ms("200d").is_err() && seconds_ms("10ss").is_err());
         assert_eq!(rr_sizes("64,128"), Ok((64, 128)));
         assert_eq!(rr_sizes("100"), Ok((100, 100)));
         assert!(rr_sizes("1,x").is_err());
@@ -403,7 +398,8 @@ mod tests {
         assert_eq!(duration("170ms"), Ok(std::time::Duration::from_millis(170)));
         assert_eq!(duration("45us"), Ok(std::time::Duration::from_micros(45)));
         assert_eq!(duration("0.5s"), Ok(std::time::Duration::from_millis(500)));
-        for bad in ["170", "0ms", "-1s", "xms", "1m"] {
+        assert_eq!(duration("1m"), Ok(std::time::Duration::from_secs(60)), "m is minutes everywhere");
+        for bad in ["170", "0ms", "-1s", "xms", "12d"] {
             assert!(duration(bad).is_err(), "{bad}");
         }
     }

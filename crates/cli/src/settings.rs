@@ -147,12 +147,22 @@ pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
     spec.parallel = t.parallel;
 }
 
-/// Socket buffer and pinning flags into `spec` (every test type).
+/// Socket buffer and pinning flags into `spec` (every test type): `-w` as the settings
+/// table's combined `window` writes it (the one place that says which buffers it sets), then
+/// each buffer's own flag over it.
 pub(crate) fn apply_buffers(spec: &mut TestSpec, b: &BufferArgs) {
-    spec.sndbuf = b.sndbuf.or(b.window);
-    spec.rcvbuf = b.rcvbuf.or(b.window);
-    spec.remote_sndbuf = b.remote_sndbuf.or(b.window);
-    spec.remote_rcvbuf = b.remote_rcvbuf.or(b.window);
+    use results::setting;
+    let given = [
+        (&setting::WINDOW, b.window),
+        (&setting::SNDBUF, b.sndbuf),
+        (&setting::RCVBUF, b.rcvbuf),
+        (&setting::REMOTE_SNDBUF, b.remote_sndbuf),
+        (&setting::REMOTE_RCVBUF, b.remote_rcvbuf),
+    ];
+    for (s, v) in given.into_iter().filter_map(|(s, v)| Some((s, v?))) {
+        // A byte count of a u32 is always a value these settings take.
+        let _ = (s.set)(spec, &results::ParamValue::Int(v.into()));
+    }
     (spec.cpu_local, spec.cpu_remote) = b.affinity.unwrap_or_default();
 }
 
@@ -225,18 +235,19 @@ pub fn crr_spec(a: &CrrArgs) -> Result<TestSpec> {
     check(&spec)
 }
 
-/// Validates a spec built elsewhere (sweep points) with the server's rules. A congestion
-/// control missing here is not refused up front: the points that ask for it fail and are
-/// stored as failed, the others run.
-pub fn check_spec(spec: &TestSpec) -> Result<()> {
-    check_limits(spec)
+/// Validates a spec built elsewhere (sweep points, mesh cells) with the server's rules,
+/// stated with the flags of `command` (`sweep`, `mesh`). A congestion control missing here is
+/// not refused up front: the points that ask for it fail and are stored as failed, the others
+/// run.
+pub fn check_spec(spec: &TestSpec, command: &str) -> Result<()> {
+    check_limits(spec, command)
 }
 
-/// Validates with the same rules as the server, stated in the terms of the flag at fault
-/// (`-l/--len must be at most 16M`); a congestion control must also exist here, since the
-/// client sets it on its own sockets.
+/// Validates with the same rules as the server, stated in the terms of the flag at fault on
+/// the test's own command (`-l/--len must be at most 16M`); a congestion control must also
+/// exist here, since the client sets it on its own sockets.
 pub(crate) fn check(spec: &TestSpec) -> Result<TestSpec> {
-    check_limits(spec)?;
+    check_limits(spec, engine::registry::of(spec.test).command())?;
     if let Some(cc) = &spec.congestion {
         let available = netio::host::congestion_available();
         if !available.iter().any(|a| a == cc) {
@@ -249,59 +260,63 @@ pub(crate) fn check(spec: &TestSpec) -> Result<TestSpec> {
     Ok(spec.clone())
 }
 
-fn check_limits(spec: &TestSpec) -> Result<()> {
+fn check_limits(spec: &TestSpec, command: &str) -> Result<()> {
     let limits = engine::limits::Limits::default();
     let checked = engine::limits::explain(spec, &limits).and_then(|()| {
         engine::limits::check_pin("cpu_local", spec.cpu_local).map_err(engine::limits::Problem::Other)
     });
     match checked {
         Ok(()) => Ok(()),
-        Err(p) => bail!("{}", in_flag_terms(&p)),
+        Err(p) => bail!("{}", in_flag_terms(&p, command)),
     }
 }
 
-/// A problem of a spec as the user typed it: the flag instead of the field id, values in the
-/// flag's units.
-fn in_flag_terms(p: &engine::limits::Problem) -> String {
+/// A problem of a spec as the user typed it: the flag `command` has for the field (its label
+/// when it has none, never another command's flag or the field id), values in the flag's
+/// units.
+fn in_flag_terms(p: &engine::limits::Problem, command: &str) -> String {
     use engine::limits::Problem;
     let setting = p.field().and_then(results::setting::by_id);
-    let flag = setting.map_or("a setting", |s| s.flag);
+    let flag = |s: &'static results::setting::Setting| s.flag_for(command).filter(|f| has_flag(command, f));
+    let name = setting.map_or("a setting", |s| flag(s).unwrap_or(s.label));
     match p {
         &Problem::Range { min, max, got, .. } => {
-            let kind = setting.map(|s| s.kind);
-            let show = |v: u64| value_in_flag_units(kind, v);
+            let kind = setting.map_or(results::setting::ValueKind::Count, |s| s.kind);
+            let show = |v: u64| kind.write(&results::ParamValue::Int(v));
             if got > max && min <= 1 {
-                format!("{flag} must be at most {}", show(max))
+                format!("{name} must be at most {}", show(max))
             } else {
-                format!("{flag} must be between {} and {}", show(min), show(max))
+                format!("{name} must be between {} and {}", show(min), show(max))
             }
         }
         Problem::Other(r) => match (&r.field, setting) {
-            (Some(field), Some(s)) => match r.message.strip_prefix(field.as_str()) {
-                Some(rest) => format!("{}{rest}", s.flag),
-                None => format!("{}: {}", s.flag, r.message),
+            (Some(field), Some(_)) => match r.message.strip_prefix(field.as_str()) {
+                Some(rest) => format!("{name}{rest}"),
+                None => format!("{name}: {}", r.message),
             },
             _ => r.message.clone(),
         },
     }
 }
 
-/// `v` as the flag takes it: sizes with K/M/G where exact, times in seconds.
-pub(crate) fn value_in_flag_units(kind: Option<results::setting::ValueKind>, v: u64) -> String {
-    use results::setting::ValueKind;
-    match kind {
-        Some(ValueKind::Bytes) => {
-            let exact = [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")]
-                .into_iter()
-                .find(|(unit, _)| v >= *unit && v % unit == 0);
-            match exact {
-                Some((unit, suffix)) => format!("{}{suffix}", v / unit),
-                None => v.to_string(),
-            }
+/// Whether every flag of `flags` (`-l/--len`, `-R/--reverse, --bidir`) is one of `command`'s
+/// on the command line (a subcommand at any depth).
+pub(crate) fn has_flag(command: &str, flags: &str) -> bool {
+    let cli = <crate::args::Cli as clap::CommandFactory>::command();
+    let Some(cmd) = find_command(&cli, command) else { return false };
+    flags.split(['/', ',', ' ']).filter(|w| !w.is_empty()).all(|word| {
+        let mut args = cmd.get_arguments();
+        match (word.strip_prefix("--"), word.strip_prefix('-')) {
+            (Some(long), _) => args.any(|a| a.get_long() == Some(long)),
+            (None, Some(short)) => args.any(|a| a.get_short().map(String::from).as_deref() == Some(short)),
+            _ => false,
         }
-        Some(ValueKind::Millis) => format!("{} s", v as f64 / 1000.0),
-        _ => v.to_string(),
-    }
+    })
+}
+
+/// The subcommand named `name`, searched depth first.
+fn find_command<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Command> {
+    cmd.get_subcommands().find_map(|c| if c.get_name() == name { Some(c) } else { find_command(c, name) })
 }
 
 /// The reference of `--link SPEC --link-stack SPEC`: the link's maximum goodput.
@@ -360,6 +375,7 @@ pub fn shaped_spec(a: &crate::args::shape::TestShapeArgs) -> results::TestSpec {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use results::TestKind;
 
     use crate::args::{Cli, Command};
 
@@ -371,6 +387,39 @@ mod tests {
         };
         let Command::Test(t) = cli.command else { panic!("{args:?} is no test command") };
         t.spec().err().map(|e| format!("{e:#}")).unwrap_or_default()
+    }
+
+    /// The settings table against clap's commands: every flag it names for a setting a
+    /// command's test type takes is a flag of that command (else the table needs a
+    /// `flag_on` entry), so errors name only flags the command has.
+    #[test]
+    fn every_flag_the_settings_table_names_is_one_its_command_has() {
+        let mut wrong = Vec::new();
+        let tests = engine::registry::all().map(|t| (t.command(), Some(t.kind())));
+        for (command, kind) in tests.chain([("sweep", None), ("mesh", None)]) {
+            for s in results::setting::ALL {
+                let taken =
+                    kind.map_or(TestKind::ALL.into_iter().any(|k| s.is_taken_by(k)), |k| s.is_taken_by(k));
+                match s.flag_for(command) {
+                    Some(flag) if taken && !super::has_flag(command, flag) => {
+                        wrong.push(format!("{command}: {} has no {flag}", s.id))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        assert!(super::has_flag("file", "--size") && !super::has_flag("file", "-n/--bytes"));
+        assert!(super::has_flag("stream", "-R/--reverse, --bidir") && !super::has_flag("nosuch", "-t"));
+    }
+
+    #[test]
+    fn w_sets_every_buffer_and_each_buffer_flag_overrides_it() {
+        let s = spec_of(&["tcplab", "stream", "h", "-w", "64K", "--rcvbuf", "8K"]);
+        let buffers = (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf);
+        assert_eq!(buffers, (Some(65_536), Some(8192), Some(65_536), Some(65_536)));
+        let s = spec_of(&["tcplab", "udp", "h", "--remote-sndbuf", "1M"]);
+        assert_eq!((s.sndbuf, s.remote_sndbuf), (None, Some(1 << 20)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The grid of a sweep: which setting each `--vary` names ([`results::setting`]), the values a
 //! list or range expands to, ties (`--tie sndbuf=rcvbuf=len`), and the spec of each point.
-//! A sweep may vary only the settings its test type takes (the registry's `sweep_params`).
+//! A sweep may vary only the settings its test type takes (the settings table's `types`, the registry's
+//! `sweep_params`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use results::setting::{self, Setting, ValueKind};
@@ -38,10 +39,10 @@ fn lookup(name: &str) -> Result<&'static Setting> {
     })
 }
 
-/// Whether a test of `kind` takes `s`: the registry lists one of the fields it writes.
+/// Whether a test of `kind` takes `s`: the settings table says so for one of the fields it
+/// writes.
 fn takes(kind: TestKind, s: &Setting) -> bool {
-    let params = engine::registry::of(kind).sweep_params();
-    s.fields().iter().any(|f| params.contains(f))
+    s.is_taken_by(kind)
 }
 
 /// The settings some test type takes: the combined ones (`len`, `window`, `size`) first,
@@ -80,22 +81,21 @@ pub fn vary_help() -> String {
         .collect();
     format!(
         "NAME=VALUES: a list (4K,8K,16K) or a range FROM..TO:xFACTOR or FROM..TO:+STEP; repeat for a \
-         grid. Sizes take K/M/G (powers of 1024), rates k/M/G (powers of 1000), times are seconds \
-         (0.5, 500ms; bare milliseconds for names ending in _ms). NAME is one of these settings \
-         or an alias in parentheses; each test type takes some of them (an error lists which): {}.",
+         grid. Sizes take K/M/G (powers of 1024), rates k/M/G (powers of 1000), times a unit \
+         (500ms, 1m) or are seconds (0.5; milliseconds for names ending in _ms). NAME is one of \
+         these settings or an alias in parentheses; each test type takes some of them (an error \
+         lists which): {}.",
         names.join(", ")
     )
 }
 
+/// A time of the one duration grammar (`0.5`, `500ms`, `1m`), a bare number being seconds, or
+/// milliseconds for names ending in `_ms`; as milliseconds.
 fn millis_of(s: &str, bare_ms: bool) -> Result<u64> {
-    let t = s.trim();
-    let ms =
-        |v: &str| v.trim().parse::<u64>().with_context(|| format!("'{s}' is not a number of milliseconds"));
-    match t.strip_suffix("ms") {
-        Some(v) => ms(v),
-        None if bare_ms && !t.ends_with('s') => ms(t),
-        None => parse::seconds_ms(t).map_err(anyhow::Error::msg),
-    }
+    use model::units::BareNumber;
+    let bare = if bare_ms { BareNumber::Milliseconds } else { BareNumber::Seconds };
+    let d = model::units::parse_duration(s, bare)?;
+    Ok(parse::millis_rounded(d))
 }
 
 fn value_of(r: Reading, s: &str) -> Result<ParamValue> {
@@ -190,7 +190,8 @@ pub fn plan(base: &TestSpec, vary: &[String], tie: &[String], metric: &str) -> R
     }
     for i in 0..plan.len() {
         let (spec, params) = point_spec(&plan, i)?;
-        crate::settings::check_spec(&spec).with_context(|| format!("sweep point {}", describe(&params)))?;
+        crate::settings::check_spec(&spec, "sweep")
+            .with_context(|| format!("sweep point {}", describe(&params)))?;
     }
     Ok(plan)
 }
@@ -453,6 +454,7 @@ mod tests {
         assert_eq!(ints(&values_of(r("time"), "0.5,2,250ms").unwrap_or_default()), vec![500, 2000, 250]);
         assert_eq!(ints(&values_of(r("duration_ms"), "500,2s").unwrap_or_default()), vec![500, 2000]);
         assert_eq!(ints(&values_of(r("omit"), "1").unwrap_or_default()), vec![1000]);
+        assert_eq!(ints(&values_of(r("time"), "1m,0.5min").unwrap_or_default()), vec![60_000, 30_000]);
         assert!(values_of(r("time"), "soon").is_err());
         assert!(values_of(r("direction"), "forward,sideways").is_err());
         assert_eq!(

@@ -16,7 +16,7 @@ impl PathConfig {
     /// which has no capacity to compare with.
     pub fn model_link(&self, direction: Direction) -> Option<model::Link> {
         let link = self.link(direction);
-        let rate = model::BitRate::from(link.rate?);
+        let rate = link.rate?;
         let overhead = i64::from(link.framing.overhead_bytes);
         let (overhead_bytes, cells) = match link.framing.cells {
             None => (overhead, None),

@@ -28,9 +28,9 @@ pub struct Serializer {
 }
 
 impl Serializer {
-    /// A serializer at `rate`; `None` transmits in zero time.
+    /// A serializer at `rate`; `None` (or a zero rate) transmits in zero time.
     pub fn new(rate: Option<BitRate>) -> Self {
-        Serializer { rate, free_at: Time::ZERO, carry: 0 }
+        Serializer { rate: rate.filter(|r| r.bits_per_sec() > 0), free_at: Time::ZERO, carry: 0 }
     }
 
     /// When a packet handed over at `now` would start transmission.
@@ -57,10 +57,11 @@ impl Serializer {
     }
 }
 
-/// Transmission time of `wire_bytes` at `rate`, rounded down to whole nanoseconds.
+/// Transmission time of `wire_bytes` at `rate`, rounded down to whole nanoseconds (zero at a
+/// zero rate, which is no limit).
 pub fn wire_time_nanos(wire_bytes: u64, rate: BitRate) -> u64 {
-    let ns = u128::from(wire_bytes) * 8 * NANOS_PER_SEC / u128::from(rate.bits_per_sec());
-    u64::try_from(ns).unwrap_or(u64::MAX)
+    let ns = (u128::from(wire_bytes) * 8 * NANOS_PER_SEC).checked_div(u128::from(rate.bits_per_sec()));
+    u64::try_from(ns.unwrap_or(0)).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -68,7 +69,7 @@ mod tests {
     use super::*;
 
     fn rate(bps: u64) -> Option<BitRate> {
-        BitRate::new(bps)
+        BitRate::positive(bps)
     }
 
     #[test]
@@ -95,7 +96,7 @@ mod tests {
     #[test]
     fn remainders_carry_so_long_runs_are_exact() {
         // One OC-3c cell: 53 × 8 / 149.76e6 s = 2831.196… ns.
-        let r = BitRate::new(149_760_000).unwrap();
+        let r = BitRate::positive(149_760_000).unwrap();
         let mut s = Serializer::new(Some(r));
         let mut last = Time::ZERO;
         let n = 353_207u64; // about one second of cells

@@ -16,7 +16,7 @@
 //! | key | value | meaning |
 //! |---|---|---|
 //! | `rate` | `100mbit`, `100M`, `149.76mbit`, `unlimited` (bit; k, M, G: powers of 1000) | serializer rate |
-//! | `delay` | `20ms` (ns, us, ms, s) | one-way delay |
+//! | `delay` | `20ms` (ns, us, ms, s, m, h, d) | one-way delay |
 //! | `jitter` | `1ms` | delay drawn uniformly from delay ± jitter |
 //! | `reorder` | flag, or `=on`/`off` | let jitter reorder packets |
 //! | `loss` | `0.1%` or `0.001` | Bernoulli loss |

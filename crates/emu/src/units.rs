@@ -9,32 +9,11 @@
 
 use model::units::{scale_decimal, split_number};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::num::NonZeroU64;
 use std::time::Duration;
 
-/// A link rate in bits per second, never zero ("unlimited" is `Option::None`): the emulator's
-/// form of [`model::BitRate`], which it is read as and converts to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct BitRate(NonZeroU64);
-impl BitRate {
-    /// `bits_per_sec` bit/s, or `None` for zero.
-    pub fn new(bits_per_sec: u64) -> Option<Self> {
-        NonZeroU64::new(bits_per_sec).map(BitRate)
-    }
-
-    /// The rate in bits per second.
-    pub fn bits_per_sec(self) -> u64 {
-        self.0.get()
-    }
-}
-
-impl fmt::Display for BitRate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}bit", self.0)
-    }
-}
+/// A link rate: the workspace's one rate type, never zero on a link ("unlimited" is
+/// `Option::None`; [`parse_rate`] and [`BitRate::positive`] make only positive rates).
+pub use model::BitRate;
 
 /// A probability in `[0, 1]`; construction and deserialization reject anything else.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
@@ -108,29 +87,15 @@ pub fn parse_rate(text: &str) -> Result<BitRate, String> {
     if split_number(text.trim()).1.is_empty() {
         return Err("needs a unit: bit, kbit, mbit or gbit (or k, M, G)".into());
     }
-    let rate = model::BitRate::parse(text).map_err(reason)?;
-    BitRate::new(rate.0).ok_or_else(|| "a rate must be above zero".into())
+    let rate = BitRate::parse(text).map_err(reason)?;
+    BitRate::positive(rate.0).ok_or_else(|| "a rate must be above zero".into())
 }
 
-impl From<BitRate> for model::BitRate {
-    fn from(rate: BitRate) -> Self {
-        model::BitRate(rate.bits_per_sec())
-    }
-}
-
-/// Parses a duration: `20ms`, `0.5ms`, `85ms`, `100us`, `250ns`, `1s`; a bare `0` is zero.
+/// Reads a duration with the workspace's duration reader, [`model::units::parse_duration`]:
+/// `20ms`, `0.5ms`, `100us`, `250ns`, `1s`, `1m` (a minute); a bare number needs a unit but a
+/// bare `0` is zero.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = split_number(text);
-    let scale = match unit.to_ascii_lowercase().as_str() {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "" if number == "0" => 1,
-        "" => return Err("needs a unit: ns, us, ms or s".into()),
-        other => return Err(format!("unknown time unit `{other}`")),
-    };
-    scale_decimal(number, scale, "nanoseconds").map(Duration::from_nanos).map_err(|e| e.to_string())
+    model::units::parse_duration(text, model::units::BareNumber::NeedsUnit).map_err(reason)
 }
 
 /// Parses a probability: `0.1%`, `20%`, `0.001`, `1e-4`.

@@ -13,7 +13,7 @@ fn prob(p: f64) -> Probability {
 }
 
 fn rate(bps: u64) -> Option<BitRate> {
-    BitRate::new(bps)
+    BitRate::positive(bps)
 }
 
 fn ethernet(bps: u64) -> LinkConfig {
@@ -327,7 +327,7 @@ mod properties {
             proptest::option::of(0u8..3),
         )
             .prop_map(|(bps, delay, jitter, queue, loss, reorder, encap)| LinkConfig {
-                rate: bps.and_then(BitRate::new),
+                rate: bps.and_then(BitRate::positive),
                 delay: Duration::from_nanos(delay),
                 jitter: Duration::from_nanos(jitter),
                 queue: queue.map_or(QueueLimit::UNLIMITED, QueueLimit::packets),

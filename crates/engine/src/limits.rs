@@ -194,41 +194,31 @@ pub fn validate(spec: &TestSpec, limits: &Limits) -> Result<(), Rejection> {
 /// [`validate`], with a range problem kept as numbers.
 pub fn explain(spec: &TestSpec, limits: &Limits) -> Result<(), Problem> {
     check_timing(spec, limits)?;
-    range(setting::PARALLEL.id, spec.parallel.into(), 1, limits.max_parallel.into())?;
-    for (field, v) in [
-        (&setting::SEND_LEN, spec.send_len),
-        (&setting::RECV_LEN, spec.recv_len),
-        (&setting::REQUEST_LEN, spec.request_len),
-        (&setting::RESPONSE_LEN, spec.response_len),
-    ] {
-        range(field.id, v.into(), 1, limits.max_len.into())?;
-    }
-    range(setting::BURST.id, spec.burst.into(), 1, limits.max_burst.into())?;
-    if let Some(mss) = spec.mss {
-        range(setting::MSS.id, mss.into(), 88, 65_535)?;
-    }
-    for (field, v) in [
-        (&setting::SNDBUF, spec.sndbuf),
-        (&setting::RCVBUF, spec.rcvbuf),
-        (&setting::REMOTE_SNDBUF, spec.remote_sndbuf),
-        (&setting::REMOTE_RCVBUF, spec.remote_rcvbuf),
-    ] {
-        if let Some(v) = v {
-            range(field.id, v.into(), 1, limits.max_buffer.into())?;
-        }
-    }
+    check_ranges(spec, limits)?;
     if let Some(cc) = &spec.congestion {
         check_congestion_name(cc)?;
     }
-    for (field, cpu) in [(&setting::CPU_LOCAL, spec.cpu_local), (&setting::CPU_REMOTE, spec.cpu_remote)] {
-        if let Some(cpu) = cpu {
-            range(field.id, cpu.into(), 0, 4095)?;
-        }
-    }
+    only(spec)?;
     let ty = crate::registry::of(spec.test);
     check_options(spec, ty.options())?;
     check_results_size(spec, ty.data_connections(spec).max(spec.parallel))?;
     Ok(ty.check(spec)?)
+}
+
+/// Every setting of `spec` that is set and has a [`setting::Limit`], within it.
+fn check_ranges(spec: &TestSpec, limits: &Limits) -> Result<(), Problem> {
+    for s in setting::ALL {
+        let (Some(limit), Some(results::ParamValue::Int(v))) = (s.limit, (s.get)(spec)) else { continue };
+        let (min, max) = match limit {
+            setting::Limit::Message => (1, limits.max_len.into()),
+            setting::Limit::Buffer => (1, limits.max_buffer.into()),
+            setting::Limit::Parallel => (1, limits.max_parallel.into()),
+            setting::Limit::Burst => (1, limits.max_burst.into()),
+            setting::Limit::Range(min, max) => (min, max),
+        };
+        range(s.id, v, min, max)?;
+    }
+    Ok(())
 }
 
 /// Bytes of results JSON budgeted per stream and interval (measured: ~125 for TCP, more with
@@ -332,10 +322,11 @@ impl Optional {
     }
 }
 
-/// Refuses every optional setting of `spec` that is set but not in `takes`, naming the
-/// test type (`tcp-rr`) that does not take it.
-pub fn only(spec: &TestSpec, takes: &[Optional]) -> Result<(), Rejection> {
-    match Optional::ALL.into_iter().find(|o| !takes.contains(o) && o.is_set(spec)) {
+/// Refuses every optional setting of `spec` that is set but that its test type does not take
+/// (the settings table's `types`), naming the test type (`tcp-rr`).
+fn only(spec: &TestSpec) -> Result<(), Rejection> {
+    let ignored = |o: &Optional| !o.setting().types.contains(&spec.test) && o.is_set(spec);
+    match Optional::ALL.into_iter().find(ignored) {
         Some(o) => {
             let field = o.setting().id;
             Err(Rejection::field(field, format!("{field} does not apply to {} tests", spec.test.id())))

@@ -121,9 +121,12 @@ pub trait TestType: Sync + std::fmt::Debug {
     }
     /// A short label for tables: `stream reverse`, `rr 64/64`.
     fn label(&self, spec: &TestSpec) -> String;
-    /// Checks what only this type knows: which settings apply and their ranges. Called by
+    /// Checks what only this type knows: the ranges and combinations of its settings (which
+    /// settings it takes at all, the settings table says). Called by
     /// [`crate::limits::validate`] after the checks every test shares.
-    fn check(&self, spec: &TestSpec) -> Result<(), Rejection>;
+    fn check(&self, _spec: &TestSpec) -> Result<(), Rejection> {
+        Ok(())
+    }
     /// Data connections (or flows) the client opens before the start.
     fn data_connections(&self, spec: &TestSpec) -> u32 {
         spec.parallel
@@ -139,8 +142,10 @@ pub trait TestType: Sync + std::fmt::Debug {
     ) -> Summary;
     /// The settings a sweep may vary for this type: ids of spec fields in
     /// [`results::setting`] (a combined setting such as `len` is taken when one of its parts
-    /// is).
-    fn sweep_params(&self) -> &'static [&'static str];
+    /// is), as the settings table declares which types take each.
+    fn sweep_params(&self) -> Vec<&'static str> {
+        results::setting::taken_by(self.kind())
+    }
     /// Settings only this type has ([`TestSpec::options`]); any other name is refused.
     fn options(&self) -> &'static [TypeOption] {
         &[]

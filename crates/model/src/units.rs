@@ -32,6 +32,8 @@ pub enum Quantity {
     Size,
     /// Bits per second, [`BitRate::parse`].
     Rate,
+    /// A time, [`parse_duration`].
+    Duration,
 }
 
 impl fmt::Display for Quantity {
@@ -39,6 +41,7 @@ impl fmt::Display for Quantity {
         f.write_str(match self {
             Self::Size => "size",
             Self::Rate => "rate",
+            Self::Duration => "duration",
         })
     }
 }
@@ -75,6 +78,12 @@ pub enum QuantityReason {
     /// The value does not fit in 64 bits.
     #[error("too large")]
     TooLarge,
+    /// A bare number where the quantity needs a unit (`delay=20`: 20 what?).
+    #[error("needs a unit ({expected})")]
+    NeedsUnit {
+        /// The units accepted, in words.
+        expected: &'static str,
+    },
 }
 
 /// Size units and their powers of 1024.
@@ -82,14 +91,78 @@ const SIZE_UNITS: &str = "B, K, M, G or T, in powers of 1024; KB and KiB are K t
 /// Rate units and their powers of 1000.
 const RATE_UNITS: &str = "k, M, G or T, in powers of 1000, optionally followed by bit or bit/s";
 
+/// Duration units.
+const DURATION_UNITS: &str = "ns, us (µs), ms, s, m (minutes), h or d";
+
+/// What a duration written as a bare number (`10`) means; `0` is zero whatever the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BareNumber {
+    /// Seconds, as iperf3's `-t 10` and every flag that took seconds before units.
+    Seconds,
+    /// Milliseconds, for sweep parameters whose name ends in `_ms`.
+    Milliseconds,
+    /// Refused: the value needs a unit (path specs, `--rtt`).
+    NeedsUnit,
+}
+
+/// Reads a duration, the one duration grammar of every flag and spec: an exact decimal and a
+/// unit, `ns`, `us` (or `µs`), `ms`, `s` (or `sec`), `m` (or `min`: minutes, never
+/// milliseconds), `h`, `d`, case ignored, blanks allowed before the unit: `0.5ms`, `90s`,
+/// `1m`, `2h`, `2.5 s`. A bare number is read as `bare` says. The value must be a whole
+/// number of nanoseconds (`0.5ns` is refused) and fit in 64 bits of them (about 584 years).
+pub fn parse_duration(text: &str, bare: BareNumber) -> Result<Duration> {
+    let scale = |unit: &str, number: &str| duration_scale(unit, number, bare);
+    read(text, Quantity::Duration, scale, "nanoseconds").map(Duration::from_nanos)
+}
+
+/// Nanoseconds per unit of a duration, `bare` for no unit.
+fn duration_scale(unit: &str, number: &str, bare: BareNumber) -> std::result::Result<u64, QuantityReason> {
+    const SECOND: u64 = 1_000_000_000;
+    Ok(match unit.to_lowercase().as_str() {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" | "sec" => SECOND,
+        "m" | "min" => 60 * SECOND,
+        "h" => 3600 * SECOND,
+        "d" => 86_400 * SECOND,
+        "" => match bare {
+            BareNumber::Seconds => SECOND,
+            BareNumber::Milliseconds => 1_000_000,
+            BareNumber::NeedsUnit if number.bytes().all(|b| b == b'0' || b == b'.') => 1,
+            BareNumber::NeedsUnit => return Err(QuantityReason::NeedsUnit { expected: DURATION_UNITS }),
+        },
+        _ => return Err(QuantityReason::UnknownUnit { unit: unit.to_string(), expected: DURATION_UNITS }),
+    })
+}
+
+/// Writes a duration in the grammar [`parse_duration`] reads, shortest exact form with the
+/// largest unit up to seconds: `10s`, `0.5s`, `170ms`, `45us`, `3ns`, `0s`.
+pub fn format_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    let units: [(u128, &str); 4] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")];
+    let (scale, unit) = units.into_iter().find(|(scale, _)| ns >= *scale).unwrap_or((1_000_000_000, "s"));
+    let (int, rest) = (ns / scale, ns % scale);
+    if rest == 0 {
+        return format!("{int}{unit}");
+    }
+    let width = scale.ilog10() as usize;
+    let frac = format!("{rest:0width$}");
+    format!("{int}.{}{unit}", frac.trim_end_matches('0'))
+}
+
 /// Reads a size in bytes: `1500`, `1500B`, `8K` (8192), `64KB` (65536), `1.5MiB`, `4G`.
 /// K, M, G, T, with or without `B` or `iB`, are powers of 1024; case is ignored.
 pub fn parse_size(text: &str) -> Result<u64> {
-    read(text, Quantity::Size)
+    read(text, Quantity::Size, |unit, _| size_scale(unit), "bytes")
 }
 
-/// Reads `text` as a `quantity`: trimmed, a decimal number, optional blanks, a unit.
-fn read(text: &str, quantity: Quantity) -> Result<u64> {
+/// Reads `text` as a `quantity`: trimmed, a decimal number, optional blanks, a unit that
+/// `scale` turns into the multiplier (given the number too) of the `base` unit.
+fn read<S>(text: &str, quantity: Quantity, scale: S, base: &'static str) -> Result<u64>
+where
+    S: Fn(&str, &str) -> std::result::Result<u64, QuantityReason>,
+{
     let fail = |reason| Error::Quantity { quantity, text: text.to_string(), reason };
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -102,11 +175,7 @@ fn read(text: &str, quantity: Quantity) -> Result<u64> {
     if number.is_empty() {
         return Err(fail(QuantityReason::NotANumber));
     }
-    let (scale, base) = match quantity {
-        Quantity::Size => (size_scale(unit.trim_start()), "bytes"),
-        Quantity::Rate => (rate_scale(unit.trim_start()), "bit/s"),
-    };
-    scale.and_then(|scale| scale_decimal(number, scale, base)).map_err(fail)
+    scale(unit.trim_start(), number).and_then(|scale| scale_decimal(number, scale, base)).map_err(fail)
 }
 
 /// The multiplier of a size unit.
@@ -196,6 +265,20 @@ impl BitRate {
         Self(gbit * 1_000_000_000)
     }
 
+    /// A rate of `bits_per_sec`, or `None` for zero (where zero means "no limit", as for a
+    /// link, a rate is never zero).
+    pub const fn positive(bits_per_sec: u64) -> Option<Self> {
+        match bits_per_sec {
+            0 => None,
+            bps => Some(Self(bps)),
+        }
+    }
+
+    /// The rate in bits per second.
+    pub const fn bits_per_sec(self) -> u64 {
+        self.0
+    }
+
     /// The rate in bits per second, as a float for rate arithmetic.
     pub fn bps_f64(self) -> f64 {
         self.0 as f64
@@ -205,7 +288,7 @@ impl BitRate {
     /// k (or K), M, G, T are powers of 1000; no unit is bit/s; `bps` is refused. Zero is a rate
     /// here: callers for which it makes no sense refuse it themselves.
     pub fn parse(text: &str) -> Result<Self> {
-        read(text, Quantity::Rate).map(Self)
+        read(text, Quantity::Rate, |unit, _| rate_scale(unit), "bit/s").map(Self)
     }
 }
 
@@ -393,10 +476,55 @@ mod tests {
         assert_eq!("1g".parse(), Ok(BitRate::from_gbit(1)));
     }
 
+    #[test]
+    fn one_duration_grammar() {
+        use BareNumber::{Milliseconds, NeedsUnit, Seconds};
+        let d = |t: &str, bare| parse_duration(t, bare).map_err(|e| e.to_string());
+        assert_eq!(d("1m", NeedsUnit), Ok(Duration::from_secs(60)), "m is minutes");
+        assert_eq!(d("90s", NeedsUnit), Ok(Duration::from_secs(90)));
+        assert_eq!(d("0.5ms", NeedsUnit), Ok(Duration::from_micros(500)));
+        assert_eq!(d("2h", NeedsUnit), Ok(Duration::from_secs(7200)));
+        assert_eq!(d("7d", NeedsUnit), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(d("45µs", NeedsUnit), Ok(Duration::from_micros(45)));
+        assert_eq!(d(" 2.5 S ", NeedsUnit), Ok(Duration::from_millis(2500)));
+        assert_eq!(d("1.5min", NeedsUnit), Ok(Duration::from_secs(90)));
+        assert_eq!(d("10", Seconds), Ok(Duration::from_secs(10)));
+        assert_eq!(d("0.25", Seconds), Ok(Duration::from_millis(250)));
+        assert_eq!(d("500", Milliseconds), Ok(Duration::from_millis(500)));
+        assert_eq!(d("0", NeedsUnit), Ok(Duration::ZERO), "zero needs no unit");
+        let needs = "invalid duration \"20\": needs a unit (ns, us (µs), ms, s, m (minutes), h or d)";
+        assert_eq!(d("20", NeedsUnit), Err(needs.into()));
+        assert_eq!(
+            d("0.5ns", Seconds),
+            Err("invalid duration \"0.5ns\": not a whole number of nanoseconds".into())
+        );
+        assert_eq!(d("-1s", Seconds), Err("invalid duration \"-1s\": negative".into()));
+        for bad in ["", "s", "1w", "1.2.3s", "1e3s", "nan", "99999999999d", "1 m s"] {
+            assert!(d(bad, Seconds).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn durations_are_written_as_they_are_read() {
+        for (ns, text) in
+            [(0, "0s"), (3, "3ns"), (45_000, "45us"), (170_000_000, "170ms"), (2_500_000_000, "2.5s")]
+        {
+            let d = Duration::from_nanos(ns);
+            assert_eq!(format_duration(d), text);
+            assert_eq!(parse_duration(text, BareNumber::NeedsUnit), Ok(d));
+        }
+    }
+
     const SIZE_SUFFIXES: [(&str, u32); 9] =
         [("", 0), ("B", 0), ("K", 1), ("kb", 1), ("KiB", 1), ("M", 2), ("MB", 2), ("gib", 3), ("G", 3)];
 
     proptest! {
+        #[test]
+        fn durations_round_trip(ns in any::<u64>()) {
+            let d = Duration::from_nanos(ns);
+            prop_assert_eq!(parse_duration(&format_duration(d), BareNumber::NeedsUnit), Ok(d));
+        }
+
         #[test]
         fn rates_round_trip(bps in any::<u64>()) {
             prop_assert_eq!(BitRate::parse(&BitRate(bps).to_string()), Ok(BitRate(bps)));

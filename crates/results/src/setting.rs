@@ -8,34 +8,23 @@
 //! several fields at once, as `-l`, `-w` and `-r` do. Their [`Setting::parts`] list those
 //! fields.
 
-use crate::spec::{Direction, TestSpec};
+use crate::spec::{Direction, TestKind, TestSpec};
 use crate::sweep::ParamValue;
 
-/// How a setting's value is written and stored ([`ParamValue`] holds it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueKind {
-    /// Bytes (`Int`); written with K/M/G, powers of 1024.
-    Bytes,
-    /// A plain count (`Int`).
-    Count,
-    /// A time, stored in milliseconds (`Int`); written in seconds as `-t` is.
-    Millis,
-    /// On or off (`Bool`).
-    Bool,
-    /// A name (`Text`), e.g. a congestion control.
-    Text,
-    /// Bits per second (`Int`); written with k/M/G, powers of 1000.
-    Rate,
-    /// `forward`, `reverse` or `bidir` (`Text`).
-    Direction,
-}
+mod kind;
+pub use kind::{Limit, ValueKind};
+use TestKind::{File, SegmentCost, TcpCrr, TcpRr, TcpStream, UdpRr, UdpStream};
 
-impl ValueKind {
-    /// Whether values are numbers (so a range `FROM..TO` can list them).
-    pub fn is_numeric(self) -> bool {
-        matches!(self, ValueKind::Bytes | ValueKind::Count | ValueKind::Millis | ValueKind::Rate)
-    }
-}
+/// The TCP types that set TCP socket options.
+const TCP: &[TestKind] = &[TcpStream, TcpRr, TcpCrr, File, SegmentCost];
+/// The types that run for a time with parallel streams and interval reports.
+const TIMED: &[TestKind] = &[TcpStream, TcpRr, TcpCrr, UdpStream, UdpRr];
+/// The request/response types.
+const RR: &[TestKind] = &[TcpRr, TcpCrr, UdpRr];
+/// The UDP types.
+const UDP: &[TestKind] = &[UdpStream, UdpRr];
+/// `sweep` and `mesh` have no flag for it (a sweep sets it with `--vary` only).
+const NO_SHAPE_FLAG: &[(&str, &str)] = &[("sweep", ""), ("mesh", "")];
 
 /// One setting of a test.
 #[derive(Debug)]
@@ -47,6 +36,17 @@ pub struct Setting {
     pub aliases: &'static [&'static str],
     /// The command-line flag that sets it, for help and error messages (`-l/--len`).
     pub flag: &'static str,
+    /// Its flag on the commands where that is not [`Setting::flag`]: `(command, flag)`, an
+    /// empty flag for a command that sets it without a flag (errors then name its label). A
+    /// test walks clap's commands: every flag named here exists on its command.
+    pub flag_on: &'static [(&'static str, &'static str)],
+    /// The test types that take it (a sweep may vary it for them; a server refuses the
+    /// optional ones elsewhere). Empty for a combined setting: its parts say.
+    pub types: &'static [TestKind],
+    /// The range a server accepts for it, checked by `engine::limits` for every setting
+    /// that has one; `None` for settings without a range or checked with other settings
+    /// (times, the byte limit: `engine::limits::check_timing`; a type's own options).
+    pub limit: Option<Limit>,
     /// Its name in reports (`write size`, `server rcvbuf`).
     pub label: &'static str,
     /// The kind of value it takes.
@@ -78,6 +78,17 @@ impl Setting {
         }
     }
 
+    /// Its flag on `command`, `None` when that command has none for it.
+    pub fn flag_for(&self, command: &str) -> Option<&'static str> {
+        let flag = self.flag_on.iter().find(|(c, _)| *c == command).map_or(self.flag, |(_, f)| *f);
+        (!flag.is_empty()).then_some(flag)
+    }
+
+    /// Whether a test of `kind` takes it: it, or for a combined setting one of its parts.
+    pub fn is_taken_by(&self, kind: TestKind) -> bool {
+        self.fields().iter().filter_map(|f| by_id(f)).any(|s| s.types.contains(&kind))
+    }
+
     /// Whether `name` is its id or one of its aliases.
     pub fn is_named(&self, name: &str) -> bool {
         self.id == name || self.aliases.contains(&name)
@@ -92,6 +103,12 @@ pub fn of_option(name: &str) -> Option<&'static Setting> {
 /// The setting whose id or alias is `name`.
 pub fn find(name: &str) -> Option<&'static Setting> {
     ALL.iter().copied().find(|s| s.is_named(name))
+}
+
+/// The ids of the spec fields a test of `kind` takes, in the table's order: the registry's
+/// sweep parameters.
+pub fn taken_by(kind: TestKind) -> Vec<&'static str> {
+    ALL.iter().filter(|s| !s.is_combined() && s.types.contains(&kind)).map(|s| s.id).collect()
 }
 
 /// The setting whose id is `id` (aliases not accepted).
@@ -162,6 +179,9 @@ pub static SEND_LEN: Setting = Setting {
     id: "send_len",
     aliases: &["send-len"],
     flag: "-l/--len",
+    flag_on: &[],
+    types: &[TcpStream, UdpStream, File],
+    limit: Some(Limit::Message),
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -178,6 +198,9 @@ pub static RECV_LEN: Setting = Setting {
     id: "recv_len",
     aliases: &["recv-len"],
     flag: "--recv-len",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream, File],
+    limit: Some(Limit::Message),
     label: "read size",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -194,6 +217,9 @@ pub static REQUEST_LEN: Setting = Setting {
     id: "request_len",
     aliases: &["request", "req", "request-len"],
     flag: "-r/--size",
+    flag_on: &[],
+    types: RR,
+    limit: Some(Limit::Message),
     label: "request",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -210,6 +236,9 @@ pub static RESPONSE_LEN: Setting = Setting {
     id: "response_len",
     aliases: &["response", "resp", "response-len"],
     flag: "-r/--size",
+    flag_on: &[],
+    types: RR,
+    limit: Some(Limit::Message),
     label: "response",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -226,6 +255,9 @@ pub static SNDBUF: Setting = Setting {
     id: "sndbuf",
     aliases: &[],
     flag: "--sndbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -242,6 +274,9 @@ pub static RCVBUF: Setting = Setting {
     id: "rcvbuf",
     aliases: &[],
     flag: "--rcvbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -258,6 +293,9 @@ pub static REMOTE_SNDBUF: Setting = Setting {
     id: "remote_sndbuf",
     aliases: &["remote-sndbuf"],
     flag: "--remote-sndbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "server sndbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -274,6 +312,9 @@ pub static REMOTE_RCVBUF: Setting = Setting {
     id: "remote_rcvbuf",
     aliases: &["remote-rcvbuf"],
     flag: "--remote-rcvbuf",
+    flag_on: &[],
+    types: &TestKind::ALL,
+    limit: Some(Limit::Buffer),
     label: "server rcvbuf",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -290,6 +331,9 @@ pub static MSS: Setting = Setting {
     id: "mss",
     aliases: &["M"],
     flag: "-M/--mss",
+    flag_on: &[],
+    types: TCP,
+    limit: Some(Limit::Range(88, 65_535)),
     label: "mss",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -306,6 +350,9 @@ pub static PARALLEL: Setting = Setting {
     id: "parallel",
     aliases: &["P"],
     flag: "-P/--parallel",
+    flag_on: &[],
+    types: TIMED,
+    limit: Some(Limit::Parallel),
     label: "streams",
     kind: ValueKind::Count,
     parts: &[],
@@ -322,6 +369,9 @@ pub static BURST: Setting = Setting {
     id: "burst",
     aliases: &[],
     flag: "--burst",
+    flag_on: &[],
+    types: &[TcpRr, UdpStream, UdpRr],
+    limit: Some(Limit::Burst),
     label: "burst",
     kind: ValueKind::Count,
     parts: &[],
@@ -338,6 +388,9 @@ pub static NODELAY: Setting = Setting {
     id: "nodelay",
     aliases: &["N"],
     flag: "-N/--nodelay",
+    flag_on: &[],
+    types: &[TcpStream, TcpRr, TcpCrr, File],
+    limit: None,
     label: "nodelay",
     kind: ValueKind::Bool,
     parts: &[],
@@ -354,6 +407,9 @@ pub static CONGESTION: Setting = Setting {
     id: "congestion",
     aliases: &["C"],
     flag: "-C/--congestion",
+    flag_on: &[],
+    types: TCP,
+    limit: None,
     label: "congestion",
     kind: ValueKind::Text,
     parts: &[],
@@ -370,6 +426,9 @@ pub static RATE_BPS: Setting = Setting {
     id: "rate_bps",
     aliases: &["rate", "b"],
     flag: "-b/--rate",
+    flag_on: &[],
+    types: &[TcpStream, UdpStream],
+    limit: None,
     label: "rate",
     kind: ValueKind::Rate,
     parts: &[],
@@ -387,6 +446,9 @@ pub static BYTES_LIMIT: Setting = Setting {
     id: "bytes_limit",
     aliases: &["bytes", "n"],
     flag: "-n/--bytes",
+    flag_on: &[("file", "--size"), ("sweep", ""), ("mesh", "")],
+    types: &[TcpStream, UdpStream, File],
+    limit: None,
     label: "bytes",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -403,6 +465,9 @@ pub static DURATION_MS: Setting = Setting {
     id: "duration_ms",
     aliases: &["time", "t", "duration", "duration-ms"],
     flag: "-t/--time",
+    flag_on: &[],
+    types: &[TcpStream, TcpRr, TcpCrr, UdpStream, UdpRr, SegmentCost],
+    limit: None,
     label: "duration",
     kind: ValueKind::Millis,
     parts: &[],
@@ -419,6 +484,9 @@ pub static INTERVAL_MS: Setting = Setting {
     id: "interval_ms",
     aliases: &["interval", "i"],
     flag: "-i/--interval",
+    flag_on: &[],
+    types: TIMED,
+    limit: None,
     label: "interval",
     kind: ValueKind::Millis,
     parts: &[],
@@ -435,6 +503,9 @@ pub static OMIT_MS: Setting = Setting {
     id: "omit_ms",
     aliases: &["omit", "O"],
     flag: "-O/--omit",
+    flag_on: &[],
+    types: TIMED,
+    limit: None,
     label: "omitted",
     kind: ValueKind::Millis,
     parts: &[],
@@ -451,6 +522,9 @@ pub static DIRECTION: Setting = Setting {
     id: "direction",
     aliases: &[],
     flag: "-R/--reverse, --bidir",
+    flag_on: &[("file", "-R/--reverse"), ("mesh", "")],
+    types: &[TcpStream, UdpStream, File],
+    limit: None,
     label: "direction",
     kind: ValueKind::Direction,
     parts: &[],
@@ -467,6 +541,9 @@ pub static BUSY_POLL: Setting = Setting {
     id: "busy_poll",
     aliases: &["busy-poll"],
     flag: "--busy-poll",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpRr],
+    limit: None,
     label: "busy poll",
     kind: ValueKind::Bool,
     parts: &[],
@@ -483,6 +560,9 @@ pub static NO_CHECKSUM: Setting = Setting {
     id: "no_checksum",
     aliases: &["no-checksum"],
     flag: "--no-checksum",
+    flag_on: NO_SHAPE_FLAG,
+    types: UDP,
+    limit: None,
     label: "no checksum",
     kind: ValueKind::Bool,
     parts: &[],
@@ -499,6 +579,9 @@ pub static NO_OFFLOAD: Setting = Setting {
     id: "no_offload",
     aliases: &["no-offload"],
     flag: "--no-offload",
+    flag_on: NO_SHAPE_FLAG,
+    types: UDP,
+    limit: None,
     label: "no offload",
     kind: ValueKind::Bool,
     parts: &[],
@@ -515,6 +598,9 @@ pub static CPU_LOCAL: Setting = Setting {
     id: "cpu_local",
     aliases: &["cpu-local"],
     flag: "-A/--affinity",
+    flag_on: &[],
+    types: &[],
+    limit: Some(Limit::Range(0, 4095)),
     label: "client CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -531,6 +617,9 @@ pub static CPU_REMOTE: Setting = Setting {
     id: "cpu_remote",
     aliases: &["cpu-remote"],
     flag: "-A/--affinity",
+    flag_on: &[],
+    types: &[],
+    limit: Some(Limit::Range(0, 4095)),
     label: "server CPU",
     kind: ValueKind::Count,
     parts: &[],
@@ -560,6 +649,9 @@ pub static WINDOW_CLAMP: Setting = Setting {
     id: "window_clamp",
     aliases: &["window-clamp"],
     flag: "--window-clamp",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream],
+    limit: None,
     label: "window clamp",
     kind: ValueKind::Bytes,
     parts: &[],
@@ -573,6 +665,9 @@ pub static RECV_DELAY_US: Setting = Setting {
     id: "recv_delay_us",
     aliases: &["recv-delay-us", "recv-delay"],
     flag: "--recv-delay",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[UdpStream],
+    limit: None,
     label: "receiver µs per datagram",
     kind: ValueKind::Count,
     parts: &[],
@@ -586,6 +681,9 @@ pub static LEN: Setting = Setting {
     id: "len",
     aliases: &["l"],
     flag: "-l/--len",
+    flag_on: &[],
+    types: &[],
+    limit: None,
     label: "write size",
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
@@ -603,6 +701,9 @@ pub static WINDOW: Setting = Setting {
     id: "window",
     aliases: &["w"],
     flag: "-w/--window",
+    flag_on: &[],
+    types: &[],
+    limit: None,
     label: "window",
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
@@ -620,6 +721,9 @@ pub static SIZE: Setting = Setting {
     id: "size",
     aliases: &[],
     flag: "-r/--size",
+    flag_on: &[],
+    types: &[],
+    limit: None,
     label: "request=response",
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
@@ -669,7 +773,6 @@ pub static ALL: &[&Setting] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::TestKind;
     use std::collections::BTreeSet;
 
     /// The spec's fields as JSON, keyed by name.
@@ -783,6 +886,42 @@ mod tests {
         assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
         assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
         assert!(of_option("zerocopy").is_none());
+    }
+
+    #[test]
+    fn a_setting_has_a_flag_per_command_and_the_types_that_take_it() {
+        assert_eq!(BYTES_LIMIT.flag_for("stream"), Some("-n/--bytes"));
+        assert_eq!(BYTES_LIMIT.flag_for("file"), Some("--size"));
+        assert_eq!(BYTES_LIMIT.flag_for("sweep"), None);
+        assert!(RCVBUF.is_taken_by(TestKind::SegmentCost) && !BUSY_POLL.is_taken_by(TestKind::TcpStream));
+        assert!(LEN.is_taken_by(TestKind::TcpStream) && !LEN.is_taken_by(TestKind::TcpRr), "by its parts");
+        assert!(SIZE.is_taken_by(TestKind::UdpRr) && !WINDOW.types.iter().any(|_| true));
+        for s in ALL.iter().filter(|s| s.limit.is_some()) {
+            assert!(s.kind.is_numeric() && !s.is_combined() && s.option.is_none(), "{}", s.id);
+        }
+        assert_eq!(RCVBUF.limit, Some(Limit::Buffer));
+        let rr = taken_by(TestKind::TcpRr);
+        assert!(rr.contains(&"busy_poll") && !rr.contains(&"rate_bps") && !rr.contains(&"size"));
+        for kind in TestKind::ALL {
+            assert!(taken_by(kind).contains(&"rcvbuf"), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_written_as_their_flags_take_them() {
+        let int = ParamValue::Int;
+        assert_eq!(ValueKind::Bytes.write(&int(65_536)), "64K");
+        assert_eq!(ValueKind::Bytes.write(&int(512 << 20)), "512M");
+        assert_eq!(ValueKind::Bytes.write(&int(52_428)), "52428");
+        assert_eq!(ValueKind::Bytes.write(&int(3 << 30)), "3G");
+        assert_eq!(ValueKind::Rate.write(&int(100_000_000)), "100M");
+        assert_eq!(ValueKind::Rate.write(&int(1_500_000)), "1500k");
+        assert_eq!(ValueKind::Millis.write(&int(2_500)), "2.5 s");
+        assert_eq!(ValueKind::Millis.write(&int(3_600_000)), "3600 s");
+        assert_eq!(ValueKind::Millis.write(&int(1)), "0.001 s");
+        assert_eq!(ValueKind::Millis.write(&int(u64::MAX)), "18446744073709551.615 s", "exact, no float");
+        assert_eq!(ValueKind::Count.write(&int(0)), "0");
+        assert_eq!(ValueKind::Bool.write(&ParamValue::Bool(true)), "true");
     }
 
     #[test]

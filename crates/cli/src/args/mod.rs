@@ -327,7 +327,8 @@ impl TraceLevelArg {
 /// Timing options of every test.
 #[derive(Debug, Args, Clone)]
 pub struct TimingArgs {
-    /// Test length in seconds.
+    /// Test length in seconds, or a duration with its unit (500ms, 90s, 2m; the grammar of
+    /// every duration flag, README "Units").
     #[arg(short = 't', long = "time", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "10")]
     pub time_ms: u64,
     /// Seconds between interval reports (0 = none).

@@ -43,6 +43,6 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
 
 fn base_spec(a: &MeshArgs) -> Result<TestSpec> {
     let spec = settings::shaped_spec(&a.shape);
-    settings::check_spec(&spec)?;
+    settings::check_spec(&spec, "mesh")?;
     Ok(spec)
 }

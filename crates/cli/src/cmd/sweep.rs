@@ -85,6 +85,6 @@ fn base_spec(a: &SweepArgs) -> Result<TestSpec> {
         (_, true) => results::Direction::Bidir,
         _ => results::Direction::Forward,
     };
-    settings::check_spec(&spec)?;
+    settings::check_spec(&spec, "sweep")?;
     Ok(spec)
 }

@@ -209,13 +209,15 @@ pub fn set(p: &mut Policy, name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A time cap in the one duration grammar (`600`, `90s`, `10m`; a bare number is seconds),
+/// from 1 ms to a day, as milliseconds (rounded to the nearest).
 fn seconds_ms(v: &str) -> Result<u64, String> {
-    let secs: f64 =
-        v.trim_end_matches('s').parse().map_err(|_| format!("'{v}' is not a number of seconds"))?;
-    if !(0.001..=86_400.0).contains(&secs) {
-        return Err(format!("'{v}' is not between 0.001 and 86400 seconds"));
+    let d = model::units::parse_duration(v, model::units::BareNumber::Seconds).map_err(|e| e.to_string())?;
+    let ms = (d.as_nanos() + 500_000) / 1_000_000;
+    match u64::try_from(ms) {
+        Ok(ms) if (1..=86_400_000).contains(&ms) => Ok(ms),
+        _ => Err(format!("'{v}' is not between 0.001 and 86400 seconds")),
     }
-    Ok((secs * 1000.0).round() as u64)
 }
 
 fn valid_name(s: &str) -> bool {
@@ -280,6 +282,21 @@ mod tests {
             (Some(60_000), Some(1_000_000_000), Some(8), Some(2), Some(30))
         );
         assert_eq!(ring.class("default"), Policy::open("default"));
+    }
+
+    #[test]
+    fn a_time_cap_takes_the_one_duration_grammar() {
+        let cap = |v: &str| {
+            let mut p = Policy::default();
+            set(&mut p, "max-duration", v).map(|()| p.max_duration_ms)
+        };
+        assert_eq!(cap("60"), Ok(Some(60_000)), "a bare number is seconds, as before");
+        assert_eq!(cap("90s"), Ok(Some(90_000)));
+        assert_eq!(cap("10m"), Ok(Some(600_000)));
+        assert_eq!(cap("1.0005"), Ok(Some(1001)));
+        for bad in ["0", "2d", "ten", "-1"] {
+            assert!(cap(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

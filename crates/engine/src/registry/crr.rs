@@ -12,11 +12,9 @@ use std::time::{Duration, Instant};
 
 use results::{Metric, Role, Shape, SideMeasurement, Summary, TestKind, TestSpec};
 use stats::LatencyHistogram;
-use wire::Rejection;
 
 use crate::auth::DataAuth;
 
-use crate::limits::only;
 use crate::meter::WorkerCtx;
 use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::rr::{failure, read_full, Ended};
@@ -165,10 +163,6 @@ impl TestType for TcpCrrTest {
         format!("crr {}/{}", spec.request_len, spec.response_len)
     }
 
-    fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[])
-    }
-
     fn data_connections(&self, _spec: &TestSpec) -> u32 {
         0
     }
@@ -188,23 +182,5 @@ impl TestType for TcpCrrTest {
         remote: Option<&SideMeasurement>,
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), 1)
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
     }
 }

@@ -20,7 +20,6 @@ use results::{Direction, Metric, ParamValue, Role, Shape, SideMeasurement, Summa
 use self::figures::{FileSide, FileSummary, Verification};
 use wire::Rejection;
 
-use crate::limits::{only, Optional};
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{End, Job, WorkDebug};
 use crate::Error;
@@ -161,7 +160,6 @@ impl TestType for FileTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit])?;
         if spec.bytes_limit.is_none() {
             return Err(Rejection::field("bytes_limit", "a file test needs a size"));
         }
@@ -245,22 +243,6 @@ impl TestType for FileTest {
             }
             Verification::Match { .. } | Verification::NotChecked { .. } => Ok(()),
         }
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "bytes_limit",
-            "direction",
-            "send_len",
-            "recv_len",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-        ]
     }
 
     fn options(&self) -> &'static [TypeOption] {

@@ -15,7 +15,6 @@ use stats::LatencyHistogram;
 use wire::Rejection;
 
 use crate::control::is_timeout;
-use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
@@ -242,7 +241,6 @@ impl TestType for TcpRrTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BusyPoll])?;
         match spec.options.get(WRITES.name) {
             Some(results::ParamValue::Int(n)) if !(1..=MAX_WRITES).contains(n) => Err(Rejection::field(
                 &format!("options.{}", WRITES.name),
@@ -270,26 +268,6 @@ impl TestType for TcpRrTest {
         remote: Option<&SideMeasurement>,
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "burst",
-            "busy_poll",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
     }
 }
 

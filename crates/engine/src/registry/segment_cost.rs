@@ -20,7 +20,6 @@ use results::{
 };
 use wire::Rejection;
 
-use crate::limits::only;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{End, Job, WorkDebug};
 use crate::Error;
@@ -108,7 +107,6 @@ impl TestType for SegmentCostTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[])?;
         if spec.parallel != 1 || spec.direction != Direction::Forward {
             return Err(Rejection::field("parallel", "segment-cost runs one connection, client to server"));
         }
@@ -164,10 +162,6 @@ impl TestType for SegmentCostTest {
         s.figures.extend(notes.into_iter().map(|n| Figure::new("note", FigureValue::Text(n))));
         s.sections.insert(SECTION.into(), serde_json::to_value(&cost).unwrap_or_default());
         s
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &["mss", "congestion", "sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf", "duration_ms"]
     }
 
     fn options(&self) -> &'static [TypeOption] {

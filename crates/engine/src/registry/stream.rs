@@ -12,7 +12,6 @@ use results::{Direction, Metric, Role, Shape, SideMeasurement, Summary, TestKind
 use wire::Rejection;
 
 use crate::control::is_timeout;
-use crate::limits::{only, Optional};
 use crate::meter::WorkerCtx;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
 use crate::side::{DataSocket, End, Job, WorkDebug, WorkerOutcome};
@@ -236,7 +235,6 @@ impl TestType for TcpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit, Optional::Rate])?;
         match spec.options.get("window-clamp") {
             Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
                 results::setting::WINDOW_CLAMP.id,
@@ -275,28 +273,6 @@ impl TestType for TcpStreamTest {
 
     fn options(&self) -> &'static [TypeOption] {
         &OPTIONS
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "send_len",
-            "recv_len",
-            "rate_bps",
-            "bytes_limit",
-            "direction",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "window_clamp",
-            "mss",
-            "nodelay",
-            "congestion",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
     }
 }
 

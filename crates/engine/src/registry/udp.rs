@@ -17,7 +17,7 @@ use results::{Metric, Role, SideMeasurement, Summary, TestKind, TestSpec};
 use wire::udp::{Header, HEADER_LEN};
 use wire::{Datagram, Rejection};
 
-use crate::limits::{check_datagram, only, Optional};
+use crate::limits::check_datagram;
 use crate::meter::WorkerCtx;
 use crate::pacing::Pacer;
 use crate::registry::{self, Data, Info, TestType, Transport, TypeOption};
@@ -387,7 +387,6 @@ impl TestType for UdpStreamTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::BytesLimit, Optional::Rate, Optional::NoChecksum, Optional::NoOffload])?;
         if let Some(results::ParamValue::Int(us)) = spec.options.get(RECV_DELAY.name) {
             if *us > MAX_RECV_DELAY_US {
                 let field = results::setting::RECV_DELAY_US.id;
@@ -419,26 +418,5 @@ impl TestType for UdpStreamTest {
         remote: Option<&SideMeasurement>,
     ) -> Summary {
         crate::udp_summary::udp_bulk(spec, local, remote)
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "send_len",
-            "rate_bps",
-            "burst",
-            "bytes_limit",
-            "direction",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "no_checksum",
-            "no_offload",
-            "recv_delay_us",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
     }
 }

@@ -14,7 +14,7 @@ use stats::LatencyHistogram;
 use wire::udp::{Header, HEADER_LEN};
 use wire::{Datagram, Rejection};
 
-use crate::limits::{check_datagram, only, Optional};
+use crate::limits::check_datagram;
 use crate::meter::WorkerCtx;
 use crate::registry::{self, Data, Info, TestType, Transport};
 use crate::side::{End, Job, WorkDebug, WorkerOutcome};
@@ -244,7 +244,6 @@ impl TestType for UdpRrTest {
     }
 
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
-        only(spec, &[Optional::NoChecksum, Optional::NoOffload])?;
         check_datagram("request_len", spec.request_len)?;
         check_datagram("response_len", spec.response_len)
     }
@@ -263,23 +262,5 @@ impl TestType for UdpRrTest {
         remote: Option<&SideMeasurement>,
     ) -> Summary {
         crate::summarize::transactions(spec, local, remote, self.headline(), spec.burst)
-    }
-
-    fn sweep_params(&self) -> &'static [&'static str] {
-        &[
-            "request_len",
-            "response_len",
-            "burst",
-            "sndbuf",
-            "rcvbuf",
-            "remote_sndbuf",
-            "remote_rcvbuf",
-            "no_checksum",
-            "no_offload",
-            "parallel",
-            "duration_ms",
-            "interval_ms",
-            "omit_ms",
-        ]
     }
 }

@@ -44,6 +44,17 @@ pub fn segment_cost_spec(a: &SegmentCostArgs) -> Result<TestSpec> {
     settings::apply_socket(&mut spec, &a.socket);
     spec.nodelay = true;
     spec.duration_ms = a.time_ms.saturating_mul(sizes.len() as u64);
+    let max = engine::limits::Limits::default().max_duration_ms;
+    if spec.duration_ms > max {
+        let secs = |ms: u64| results::setting::ValueKind::Millis.write(&ParamValue::Int(ms));
+        bail!(
+            "-t/--time: {} sizes × {} = {}, more than the longest test ({})",
+            sizes.len(),
+            secs(a.time_ms),
+            secs(spec.duration_ms),
+            secs(max)
+        );
+    }
     spec.interval_ms = a.interval_ms;
     // Shown as the transaction's sizes: the largest message and the reply.
     spec.request_len = sizes.iter().copied().max().unwrap_or(64) as u32;
@@ -51,10 +62,8 @@ pub fn segment_cost_spec(a: &SegmentCostArgs) -> Result<TestSpec> {
     let list: Vec<String> = sizes.iter().map(u64::to_string).collect();
     spec.options.insert("sizes".into(), ParamValue::Text(list.join(",")));
     if let Err(r) = engine::limits::validate(&spec, &engine::limits::Limits::default()) {
-        match r.field.as_deref() {
-            Some("options.sizes") => bail!("invalid --sizes: {}", r.message),
-            Some("duration_ms") => bail!("invalid -t: {}", r.message),
-            _ => {}
+        if r.field.as_deref() == Some("options.sizes") {
+            bail!("invalid --sizes: {}", r.message);
         }
     }
     settings::check(&spec)
