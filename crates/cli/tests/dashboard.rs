@@ -138,6 +138,14 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     assert!(cell.contains(&format!("data-points=\"{rounds}\"")), "{cell}");
     let plot = cell.split("id=\"plot\"").nth(1).unwrap().split("</svg>").next().unwrap();
     assert_eq!(count(plot, "<circle"), rounds as usize, "one marker per result");
+    // Retransmits and RTT: one point per stored result each, read from the stored results.
+    for id in ["plot-retransmits", "plot-rtt"] {
+        let part = cell.split(&format!("id=\"{id}\"")).nth(1).unwrap_or_else(|| panic!("{id}: {cell}"));
+        assert!(part.starts_with(&format!(" data-points=\"{rounds}\"")), "{id}: {part}");
+        let svg = part.split("</svg>").next().unwrap();
+        assert_eq!(count(svg, "<circle"), rounds as usize, "{id}");
+    }
+    assert!(!cell.contains("id=\"plot-latency\""), "no rr results, no latency plot");
     let failed =
         dom(&format!("{}cell?sender=c&receiver=b&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
     assert!(
@@ -147,6 +155,12 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     let regressed =
         dom(&format!("{}cell?sender=a&receiver=c&test=tcp-stream", d.url), dir.path(), 1000).unwrap();
     assert!(regressed.contains("<li class=\"Regressed\">a → c"), "{regressed}");
+    // The verdict drawn on the plots: the newest result marked, each plot's title saying so.
+    let plot = regressed.split("id=\"plot\"").nth(1).unwrap().split("</svg>").next().unwrap();
+    assert_eq!(count(plot, "><title>c: "), rounds as usize, "{plot}");
+    assert_eq!(count(plot, "><title>c regressed -2"), 1, "the regressed result marked: {plot}");
+    // Three plots, each titled twice (its <title> and its heading).
+    assert_eq!(count(&regressed, "(verdict: a → c regressed -2"), 6, "{regressed}");
     // The run's report.
     let report = dom(&format!("{}run/{rounds}", d.url), dir.path(), 1000).unwrap();
     assert!(report.contains("tcplab report") && report.contains("<svg"), "report page");
@@ -230,7 +244,9 @@ fn postgresql_serves_what_sqlite_serves() {
     };
     for path in ["/cell?sender=a&receiver=c&test=tcp-stream", "/host?name=b"] {
         let (a, b) = (http_get(&lite.url, path), http_get(&pg.url, path));
-        assert_eq!(part(&a, "data-points=", ">"), part(&b, "data-points=", ">"), "{path}");
+        for id in ["id=\"plot\"", "id=\"plot-retransmits\"", "id=\"plot-rtt\""] {
+            assert_eq!(part(&a, id, ">"), part(&b, id, ">"), "{path} {id}");
+        }
         assert_eq!(
             part(&a, "<ul id=\"verdicts\">", "</ul>"),
             part(&b, "<ul id=\"verdicts\">", "</ul>"),
