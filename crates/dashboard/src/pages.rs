@@ -53,6 +53,37 @@ tick();})();"#
         .replace("POLL", &poll_ms.to_string())
 }
 
+/// The items of the verdict list (one per series), then the failures list opened and filled
+/// (each failed result with its reason); the caller opens the first and closes the second.
+fn list_verdicts_and_failures(body: &mut String, results: &[PathResult], judged: &[Judgement]) {
+    for j in judged {
+        let ci = j.interval_pct.map_or(String::new(), |c| format!(" ± {c:.1} %"));
+        let _ = write!(
+            body,
+            "<li class=\"{:?}\">{} → {} ({}): {:?}, newest {:+.1} %{ci} against {} earlier results</li>",
+            j.verdict,
+            esc(&j.series.sender),
+            esc(&j.series.receiver),
+            esc(&j.series.label),
+            j.verdict,
+            j.change_pct,
+            j.history.len()
+        );
+    }
+    body.push_str("</ul><h2>failed results</h2><ul id=\"failures\">");
+    for r in results.iter().filter(|r| r.status != "completed") {
+        let why = r.error.as_deref().unwrap_or(&r.status);
+        let _ = write!(
+            body,
+            "<li>{} → {} at {}: {}</li>",
+            esc(&r.sender),
+            esc(&r.receiver),
+            report::tables::utc(r.started_unix_ms),
+            esc(why)
+        );
+    }
+}
+
 /// What one history plot draws of a result.
 type Pick = fn(&PathResult) -> Option<f64>;
 
@@ -186,32 +217,7 @@ pub fn history(
         if token.is_empty() { String::new() } else { format!("?token={}", esc(token)) },
         headline.render()
     );
-    for j in judged {
-        let ci = j.interval_pct.map_or(String::new(), |c| format!(" ± {c:.1} %"));
-        let _ = write!(
-            body,
-            "<li class=\"{:?}\">{} → {} ({}): {:?}, newest {:+.1} %{ci} against {} earlier results</li>",
-            j.verdict,
-            esc(&j.series.sender),
-            esc(&j.series.receiver),
-            esc(&j.series.label),
-            j.verdict,
-            j.change_pct,
-            j.history.len()
-        );
-    }
-    body.push_str("</ul><h2>failed results</h2><ul id=\"failures\">");
-    for r in results.iter().filter(|r| r.status != "completed") {
-        let why = r.error.as_deref().unwrap_or(&r.status);
-        let _ = write!(
-            body,
-            "<li>{} → {} at {}: {}</li>",
-            esc(&r.sender),
-            esc(&r.receiver),
-            report::tables::utc(r.started_unix_ms),
-            esc(why)
-        );
-    }
+    list_verdicts_and_failures(&mut body, results, judged);
     body.push_str("</ul>");
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>{body}</body></html>",
