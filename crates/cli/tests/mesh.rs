@@ -16,84 +16,18 @@ mod support;
 mod pg_cluster;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use support::lab::{can_use_namespaces, Lab};
 use support::{command_in, stderr, stdout, ServerProc};
 
 const HOSTS: usize = 4;
 
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// The bridge namespace and four host namespaces, removed on drop.
-struct Lab {
-    bridge: String,
-    hosts: Vec<String>,
-}
-
-impl Lab {
-    fn new() -> Lab {
-        let id = std::process::id() % 100_000;
-        let lab = Lab {
-            bridge: format!("tlm-br-{id}"),
-            hosts: (0..HOSTS).map(|i| format!("tlm-h{i}-{id}")).collect(),
-        };
-        sh(&["ip", "netns", "add", &lab.bridge]);
-        sh(&["ip", "-n", &lab.bridge, "link", "add", "br0", "type", "bridge"]);
-        sh(&["ip", "-n", &lab.bridge, "addr", "add", "198.18.40.254/24", "dev", "br0"]);
-        for dev in ["br0", "lo"] {
-            sh(&["ip", "-n", &lab.bridge, "link", "set", dev, "up"]);
-        }
-        for (i, ns) in lab.hosts.iter().enumerate() {
-            let (h, b) = (format!("tlmh{i}{id}"), format!("tlmb{i}{id}"));
-            sh(&["ip", "netns", "add", ns]);
-            sh(&[
-                "ip",
-                "link",
-                "add",
-                &h,
-                "netns",
-                ns,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &b,
-                "netns",
-                &lab.bridge,
-            ]);
-            sh(&["ip", "-n", &lab.bridge, "link", "set", &b, "master", "br0", "up"]);
-            sh(&["ip", "-n", ns, "addr", "add", &format!("{}/24", addr(i)), "dev", &h]);
-            sh(&["ip", "-n", ns, "link", "set", &h, "up"]);
-            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
-        }
-        lab
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for ns in self.hosts.iter().chain([&self.bridge]) {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
-
 fn addr(i: usize) -> String {
     format!("198.18.40.{}", i + 1)
-}
-
-fn can_use_namespaces() -> bool {
-    let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false);
-    if !root {
-        eprintln!("skipped: the mesh tests need root for network namespaces");
-    }
-    root
 }
 
 /// An inventory of `(name, host index, port)`.
@@ -121,7 +55,7 @@ fn meshes_between_namespaces() {
     if !can_use_namespaces() {
         return;
     }
-    let lab = Lab::new();
+    let lab = Lab::new("tlm", 40, HOSTS);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("archive.db").display().to_string();
     let mut servers: Vec<ServerProc> = (0..HOSTS)
@@ -176,29 +110,12 @@ fn full_mesh(lab: &Lab, db: &str, inv: &str) {
     assert!(page.contains("Meshes: sender × receiver") && page.contains("receiver b, sender a:"));
 }
 
-/// The URL of database `name` of the test cluster over its Unix socket (reachable from every
-/// namespace, unlike its loopback port).
-fn socket_url(c: &pg_cluster::Cluster, name: &str) -> String {
-    c.new_db(name);
-    let socket = format!(".s.PGSQL.{}", c.port);
-    let dir = std::fs::read_dir("/tmp")
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tcplab-pg."))
-                && p.join(&socket).exists()
-        })
-        .expect("the cluster's socket directory");
-    format!("postgres://postgres@/{name}?host={}&port={}", dir.display(), c.port)
-}
-
 /// A mesh stored straight into PostgreSQL reads back from there (history, show, mesh CSV,
 /// report); the SQLite archive's meshes pushed to it come back cell for cell.
 fn mesh_into_postgres(lab: &Lab, sqlite: &str, inv: &str) {
     let Some(c) = pg_cluster::shared() else { return };
     let _up = pg_cluster::up();
-    let url = socket_url(c, "mesh");
+    let url = c.socket_url("mesh");
     let out = run(lab, &["mesh", inv, "-t", "1", "-i", "0", "--db", &url, "-J"]);
     assert!(out.status.success(), "mesh into postgres: {}", stderr(&out));
     let id = json(&out)["id"].as_i64().unwrap().to_string();

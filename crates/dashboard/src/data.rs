@@ -167,7 +167,7 @@ pub fn history(
     receiver: Option<&str>,
     test: &str,
 ) -> store::Result<Vec<PathResult>> {
-    let mut v = st.path_history(since_unix_ms, Some(sender), receiver)?;
+    let mut v = st.path_detail(since_unix_ms, Some(sender), receiver)?;
     v.retain(|r| test.is_empty() || r.test == test);
     Ok(v)
 }

@@ -53,52 +53,9 @@ tick();})();"#
         .replace("POLL", &poll_ms.to_string())
 }
 
-/// The history page of `title`: one plot of every series in `results` (one per receiver when
-/// `by_receiver`), the verdict of each, and the failures.
-pub fn history(
-    title: &str,
-    results: &[PathResult],
-    judged: &[Judgement],
-    now_unix_ms: u64,
-    token: &str,
-) -> String {
-    let mut chart =
-        LineChart::new(title, AxisSpec::linear("hours before now"), AxisSpec::linear("goodput or rate"));
-    chart.x.zero = false;
-    let mut names: Vec<String> = results.iter().map(|r| r.receiver.clone()).collect();
-    names.dedup();
-    names.sort();
-    names.dedup();
-    let scale = if results.iter().any(|r| r.metric.as_deref() == Some("goodput_bps")) { 1e6 } else { 1.0 };
-    for name in &names {
-        let points: Vec<Point> = results
-            .iter()
-            .filter(|r| &r.receiver == name)
-            .filter_map(|r| {
-                Some(Point::new(
-                    -((now_unix_ms.saturating_sub(r.started_unix_ms)) as f64 / 3.6e6),
-                    r.value? / scale,
-                ))
-            })
-            .collect();
-        chart.series.push(Series { name: name.clone(), points });
-    }
-    chart.y.label = if scale > 1.0 { "goodput (Mbit/s)".into() } else { "rate (/s)".into() };
-    for j in judged.iter().filter(|j| j.history_mean > 0.0) {
-        chart
-            .refs
-            .push(RefLine { y: j.history_mean / scale, label: format!("{} baseline", j.series.receiver) });
-        if let Some(ci) = j.interval_pct {
-            let low = j.history_mean * (1.0 - ci / 100.0) / scale;
-            chart.refs.push(RefLine { y: low, label: format!("{} regression bound", j.series.receiver) });
-        }
-    }
-    let measured = results.iter().filter(|r| r.value.is_some()).count();
-    let mut body = format!(
-        "<p><a href=\"/{}\">← grid</a></p><div id=\"plot\" data-points=\"{measured}\">{}</div><h2>verdicts</h2><ul id=\"verdicts\">",
-        if token.is_empty() { String::new() } else { format!("?token={}", esc(token)) },
-        chart.render()
-    );
+/// The items of the verdict list (one per series), then the failures list opened and filled
+/// (each failed result with its reason); the caller opens the first and closes the second.
+fn list_verdicts_and_failures(body: &mut String, results: &[PathResult], judged: &[Judgement]) {
     for j in judged {
         let ci = j.interval_pct.map_or(String::new(), |c| format!(" ± {c:.1} %"));
         let _ = write!(
@@ -125,10 +82,188 @@ pub fn history(
             esc(why)
         );
     }
+}
+
+/// What one history plot draws of a result.
+type Pick = fn(&PathResult) -> Option<f64>;
+
+/// One history plot: its element id, title, y label, divisor, and its curves per receiver
+/// (suffix, value).
+struct Panel {
+    id: &'static str,
+    title: &'static str,
+    unit: &'static str,
+    div: f64,
+    parts: &'static [(&'static str, Pick)],
+}
+
+const PANELS: &[Panel] = &[
+    Panel {
+        id: "plot-retransmits",
+        title: "retransmits",
+        unit: "retransmitted segments",
+        div: 1.0,
+        parts: &[("", |r| r.detail.retransmits)],
+    },
+    Panel {
+        id: "plot-rtt",
+        title: "RTT",
+        unit: "mean RTT (ms)",
+        div: 1e3,
+        parts: &[("", |r| r.detail.rtt_mean_us)],
+    },
+    Panel {
+        id: "plot-latency",
+        title: "request/response latency",
+        unit: "latency (µs)",
+        div: 1.0,
+        parts: &[(" p50", |r| r.detail.p50_us), (" p99", |r| r.detail.p99_us)],
+    },
+];
+
+/// Hours before `now` of a result (the plots' x axis).
+fn hours_before(now_unix_ms: u64, r: &PathResult) -> f64 {
+    -((now_unix_ms.saturating_sub(r.started_unix_ms)) as f64 / 3.6e6)
+}
+
+/// A chart of `parts` of `results`, one curve per receiver and part.
+fn chart(
+    title: &str,
+    unit: &str,
+    results: &[PathResult],
+    parts: &[(&str, Pick)],
+    div: f64,
+    now: u64,
+) -> LineChart {
+    let mut chart = LineChart::new(title, AxisSpec::linear("hours before now"), AxisSpec::linear(unit));
+    chart.x.zero = false;
+    let mut names: Vec<&str> = results.iter().map(|r| r.receiver.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        for (suffix, pick) in parts {
+            let points: Vec<Point> = results
+                .iter()
+                .filter(|r| r.receiver == name)
+                .filter_map(|r| Some(Point::new(hours_before(now, r), pick(r)? / div)))
+                .collect();
+            chart.series.push(Series { name: format!("{name}{suffix}"), points });
+        }
+    }
+    chart
+}
+
+/// The verdicts in a few words, for the plots' titles.
+fn verdict_note(judged: &[Judgement]) -> String {
+    let regressed: Vec<String> = judged
+        .iter()
+        .filter(|j| j.verdict == results::regression::Verdict::Regressed)
+        .map(|j| format!("{} → {} regressed {:+.1} %", j.series.sender, j.series.receiver, j.change_pct))
+        .collect();
+    match (regressed.len(), judged.len()) {
+        (_, 0) => String::new(),
+        (0, n) => format!(" (verdict: no regression in {n} series)"),
+        _ => format!(" (verdict: {})", regressed.join(", ")),
+    }
+}
+
+/// The headline plot: goodput or rate, with each series' baseline and regression bound, and
+/// its newest result marked with the verdict when it regressed.
+fn headline_chart(title: &str, results: &[PathResult], judged: &[Judgement], now: u64) -> LineChart {
+    let goodput = results.iter().any(|r| r.metric.as_deref() == Some("goodput_bps"));
+    let (scale, unit) = if goodput { (1e6, "goodput (Mbit/s)") } else { (1.0, "rate (/s)") };
+    let mut chart = chart(title, unit, results, &[("", |r| r.value)], scale, now);
+    for j in judged.iter().filter(|j| j.history_mean > 0.0) {
+        let who = &j.series.receiver;
+        chart.refs.push(RefLine { y: j.history_mean / scale, label: format!("{who} baseline") });
+        if let Some(ci) = j.interval_pct {
+            let low = j.history_mean * (1.0 - ci / 100.0) / scale;
+            chart.refs.push(RefLine { y: low, label: format!("{who} regression bound") });
+        }
+        if j.verdict == results::regression::Verdict::Regressed {
+            let x = -((now.saturating_sub(j.latest_unix_ms)) as f64 / 3.6e6);
+            chart.series.push(Series {
+                name: format!("{who} regressed {:+.1} %", j.change_pct),
+                points: vec![Point::new(x, j.latest_mean / scale)],
+            });
+        }
+    }
+    chart
+}
+
+/// The history page of `title`: the headline plot with the regression verdicts drawn on it,
+/// then retransmits, RTT and request/response latency (p50, p99) where measured, the verdict
+/// of each series, and the failures.
+pub fn history(
+    title: &str,
+    results: &[PathResult],
+    judged: &[Judgement],
+    now_unix_ms: u64,
+    token: &str,
+) -> String {
+    let note = verdict_note(judged);
+    let headline = headline_chart(&format!("{title}{note}"), results, judged, now_unix_ms);
+    let mut plots = String::new();
+    for p in PANELS {
+        let c = chart(&format!("{}{note}", p.title), p.unit, results, p.parts, p.div, now_unix_ms);
+        let n = c.series.iter().map(|s| s.points.len()).sum::<usize>();
+        if n > 0 {
+            let _ = write!(plots, "<div id=\"{}\" data-points=\"{n}\">{}</div>", p.id, c.render());
+        }
+    }
+    let measured = results.iter().filter(|r| r.value.is_some()).count();
+    let mut body = format!(
+        "<p><a href=\"/{}\">← grid</a></p><div id=\"plot\" data-points=\"{measured}\">{}</div>{plots}<h2>verdicts</h2><ul id=\"verdicts\">",
+        if token.is_empty() { String::new() } else { format!("?token={}", esc(token)) },
+        headline.render()
+    );
+    list_verdicts_and_failures(&mut body, results, judged);
     body.push_str("</ul>");
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>{body}</body></html>",
         esc(title),
         esc(title)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+    use store::Detail;
+
+    fn rr(at: u64, p50: f64, p99: f64) -> PathResult {
+        PathResult {
+            run: 1,
+            test_id: 1,
+            started_unix_ms: at,
+            test: "tcp-rr".into(),
+            label: "rr".into(),
+            status: "completed".into(),
+            metric: Some("trans_per_s".into()),
+            value: Some(1e4),
+            sender: "a".into(),
+            receiver: "b".into(),
+            error: None,
+            detail: Detail { p50_us: Some(p50), p99_us: Some(p99), ..Detail::default() },
+        }
+    }
+
+    fn plot<'a>(page: &'a str, id: &str) -> Option<&'a str> {
+        Some(page.split(&format!("id=\"{id}\"")).nth(1)?.split("</svg>").next().unwrap())
+    }
+
+    #[test]
+    fn rr_latency_percentiles_over_time_and_no_stream_plots() {
+        let h = 3_600_000;
+        let results: Vec<PathResult> = (0..5).map(|i| rr(i * h, 50.0 + i as f64, 400.0)).collect();
+        let page = history("a → b tcp-rr", &results, &[], 5 * h, "");
+        let latency = plot(&page, "plot-latency").unwrap();
+        assert!(latency.starts_with(" data-points=\"10\""), "{latency}");
+        for pct in ["p50", "p99"] {
+            assert_eq!(latency.matches(&format!("><title>b {pct}: ")).count(), 5, "{pct} of each result");
+        }
+        assert!(plot(&page, "plot-retransmits").is_none() && plot(&page, "plot-rtt").is_none());
+    }
 }

@@ -36,7 +36,7 @@ use rusqlite::Connection;
 use db::{Conn, DbError, Engine, Sql};
 
 pub use audit::HostActivity;
-pub use paths::PathResult;
+pub use paths::{Detail, PathResult};
 pub use push::PushCounts;
 pub use read::{coords_of, RunFilter};
 pub use results::{Owner, RunSummary};

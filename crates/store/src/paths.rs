@@ -34,6 +34,23 @@ pub struct PathResult {
     pub receiver: String,
     /// Why the test failed, when it did.
     pub error: Option<String>,
+    /// Retransmits, RTT and latency percentiles: read by [`Store::path_detail`] only (the
+    /// lean readers leave them `None`).
+    pub detail: Detail,
+}
+
+/// What a history plot shows besides the headline, from the stored result (its first
+/// direction, or its request/response latency); `None` where the test did not measure it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Detail {
+    /// Retransmitted segments.
+    pub retransmits: Option<f64>,
+    /// Mean sampled RTT, µs.
+    pub rtt_mean_us: Option<f64>,
+    /// Request/response latency median, µs.
+    pub p50_us: Option<f64>,
+    /// Request/response latency 99th percentile, µs.
+    pub p99_us: Option<f64>,
 }
 
 /// The lean rows' columns (after `SELECT`) and table, per engine; only failed tests' results
@@ -41,22 +58,36 @@ pub struct PathResult {
 const COLUMNS_SQLITE: &str = "
 t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
 COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
-CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END
-FROM tests t";
+CASE WHEN t.status <> 'completed' THEN json_extract(t.result, '$.error.message') END";
 
 const COLUMNS_POSTGRES: &str = "
 t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric, t.headline_value,
 COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
-CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END
-FROM tests t";
+CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END";
+
+/// [`Detail`]'s columns, after the lean ones.
+const DETAIL_SQLITE: &str = ",
+CAST(json_extract(t.result, '$.summary.directions[0].retransmits') AS REAL),
+CAST(json_extract(t.result, '$.summary.directions[0].rtt_mean_us') AS REAL),
+CAST(json_extract(t.result, '$.summary.rr.latency.p50_us') AS REAL),
+CAST(json_extract(t.result, '$.summary.rr.latency.p99_us') AS REAL)";
+
+const DETAIL_POSTGRES: &str = ",
+((t.result::json) #>> '{summary,directions,0,retransmits}')::float8,
+((t.result::json) #>> '{summary,directions,0,rtt_mean_us}')::float8,
+((t.result::json) #>> '{summary,rr,latency,p50_us}')::float8,
+((t.result::json) #>> '{summary,rr,latency,p99_us}')::float8";
 
 /// The statement for the ends given (plain equalities, so the path index serves them).
-fn statement(engine: Engine, sender: bool, receiver: bool) -> String {
-    let cols = match engine {
-        Engine::Sqlite => COLUMNS_SQLITE,
-        Engine::Postgres => COLUMNS_POSTGRES,
+fn statement(engine: Engine, sender: bool, receiver: bool, detail: bool) -> String {
+    let (cols, extra) = match engine {
+        Engine::Sqlite => (COLUMNS_SQLITE, DETAIL_SQLITE),
+        Engine::Postgres => (COLUMNS_POSTGRES, DETAIL_POSTGRES),
     };
-    let mut q = format!("SELECT {cols} WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'");
+    let extra = if detail { extra } else { "" };
+    let mut q = format!(
+        "SELECT {cols}{extra} FROM tests t WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'"
+    );
     if sender {
         q.push_str(" AND t.sender = ?2");
     }
@@ -116,7 +147,18 @@ fn path_result(row: &Row) -> std::result::Result<PathResult, DbError> {
         sender,
         receiver,
         error: row.opt_text(10)?,
+        detail: Detail::default(),
     })
+}
+
+fn detailed(row: &Row) -> std::result::Result<PathResult, DbError> {
+    let detail = Detail {
+        retransmits: row.opt_f64(11)?,
+        rtt_mean_us: row.opt_f64(12)?,
+        p50_us: row.opt_f64(13)?,
+        p99_us: row.opt_f64(14)?,
+    };
+    Ok(PathResult { detail, ..path_result(row)? })
 }
 
 impl Store {
@@ -134,15 +176,34 @@ impl Store {
         sender: Option<&str>,
         receiver: Option<&str>,
     ) -> Result<Vec<PathResult>> {
+        self.read_paths(since_unix_ms, sender, receiver, false)
+    }
+
+    /// [`Store::path_history`] with each result's [`Detail`] (read from the stored result,
+    /// so slower: for one cell's or one host's history).
+    pub fn path_detail(
+        &self,
+        since_unix_ms: u64,
+        sender: Option<&str>,
+        receiver: Option<&str>,
+    ) -> Result<Vec<PathResult>> {
+        self.read_paths(since_unix_ms, sender, receiver, true)
+    }
+
+    fn read_paths(
+        &self,
+        since_unix_ms: u64,
+        sender: Option<&str>,
+        receiver: Option<&str>,
+        detail: bool,
+    ) -> Result<Vec<PathResult>> {
         let mut conn = self.conn();
-        let q = statement(conn.engine(), sender.is_some(), receiver.is_some());
+        let q = statement(conn.engine(), sender.is_some(), receiver.is_some(), detail);
         let mut params = vec![crate::db::Value::from(since_unix_ms as i64)];
         params.extend([sender, receiver].into_iter().flatten().map(crate::db::Value::from));
         let rows = conn.query(&q, &params).map_err(sql("reading results per path"))?;
-        rows.iter()
-            .map(path_result)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql("reading results per path"))
+        let read = if detail { detailed } else { path_result };
+        rows.iter().map(read).collect::<std::result::Result<_, _>>().map_err(sql("reading results per path"))
     }
 }
 

@@ -4,8 +4,9 @@
 #![allow(dead_code, clippy::unwrap_used, reason = "test support")]
 
 use results::{
-    Axis, Estimate, Headline, HostInfo, MeshCell, MeshHost, MeshPlan, MeshRole, Metric, ParamSetting,
-    ParamValue, RunRecord, Status, SweepPlan, SweepPoint, TestError, TestKind, TestResult, TestSpec,
+    Axis, DirectionSummary, Estimate, Headline, HostInfo, MeshCell, MeshHost, MeshPlan, MeshRole, Metric,
+    ParamSetting, ParamValue, RunRecord, Status, SweepPlan, SweepPoint, TestError, TestKind, TestResult,
+    TestSpec,
 };
 use store::{RunKind, RunStatus, Store};
 
@@ -59,6 +60,18 @@ fn goodput(c: MeshCell, cell: usize, round: u64) -> f64 {
     base * (1.0 + (x as f64 - 500.0) / 25_000.0)
 }
 
+/// A cell's direction with a deterministic retransmit count (0–9) and mean RTT (200–299 µs).
+fn direction(round: u64, cell: usize) -> DirectionSummary {
+    let x = (round * 31 + cell as u64 * 17) % 100;
+    DirectionSummary {
+        direction: "client→server".into(),
+        streams: 1,
+        retransmits: Some(x % 10),
+        rtt_mean_us: Some(200 + x as u32),
+        ..DirectionSummary::default()
+    }
+}
+
 /// The run record of one scheduled `tcplab mesh fleet.toml` round started at `at`.
 pub fn mesh_run(at: u64) -> RunRecord {
     RunRecord {
@@ -110,6 +123,7 @@ pub fn round(st: &mut Store, n: u32, at: u64, round: u64, last: bool) -> i64 {
                 v *= 0.75;
             }
             t.summary.headline = Some(Headline::measured(Metric::Goodput, v));
+            t.summary.directions = vec![direction(round, i)];
         }
         let params = vec![
             ParamSetting { name: "sender".into(), value: ParamValue::Text(s) },

@@ -155,6 +155,23 @@ impl Cluster {
         self.url(name)
     }
 
+    /// A new empty database; its URL over the cluster's Unix socket (reachable from every
+    /// network namespace, unlike its loopback port).
+    pub fn socket_url(&self, name: &str) -> String {
+        self.new_db(name);
+        let socket = format!(".s.PGSQL.{}", self.port);
+        let dir = std::fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tcplab-pg."))
+                    && p.join(&socket).exists()
+            })
+            .expect("the cluster's socket directory");
+        format!("postgres://postgres@/{name}?host={}&port={}", dir.display(), self.port)
+    }
+
     /// One value from `sql` on database `db` (psql, unaligned).
     pub fn query(&self, db: &str, sql: &str) -> String {
         let out = Command::new(self.bin.join("psql"))
