@@ -9,6 +9,7 @@ pub mod file;
 pub mod rr;
 pub mod segment_cost;
 pub mod stream;
+pub mod transport;
 pub mod udp;
 pub mod udp_rr;
 
@@ -106,6 +107,10 @@ pub trait TestType: Sync + std::fmt::Debug {
     /// How its data travels.
     fn transport(&self) -> Transport {
         self.info().transport
+    }
+    /// How its data travels, as the object that opens and accepts its data connections.
+    fn data(&self) -> &'static dyn transport::DataTransport {
+        transport::of(self.transport())
     }
     /// The number it is judged by.
     fn headline(&self) -> Metric {
