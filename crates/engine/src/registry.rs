@@ -108,6 +108,15 @@ pub trait TestType: Sync + std::fmt::Debug {
     fn transport(&self) -> Transport {
         self.info().transport
     }
+    /// Whether its data flows read the path's counters at setup (bulk UDP: its summary sets
+    /// datagrams beside packets).
+    fn probes_path(&self) -> bool {
+        self.shape() == Shape::UdpBulk
+    }
+    /// Whether a server's rate cap (`max-rate`) applies to it (paced UDP bulk).
+    fn rate_capped(&self) -> bool {
+        self.shape() == Shape::UdpBulk
+    }
     /// How its data travels, as the object that opens and accepts its data connections.
     fn data(&self) -> &'static dyn transport::DataTransport {
         transport::of(self.transport())
