@@ -323,3 +323,31 @@ fn stream_says_its_copy_modes_and_what_the_kernel_copied() {
         assert_eq!(copied, count("MSG_ZEROCOPY completions"), "reverse {reverse}: {figures}");
     }
 }
+
+/// A repeated file test shows its own times as the mean over the runs with their spread,
+/// not the first run's beside averaged goodput (issue 27).
+#[test]
+fn repeats_average_the_file_figures_not_copy_the_first_run() {
+    let srv = ServerProc::start(&[]);
+    let port = srv.port();
+    let args = ["127.0.0.1", "-p", &port, "--size", "2M", "-I", "99,1", "--iterations", "3,3"];
+    let (code, t) = file(&args);
+    assert_eq!(code, Some(0), "{t}");
+    let runs = t["repetition"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{t}");
+    let figure = |s: &Value, label: &str| {
+        s["figures"].as_array().unwrap().iter().find(|f| f["label"] == label).cloned().unwrap_or(Value::Null)
+    };
+    let label = "receiver time in socket calls";
+    let each: Vec<f64> =
+        runs.iter().map(|r| figure(&r["summary"], label)["value"]["value"].as_f64().unwrap()).collect();
+    let combined = figure(&t["summary"], label);
+    let mean = each.iter().sum::<f64>() / 3.0;
+    assert!(
+        (combined["value"]["value"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean.max(1.0),
+        "{combined} {each:?}"
+    );
+    assert_eq!(combined["spread"]["runs"], 3, "{combined}");
+    assert_eq!(figure(&t["summary"], "verification")["per_run"], Value::Null, "all runs verified alike");
+    assert!(t["summary"].get("file").is_none(), "one run's file section beside the means: {t}");
+}

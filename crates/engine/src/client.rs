@@ -16,12 +16,12 @@ use crate::auth::{ClientKey, DataAuth};
 
 use crate::control::Control;
 use crate::meter::Timeline;
-use crate::registry::{self, Data, Transport};
+use crate::registry::transport::ClientEnd;
+use crate::registry::{self, Data};
 use crate::session::client::{self as machine, Action, Event, HandshakeAction, HandshakeEvent, Plan, State};
 use crate::side::{run_side, DataSocket, End, Job, SideRun, Signals};
 use crate::stop::StopFlag;
 use crate::summarize::{warnings, WarnContext};
-use crate::udp_flow::{self, Buffers};
 use crate::{protocol, Error};
 
 /// How long the server may take to send its results after the client's side is done.
@@ -201,11 +201,11 @@ impl Session<'_> {
         let addr = resolve(self.opts)?;
         out.server = addr.to_string();
         let (ctrl, key) = self.connect_control(addr)?;
-        let transport = registry::of(self.spec.test).transport();
+        let transport = registry::of(self.spec.test).data();
         let plan = Plan {
             setup: protocol::request(self.spec),
-            results_end_local: transport == Transport::Udp,
-            eof_ends: transport == Transport::TcpConnections,
+            results_end_local: transport.results_end_local(),
+            eof_ends: transport.eof_ends(),
         };
         let timeouts = machine::Timeouts { step: self.opts.timeout, results: RESULTS_TIMEOUT };
         let (mut m, first) = machine::Client::new(Instant::now(), timeouts, plan);
@@ -271,23 +271,19 @@ impl Session<'_> {
         let token = Token::from_hex(&accepted.token)
             .ok_or_else(|| Error::Protocol { detail: "malformed token".into() })?;
         let auth = DataAuth { token, key: a.key.clone() };
-        let ty = registry::of(self.spec.test);
-        let (data, ready) = match ty.transport() {
-            Transport::Udp => {
-                let bufs = Buffers { sndbuf: self.spec.sndbuf, rcvbuf: self.spec.rcvbuf };
-                let ports = &accepted.udp_ports;
-                let flows = udp_flow::client_flows(self.spec, a.addr.ip(), ports, self.opts.bind, bufs)?;
-                udp_flow::announce(&mut a.ctrl, &flows, &auth, self.opts.timeout)?;
-                (Data::Udp(flows), true)
-            }
-            tcp => {
-                let sockets = self.open_data(a.addr, &auth, ty.data_connections(self.spec))?;
-                match tcp {
-                    Transport::TcpPerTransaction => (Data::Connect { server: a.addr, auth }, false),
-                    _ => (Data::Tcp(sockets), false),
-                }
-            }
+        let (server, data_auth) = (a.addr, auth.clone());
+        let connect = |n: u32| self.open_data(server, &data_auth, n);
+        let end = ClientEnd {
+            spec: self.spec,
+            server,
+            auth,
+            udp_ports: &accepted.udp_ports,
+            ctrl: &mut a.ctrl,
+            bind: self.opts.bind,
+            timeout: self.opts.timeout,
+            connect: &connect,
         };
+        let (data, ready) = registry::of(self.spec.test).data().open(end)?;
         a.data = Some(data);
         Ok(ready)
     }

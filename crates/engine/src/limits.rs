@@ -119,9 +119,7 @@ pub fn check_policy(spec: &TestSpec, p: &Policy) -> Result<(), Rejection> {
         }
     }
     match p.max_rate_bps {
-        Some(max) if crate::registry::of(spec.test).shape() == results::Shape::UdpBulk => {
-            check_rate(spec, p, max)
-        }
+        Some(max) if crate::registry::of(spec.test).rate_capped() => check_rate(spec, p, max),
         _ => Ok(()),
     }
 }

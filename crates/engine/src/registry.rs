@@ -9,6 +9,7 @@ pub mod file;
 pub mod rr;
 pub mod segment_cost;
 pub mod stream;
+pub mod transport;
 pub mod udp;
 pub mod udp_rr;
 
@@ -106,6 +107,19 @@ pub trait TestType: Sync + std::fmt::Debug {
     /// How its data travels.
     fn transport(&self) -> Transport {
         self.info().transport
+    }
+    /// Whether its data flows read the path's counters at setup (bulk UDP: its summary sets
+    /// datagrams beside packets).
+    fn probes_path(&self) -> bool {
+        self.shape() == Shape::UdpBulk
+    }
+    /// Whether a server's rate cap (`max-rate`) applies to it (paced UDP bulk).
+    fn rate_capped(&self) -> bool {
+        self.shape() == Shape::UdpBulk
+    }
+    /// How its data travels, as the object that opens and accepts its data connections.
+    fn data(&self) -> &'static dyn transport::DataTransport {
+        transport::of(self.transport())
     }
     /// The number it is judged by.
     fn headline(&self) -> Metric {

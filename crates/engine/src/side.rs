@@ -182,7 +182,9 @@ impl Sampler {
             intervals: Vec::new(),
             pinned,
             cpu_samples: vec![Vec::new(); n],
-            udp: (crate::registry::of(spec.test).transport() == crate::registry::Transport::Udp)
+            udp: crate::registry::of(spec.test)
+                .data()
+                .counts_datagrams()
                 .then(|| vec![UdpCounts::default(); n]),
         }
     }

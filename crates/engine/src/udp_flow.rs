@@ -223,8 +223,7 @@ pub fn client_flows(
 /// Bulk UDP tests read the path's counters at setup (their summary sets datagrams beside
 /// packets); request/response tests do not use them.
 fn probe(sock: &UdpSocket, spec: &TestSpec) -> Option<PathProbe> {
-    let bulk = crate::registry::of(spec.test).shape() == results::Shape::UdpBulk;
-    bulk.then(|| PathProbe::at_setup(sock)).flatten()
+    crate::registry::of(spec.test).probes_path().then(|| PathProbe::at_setup(sock)).flatten()
 }
 
 /// Client: repeats every flow's hello until the server says `ready` (or refuses, or the

@@ -217,9 +217,9 @@ impl Place {
             Kind::Iperf3 => engine::iperf3::run_test,
             _ => engine::run_test,
         };
-        let tcp = engine::registry::of(spec.test).transport() != engine::registry::Transport::Udp;
+        let traceable = engine::registry::of(spec.test).data().traceable();
         let recording = match &self.trace {
-            Some(t) if tcp => Some(t.start(spec, self.opts.port, self.capture_place())?),
+            Some(t) if traceable => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,
         };
         // Against a tcplab server on another host, ask it for its end too (on this host's

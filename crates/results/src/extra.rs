@@ -16,8 +16,52 @@ pub type Sections = BTreeMap<String, serde_json::Value>;
 pub struct Figure {
     /// What it is, in words (`receiver disk time`).
     pub label: String,
-    /// Its value.
+    /// Its value (after repeats: the mean, or the first run's value when listed per run).
     pub value: FigureValue,
+    /// How repeats of the test combine it, as the test type declares.
+    #[serde(default, skip_serializing_if = "Combine::is_by_kind")]
+    pub combine: Combine,
+    /// After repeats, of an averaged figure: how the runs spread around the mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    /// After repeats, of a figure that cannot be averaged and differed between runs: each
+    /// run's value, in run order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_run: Vec<FigureValue>,
+}
+
+/// How repeats of a test (`-I`, `--iterations`) combine one of its figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combine {
+    /// As its value's kind says: numbers are averaged ([`Combine::Mean`]), words listed
+    /// per run ([`Combine::PerRun`]).
+    #[default]
+    ByKind,
+    /// The mean over the runs, with its [`Spread`].
+    Mean,
+    /// Not averaged: one value when every run agrees, else each run's value.
+    PerRun,
+}
+
+impl Combine {
+    /// Whether this is the default, [`Combine::ByKind`].
+    pub fn is_by_kind(&self) -> bool {
+        *self == Combine::ByKind
+    }
+}
+
+/// How an averaged figure's runs spread, in the figure's own unit (bytes, seconds, bit/s…).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Runs that had the figure.
+    pub runs: u32,
+    /// Sample standard deviation (0 for one run).
+    pub stddev: f64,
+    /// The smallest run's value.
+    pub min: f64,
+    /// The largest run's value.
+    pub max: f64,
 }
 
 /// A figure's value, typed so that every renderer writes it in tcplab's units.
@@ -41,7 +85,41 @@ pub enum FigureValue {
 impl Figure {
     /// A figure labelled `label`.
     pub fn new(label: impl Into<String>, value: FigureValue) -> Figure {
-        Figure { label: label.into(), value }
+        Figure { label: label.into(), value, combine: Combine::ByKind, spread: None, per_run: Vec::new() }
+    }
+
+    /// This figure, combined over repeats as `combine` says.
+    pub fn combined(self, combine: Combine) -> Figure {
+        Figure { combine, ..self }
+    }
+
+    /// Whether repeats average it: declared [`Combine::Mean`], or a number by kind.
+    pub fn averaged(&self) -> bool {
+        self.combine != Combine::PerRun && self.value.number().is_some()
+    }
+}
+
+impl FigureValue {
+    /// The value as a number in its unit; `None` for words.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            FigureValue::Bytes(n) | FigureValue::Count(n) => Some(*n as f64),
+            FigureValue::Seconds(v) | FigureValue::BitRate(v) | FigureValue::Share(v) => Some(*v),
+            FigureValue::Text(_) => None,
+        }
+    }
+
+    /// A value of the same kind holding `x` (rounded for bytes and counts; words unchanged).
+    pub fn with_number(&self, x: f64) -> FigureValue {
+        let whole = x.max(0.0).round() as u64;
+        match self {
+            FigureValue::Bytes(_) => FigureValue::Bytes(whole),
+            FigureValue::Count(_) => FigureValue::Count(whole),
+            FigureValue::Seconds(_) => FigureValue::Seconds(x),
+            FigureValue::BitRate(_) => FigureValue::BitRate(x),
+            FigureValue::Share(_) => FigureValue::Share(x),
+            FigureValue::Text(t) => FigureValue::Text(t.clone()),
+        }
     }
 }
 

@@ -9,6 +9,8 @@ use results::{ConfidenceTarget, Estimate, Headline, Repetition, Summary, TestRes
 
 use crate::student;
 
+mod figures;
+
 /// Mean, sample standard deviation and the `level_pct` confidence half-width of `values`
 /// (half-width 0 for fewer than two values, when it is unknown).
 pub fn estimate(metric: &str, values: &[f64], level_pct: f64, target_width_pct: f64) -> Estimate {
@@ -131,7 +133,9 @@ fn not_met_warning(target: &ConfidenceTarget, est: &[Estimate], n: usize) -> War
     }
 }
 
-/// Field-wise means of the headline numbers over `runs` (shape of the first run).
+/// Field-wise means of the headline numbers over `runs` (shape of the first run); the test
+/// type's own figures combined as each declares; its own sections kept only where every run
+/// has the same (each run's are in the repetition's runs).
 pub fn mean_summary(runs: &[TestResult]) -> Summary {
     let Some(first) = runs.first() else { return Summary::default() };
     let n = runs.len() as f64;
@@ -174,6 +178,8 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
             c.figure_of_merit = c.figure_of_merit.map(|_| mean(&|r| pick(r).and_then(|c| c.figure_of_merit)));
         }
     }
+    s.figures = figures::combine(runs);
+    s.sections.retain(|k, v| runs.iter().all(|r| r.summary.sections.get(k) == Some(&*v)));
     s
 }
 
@@ -243,6 +249,42 @@ mod tests {
         let ok = combine(&target(5.0, 3, 3), vec![run(5.0), run(5.0), run(5.0)]).unwrap_or_else(|| run(0.0));
         assert!(ok.warnings.is_empty());
         assert!(combine(&target(5.0, 3, 3), Vec::new()).is_none());
+    }
+
+    /// A repeated `file` test: its own times are averaged with their spread, not the first
+    /// run's; words that agree stay one value, words that differ are listed per run; a
+    /// section that differs between runs is not carried beside the means.
+    #[test]
+    fn repeats_combine_each_figure_as_declared() {
+        use results::{Combine, Figure, FigureValue as V};
+        let file_run = |disk_s: f64, verdict: &str, size: u64| {
+            let mut r = run(1.0);
+            r.summary.figures = vec![
+                Figure::new("file size", V::Bytes(size)).combined(Combine::PerRun),
+                Figure::new("verification", V::Text(verdict.into())),
+                Figure::new("receiver disk time", V::Seconds(disk_s)),
+                Figure::new("note", V::Text("a".into())),
+                Figure::new("note", V::Text(format!("took {disk_s}"))),
+            ];
+            r.summary.sections.insert("file".into(), disk_s.to_string().into());
+            r.summary.sections.insert("same".into(), "x".into());
+            r
+        };
+        let runs = vec![file_run(1.0, "ok", 10), file_run(2.0, "ok", 10), file_run(6.0, "ok", 10)];
+        let s = mean_summary(&runs);
+        let get = |label: &str, k: usize| s.figures.iter().filter(|f| f.label == label).nth(k).cloned();
+        let disk = get("receiver disk time", 0).unwrap_or_else(|| Figure::new("missing", V::Count(0)));
+        assert_eq!(disk.value, V::Seconds(3.0));
+        let spread = disk.spread.map(|p| (p.runs, p.min, p.max, (p.stddev - 7f64.sqrt()).abs() < 1e-9));
+        assert_eq!(spread, Some((3, 1.0, 6.0, true)));
+        let size = get("file size", 0).map(|f| (f.value, f.spread, f.per_run));
+        assert_eq!(size, Some((V::Bytes(10), None, Vec::new())), "declared per run, all the same");
+        assert_eq!(get("verification", 0).map(|f| f.per_run.len()), Some(0));
+        assert_eq!(get("note", 0).map(|f| f.per_run.len()), Some(0));
+        let took: Vec<V> = ["took 1", "took 2", "took 6"].iter().map(|t| V::Text(t.to_string())).collect();
+        assert_eq!(get("note", 1).map(|f| f.per_run), Some(took));
+        assert_eq!(s.figures.len(), 5);
+        assert!(!s.sections.contains_key("file") && s.sections.contains_key("same"), "{:?}", s.sections);
     }
 
     proptest! {

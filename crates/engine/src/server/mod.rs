@@ -12,7 +12,7 @@ pub mod pending;
 pub mod quota;
 mod record;
 mod refusals;
-mod routes;
+pub(crate) mod routes;
 mod session;
 mod third_party;
 

@@ -23,10 +23,11 @@ use crate::auth::{self, DataAuth};
 use crate::control::Control;
 use crate::limits::Policy;
 use crate::meter::Timeline;
-use crate::registry::{self, Data, Transport};
+use crate::registry::transport::ServerEnd;
+use crate::registry::{self, Data};
 use crate::session::server::{self as machine, Action, Event, Failure, Outcome, Rules, State, Timeouts};
 use crate::side::{run_side, DataSocket, End, SideRun, Signals};
-use crate::udp_flow::{self, Buffers};
+use crate::udp_flow;
 use crate::{protocol, Error};
 
 /// How long the client has to close after the results before the session ends anyway.
@@ -177,8 +178,7 @@ impl Driver<'_> {
         let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);
         let auth = DataAuth { token, key: self.client.session.clone() };
         let (route, rx) = self.shared.routes.register(auth.clone(), peer.ip());
-        let udp = registry::of(spec.test).transport() == Transport::Udp;
-        let udp_socks = if udp { udp_flow::bind_server(&spec, local)? } else { Vec::new() };
+        let udp_socks = registry::of(spec.test).data().bind(&spec, local)?;
         let udp_ports = udp_flow::ports(&udp_socks)?;
         let recording = start_trace(&spec, self.shared, &self.ctrl);
         tracing::info!("{peer}: accepted {}", describe(&spec));
@@ -201,24 +201,20 @@ impl Driver<'_> {
     /// Waits for the test's data connections (TCP) or hellos (UDP) until `deadline`.
     fn await_data(&mut self, deadline: Instant) -> Event {
         let Some(t) = self.test.as_mut() else { return Event::Failed(internal("no test to collect for")) };
-        let ty = registry::of(t.spec.test);
         let Some(rx) = t.rx.take() else { return Event::Failed(internal("collecting twice")) };
-        let data = match ty.transport() {
-            Transport::Udp => {
-                let bufs = Buffers { sndbuf: t.spec.remote_sndbuf, rcvbuf: t.spec.remote_rcvbuf };
-                let socks = std::mem::take(&mut t.udp_socks);
-                let ctrl = &self.ctrl;
-                let gone = || ctrl.peer_gone();
-                let ip = self.who.0.ip();
-                udp_flow::await_hellos(socks, &t.auth, ip, deadline, &t.spec, bufs, &gone)
-                    .map(Data::Udp)
-                    .map_err(|e| Event::Failed(e.into()))
-            }
-            Transport::TcpPerTransaction => Ok(Data::Accept(forward(rx))),
-            Transport::TcpConnections => {
-                collect(&self.ctrl, &t.spec, &rx, ty.data_connections(&t.spec), deadline).map(Data::Tcp)
-            }
+        let (ctrl, spec) = (&self.ctrl, &t.spec);
+        let collect = |rx: &Receiver<DataConn>, want: u32| collect(ctrl, spec, rx, want, deadline);
+        let end = ServerEnd {
+            spec,
+            auth: &t.auth,
+            peer: self.who.0.ip(),
+            deadline,
+            udp_socks: std::mem::take(&mut t.udp_socks),
+            conns: rx,
+            ctrl,
+            collect: &collect,
         };
+        let data = registry::of(t.spec.test).data().accept(end);
         match data {
             Ok(data) => {
                 t.data = Some(data);
@@ -356,7 +352,7 @@ fn start_trace(
     shared: &Shared,
     ctrl: &Control,
 ) -> Option<Result<Box<dyn end_trace::EndTrace>, String>> {
-    if !spec.trace_server || registry::of(spec.test).transport() == Transport::Udp {
+    if !spec.trace_server || !registry::of(spec.test).data().traceable() {
         return None;
     }
     let Some(tracer) = &shared.cfg.end_tracer else { return Some(Err(end_trace::OFF.into())) };
@@ -476,11 +472,4 @@ fn next_conn(ctrl: &Control, rx: &Receiver<DataConn>, deadline: Instant) -> Resu
             Err(_) => {}
         }
     }
-}
-
-/// The connections of a per-transaction test as they arrive, for the whole test.
-fn forward(rx: Receiver<DataConn>) -> Receiver<TcpStream> {
-    let (tx, conns) = std::sync::mpsc::channel();
-    std::thread::spawn(move || rx.iter().try_for_each(|c| tx.send(c.stream)));
-    conns
 }
