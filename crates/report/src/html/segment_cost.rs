@@ -13,14 +13,14 @@ use crate::tables::Table;
 
 /// The section, if any test measured segment costs.
 pub fn section(p: &mut Page, tests: &[&TestResult]) {
-    let costed: Vec<(&TestResult, SegmentCost)> =
-        tests.iter().filter_map(|t| Some((*t, SegmentCost::of(&t.summary)?))).collect();
+    let costed: Vec<(&TestResult, SegmentCost, String)> = tests.iter().flat_map(|t| costs(t)).collect();
     if costed.is_empty() {
         return;
     }
     p.section("segment-cost", "Processing time per segment");
-    let only: Vec<&TestResult> = costed.iter().map(|(t, _)| *t).collect();
-    for ((_, cost), label) in costed.iter().zip(distinct_labels(&only)) {
+    let only: Vec<&TestResult> = costed.iter().map(|(t, _, _)| *t).collect();
+    for ((_, cost, run), label) in costed.iter().zip(distinct_labels(&only)) {
+        let label = format!("{label}{run}");
         p.h3(&label);
         p.plot(&chart(&format!("{label}: processing time per segment"), cost).render());
         p.table(&table(cost), true);
@@ -41,6 +41,19 @@ pub fn section(p: &mut Page, tests: &[&TestResult]) {
 
 /// The four curves, titled `title`: each side by each method, µs per segment against
 /// segment size.
+/// The segment costs of `t`: its own, or, for a repeated test (whose combined summary keeps no
+/// one run's section), each iteration's, labelled by run.
+fn costs(t: &TestResult) -> Vec<(&TestResult, SegmentCost, String)> {
+    if let Some(c) = SegmentCost::of(&t.summary) {
+        return vec![(t, c, String::new())];
+    }
+    let runs = t.repetition.as_ref().map_or(&[][..], |r| &r.runs[..]);
+    runs.iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((t, SegmentCost::of(&r.summary)?, format!(" · run {}", i + 1))))
+        .collect()
+}
+
 pub fn chart(title: &str, c: &SegmentCost) -> LineChart {
     let mut chart =
         LineChart::new(title, AxisSpec::sizes("message size"), AxisSpec::linear("µs per segment"));
@@ -178,5 +191,27 @@ mod tests {
         assert_eq!(t.rows[3][6], "–", "no tracepoint samples at the receiver");
         assert_eq!(notes(&c), ["receive side: tracepoints: not root"]);
         assert!(chart.render().contains("<svg"));
+    }
+
+    #[test]
+    fn a_repeated_test_shows_each_runs_costs() {
+        use results::repeat::{ConfidenceTarget, Repetition};
+        let c = SegmentCost { send: Some(side(&[(64, 1, 3000.0)], None)), receive: None };
+        let mut run = crate::fixture::stream(64, 0, 1.0);
+        let value = serde_json::to_value(&c).unwrap_or_default();
+        run.summary.sections.insert(results::segment_cost::SECTION.into(), value);
+        let mut combined = crate::fixture::stream(64, 0, 1.0);
+        let target = ConfidenceTarget {
+            level_pct: 99.0,
+            width_pct: 5.0,
+            min_iterations: 2,
+            max_iterations: 2,
+            result_only: false,
+        };
+        let runs = vec![run.clone(), run];
+        combined.repetition =
+            Some(Repetition { target, iterations: 2, met: true, estimates: Vec::new(), runs });
+        let got: Vec<String> = costs(&combined).into_iter().map(|(_, _, label)| label).collect();
+        assert_eq!(got, [" · run 1", " · run 2"], "the combined summary keeps no one run's section");
     }
 }
