@@ -77,8 +77,8 @@ pub(super) fn efficiency_curve(out: &Outcome, path: &str) -> Verdict {
     let each: Vec<String> =
         points.iter().map(|(l, m, e)| format!("{l:.0} B {} % (model {} %)", num(*m), num(*e))).collect();
     let ev = format!(
-        "UDP/IP over AAL5, application bytes ÷ the emulator's cell bytes (a count over each whole case, \
-         no run-to-run spread) against the cell arithmetic ± {EFF_TOL_PP:.0} point: {}",
+        "UDP/IP over AAL5, application bytes ÷ the emulator's cell bytes (a count over each whole case: \
+         one reading of the set-up, no run-to-run spread) against the cell arithmetic ± {EFF_TOL_PP:.0} point: {}",
         each.join("; ")
     );
     if off.is_empty() {

@@ -72,12 +72,12 @@ pub(super) fn figure8(out: &Outcome) -> Verdict {
         .iter()
         .filter_map(|(l, s)| {
             let f = fast.iter().find(|(m, _)| m == l)?.1;
-            Some((format!("{l} B"), share(f), share(s)))
+            Some((format!("{l} B: fast receiver"), share(f), share(s)))
         })
         .collect();
     let refs: Vec<(&str, Option<&Sample>, &str, Option<&Sample>)> = pairs
         .iter()
-        .map(|(l, f, s)| (l.as_str(), f.as_ref(), "slow receiver, % of ceiling", s.as_ref()))
+        .map(|(l, f, s)| (l.as_str(), f.as_ref(), "slow one, % of the ceiling", s.as_ref()))
         .collect();
     let v = status::ordered(&refs);
     let above_half = pairs
