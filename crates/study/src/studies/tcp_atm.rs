@@ -322,7 +322,7 @@ impl Study for TcpAtm {
     fn charts(&self, out: &Outcome) -> Vec<String> {
         let curve = |b: &str| {
             series(
-                &format!("tcplab, {b} buffers"),
+                &format!("tcplab, {b}"),
                 out.with_prefix(&format!("clip-b{b}-l"))
                     .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?))),
             )
@@ -339,7 +339,7 @@ impl Study for TcpAtm {
             report::plot::AxisSpec::sizes("message size (bytes)"),
             report::plot::AxisSpec::linear("Mbit/s"),
         );
-        let fig2 = series("model: each message its own segments (Figure 2)", curves::model_curve(CLIP));
+        let fig2 = series("Fig. 2 model", curves::model_curve(CLIP));
         chart.series =
             [curve("64K"), curve("32K"), fig2].into_iter().filter(|s| !s.points.is_empty()).collect();
         chart.refs = refs.into_iter().map(|(y, label)| report::plot::RefLine { y, label }).collect();

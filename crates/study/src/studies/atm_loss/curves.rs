@@ -100,15 +100,15 @@ pub(super) fn efficiency_chart(out: &Outcome, path: &str) -> String {
         (f64::from(l), f64::from(l) / wire * 100.0)
     });
     curve_chart(
-        "Figure 3: efficiency over AAL5 (OC-3c CLIP) vs packet size",
+        "Figure 3: efficiency over AAL5 (OC-3c CLIP; TCP/IP with timestamps)",
         "packet size (bytes)",
         "% of the cell bytes",
         vec![
-            series("model: IP (LLC/SNAP)", ip),
-            model_curve("model: UDP/IP", &model::Stack::udp(model::Ip::V4)),
-            model_curve("model: TCP/IP (timestamps)", &model::Stack::tcp(model::Ip::V4, true)),
-            series("tcplab: UDP/IP", measured_curve(out, "clip-udp-l")),
-            series("tcplab: TCP/IP", measured_curve(out, "clip-tcp-l")),
+            series("IP, model", ip),
+            model_curve("UDP/IP, model", &model::Stack::udp(model::Ip::V4)),
+            model_curve("TCP/IP, model", &model::Stack::tcp(model::Ip::V4, true)),
+            series("UDP/IP, tcplab", measured_curve(out, "clip-udp-l")),
+            series("TCP/IP, tcplab", measured_curve(out, "clip-tcp-l")),
         ],
     )
 }
@@ -167,10 +167,10 @@ pub(super) fn delay_chart(out: &Outcome) -> String {
         "request and response size (bytes)",
         "ms",
         vec![
-            curve("tcplab, OC-3c CLIP", "clip-rr-l"),
-            curve("tcplab, TAXI 100", "taxi-rr-l"),
-            series("paper: least delay", [(64.0, PAPER_DELAY_MS.0), (32768.0, PAPER_DELAY_MS.0)]),
-            series("paper: most delay", [(64.0, PAPER_DELAY_MS.1), (32768.0, PAPER_DELAY_MS.1)]),
+            curve("OC-3c, tcplab", "clip-rr-l"),
+            curve("TAXI, tcplab", "taxi-rr-l"),
+            series("paper: 0.5 ms", [(64.0, PAPER_DELAY_MS.0), (32768.0, PAPER_DELAY_MS.0)]),
+            series("paper: 4 ms", [(64.0, PAPER_DELAY_MS.1), (32768.0, PAPER_DELAY_MS.1)]),
         ],
     )
 }

@@ -113,14 +113,14 @@ pub(super) fn receivers_chart(out: &Outcome) -> String {
         )
     };
     crate::html::curve_chart(
-        "Figures 8, 9: Sun sending to a slow and a fast receiver",
+        "Figures 8, 9: Sun to a slow (P100) and a fast (PPro200) receiver",
         "message size (bytes)",
         "Mbit/s",
         vec![
-            curve("tcplab: Sun → P100 (slow receiver)", "P100"),
-            curve("tcplab: Sun → PPro200 (fast receiver)", "PPro200"),
-            series("paper: Sun → P100 peak", [(8192.0, 64.57), (65536.0, 64.57)]),
-            series("paper: Sun → PPro200 peak", [(8192.0, 102.95), (65536.0, 102.95)]),
+            curve("→P100, tcplab", "P100"),
+            curve("→PPro200, tcplab", "PPro200"),
+            series("→P100, paper", [(8192.0, 64.57), (65536.0, 64.57)]),
+            series("→PPro200, paper", [(8192.0, 102.95), (65536.0, 102.95)]),
         ],
     )
 }
