@@ -111,8 +111,16 @@ fn tcp_atm_2000_runs_end_to_end() {
             "slow client (2 % of a CPU), TCP_RR 1/1",
             "slow client (2 % of a CPU), TCP_RR 128/8192",
         ],
-        4,
+        5,
     );
+    // Figures 8 and 9 as curves over the matrix's message sizes (8K and 64K in --quick).
+    for figure in ["Figure 8 ", "Figure 9 "] {
+        if let Some(line) = text.lines().find(|l| l.starts_with(figure) && l.contains("receiver")) {
+            assert!(!line.contains("  not run  ") && line.contains("65536 B"), "{line}");
+        } else {
+            assert!(text.is_empty(), "no {figure}status: {text}");
+        }
+    }
     // Figure 10 ran (the slow client's request/response stage): a computed status, not "not run".
     if let Some(line) = text.lines().find(|l| l.starts_with("Figure 10 ") && l.contains("request/responses"))
     {
@@ -193,7 +201,15 @@ fn nic_eval_runs_end_to_end() {
 fn atm_loss_runs_end_to_end() {
     let rows =
         ["TCP bulk, OC-3c CLIP", "UDP loss to a slow receiver", "UDP 8K, OC-3c CLIP", "AAL5 CS-PDUs lost"];
-    let text = trimmed("atm-loss", &rows, 3);
+    let text = trimmed("atm-loss", &rows, 5);
+    // Figures 3 and 8 as curves: computed statuses, not "not run".
+    for (figure, says) in [("Figure 3 ", "cell bytes"), ("Figure 8 ", "round trip")] {
+        if let Some(line) = text.lines().find(|l| l.starts_with(figure) && l.contains(says)) {
+            assert!(!line.contains("  not run  "), "{line}");
+        } else {
+            assert!(text.is_empty(), "no {figure}status: {text}");
+        }
+    }
     // Figure 11 from the emulator's PDU count: a computed status with its Wilson interval.
     if let Some(line) = text.lines().find(|l| l.starts_with("Figure 11 ") && l.contains("Wilson")) {
         assert!(!line.contains("  not run  ") && line.contains("PDUs lost to cell loss"), "{line}");

@@ -109,6 +109,13 @@ pub fn size_chart(title: &str, x_label: &str, series: Vec<Series>, ceiling: Opti
     c.render()
 }
 
+/// A chart of curves against a size axis with the y axis `y_label` (a percentage, a delay).
+pub fn curve_chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> String {
+    let mut c = LineChart::new(title, AxisSpec::sizes(x_label), AxisSpec::linear(y_label));
+    c.series = series.into_iter().filter(|s| !s.points.is_empty()).collect();
+    c.render()
+}
+
 /// A series from (x, y) pairs.
 pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Series {
     Series { name: name.into(), points: points.into_iter().map(|(x, y)| Point::new(x, y)).collect() }

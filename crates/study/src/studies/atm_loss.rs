@@ -9,10 +9,12 @@ use results::{ParamValue, TestResult};
 use crate::compare::{mbps, Row};
 use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, Figure, Unit};
-use crate::plan::{self, stream, udp, Case, Mode, Stage};
-use crate::status::{self, diagram, measured, not_reproducible, not_run, Entry, Sample, Verdict};
+use crate::plan::{self, rr, stream, udp, Case, Mode, Stage};
+use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
+
+mod curves;
 
 /// The udp-stream option that makes the receiver work this many µs per datagram.
 const RECV_DELAY: &str = "recv-delay-us";
@@ -105,17 +107,13 @@ const CELL_LOSS: f64 = 1e-4;
 const CATALOGUE: &[Entry] = &[
     diagram("Figure 1", "IP over AAL5 encapsulation, ATMARP"),
     measured("Figure 2", "AAL5 efficiency against packet size (model)"),
-    not_run(
-        "Figure 3",
-        "IP, TCP/IP and UDP/IP efficiency over AAL5",
-        "the model's curves drawn beside the paper's (which prints no value of them)",
-    ),
+    measured("Figure 3", "IP, TCP/IP and UDP/IP efficiency over AAL5 against packet size"),
     diagram("Table 1", "the hardware employed"),
     diagram("Figure 4", "measurement set-up"),
     measured("Figure 5", "TCP with 8K buffers, OC-3c: the HP J2802A's ~44 Mbit/s"),
     measured("Figure 6", "UDP 8K datagrams, OC-3c: over 70 Mbit/s"),
     measured("Figure 7", "TCP rises with packet size (32K above 1K)"),
-    not_run("Figure 8", "IP delay over ATM against packet size", "a ping-size sweep over OC-3c and TAXI"),
+    measured("Figure 8", "IP delay over ATM against packet size: 0.5 to 4 ms"),
     measured("Figure 9", "TCP retransmissions from 0.01 % cell loss = whole lost PDUs"),
     measured("Figure 10", "UDP receiver overrun: a slow receiver loses most datagrams to its full socket"),
     measured("Figure 11", "AAL5 CS-PDU loss at 0.01 % cell loss: up to 0.1 %"),
@@ -154,6 +152,8 @@ const JUDGED: &[&str] = &[
     "cell-tcp-bulk",
     "slow-udp-l8K",
     "slow-udp-bigbuf-l8K",
+    curves::DELAY_JUDGED[0],
+    curves::DELAY_JUDGED[1],
 ];
 
 impl Study for AtmLoss {
@@ -170,12 +170,18 @@ impl Study for AtmLoss {
         let lens: Vec<u32> =
             mode.pick(vec![1024, 8192, 32768], (0..10).map(|k| 64u32 << k).chain([40000]).collect());
         let udp_lens: Vec<u32> = mode.pick(vec![1024, 8192, 32768], lens.clone());
+        // Figure 8: round trips of packet-size requests and responses; 10 s give thousands.
+        let rr_lens: Vec<u32> = mode.pick(vec![64, 8192], vec![64, 256, 1024, 4096, 8192, 16384, 32768]);
+        let rr_secs = mode.pick(2, 10);
         let on = |key: &str, spec: &str, udp_lens: &[u32]| {
             let mut cases: Vec<Case> = lens
                 .iter()
                 .map(|&l| Case::new(format!("{key}-tcp-l{}", size_key(l)), small_tcp(l, secs)))
                 .collect();
             cases.push(Case::new(format!("{key}-tcp-bulk"), stream(65536, None, secs + 1)));
+            cases.extend(
+                rr_lens.iter().map(|&l| Case::new(format!("{key}-rr-l{}", size_key(l)), rr(l, l, rr_secs))),
+            );
             cases.extend(
                 udp_lens
                     .iter()
@@ -218,6 +224,8 @@ impl Study for AtmLoss {
         let g = |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps));
         match figure {
             "Figure 2" => efficiency(),
+            "Figure 3" => curves::efficiency_curve(out, CLIP),
+            "Figure 8" => curves::delay(out),
             "Figure 5" => {
                 status::value(g("clip-tcp-l32K").as_ref(), 44.0, 0.15, " Mbit/s").because_above(MODERN)
             }
@@ -350,6 +358,8 @@ impl Study for AtmLoss {
         let pct: Vec<&Row> = rows.iter().filter(|r| r.unit == "%").collect();
         vec![
             tcp,
+            curves::efficiency_chart(out, CLIP),
+            curves::delay_chart(out),
             rows_chart("Maxima: paper, tcplab, model", "Mbit/s", &tput),
             rows_chart("Losses and gains: paper, tcplab", "%", &pct),
         ]
@@ -515,5 +525,40 @@ fn overrun(out: &Outcome) -> Verdict {
             s.show(" %")
         )
     });
-    Verdict { evidence: format!("{}{intake}", v.evidence), ..v }
+    let v = Verdict { evidence: format!("{}{intake}", v.evidence), ..v };
+    queue_or_receiver(v, slow)
 }
+
+/// Datagrams of `r` that the emulator's queue refused and that the receiver's socket dropped,
+/// each in % of those sent, over every run (the emulator counts the whole case).
+fn where_lost(r: &TestResult) -> Option<(f64, f64)> {
+    let up = r.emu.as_ref()?.directions.iter().find(|d| d.direction == "up")?;
+    let (mut sent, mut socket) = (0u64, 0u64);
+    for run in curves::runs(r) {
+        let u = run.summary.udp.first()?;
+        (sent, socket) = (sent + u.sent, socket + u.socket_drops?);
+    }
+    let pct = |n: u64| n as f64 * 100.0 / sent as f64;
+    (sent > 0).then(|| (pct(up.drops_queue_overflow.packets), pct(socket)))
+}
+
+/// Tells the paper's receiver overrun from a loss in the emulated link's queue (which the
+/// paper's tools could not tell apart) by the emulator's own count: *differs* when the queue
+/// refused as many of the slow reader's datagrams as its socket dropped.
+fn queue_or_receiver(v: Verdict, slow: Option<&TestResult>) -> Verdict {
+    let Some((queue, socket)) = slow.and_then(where_lost) else { return v };
+    let ev = format!(
+        "{}; of the slow reader's datagrams the emulator's queue refused {} %, its socket dropped {} %",
+        v.evidence,
+        status::num(queue),
+        status::num(socket)
+    );
+    if queue > 0.0 && queue >= socket {
+        let why = "The loss is the emulated link's queue, not the receiver: no receiver overrun.";
+        return Verdict::new(status::Status::Differs, format!("{ev}. {why}"));
+    }
+    Verdict { evidence: ev, ..v }
+}
+
+#[cfg(test)]
+mod tests;

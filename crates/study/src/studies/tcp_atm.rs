@@ -12,6 +12,8 @@ use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Ve
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
 
+mod curves;
+
 /// The study.
 #[derive(Debug)]
 pub struct TcpAtm;
@@ -131,15 +133,15 @@ const FIGURES: &[Figure] = &[
 /// Every figure and table of the paper.
 const CATALOGUE: &[Entry] = &[
     diagram("Figure 1", "test environment"),
-    measured("Figure 2", "theoretical TCP bandwidth: the ceiling at MTU 9180"),
+    measured("Figure 2", "theoretical TCP bandwidth against message size, up to 134.5 at MTU 9180"),
     measured("Table 1", "loop-back throughput, PPro-200 Linux"),
     measured("Figure 3", "64K above 32K socket buffers (8K messages)"),
     diagram("Figure 4", "write data path"),
     measured("Figure 5", "a slow sender below a fast one (8K messages)"),
     measured("Figure 6", "fast senders: peak share of the link's ceiling"),
     diagram("Figure 7", "read data path"),
-    measured("Figure 8", "slow receivers: cells into the P-100 below the others"),
-    measured("Figure 9", "fast receivers: PPro200 → Sun peak"),
+    measured("Figure 8", "slow receivers against message size: Sun → P-100 below Sun → PPro-200"),
+    measured("Figure 9", "fast receivers against message size: Sun → PPro-200 at about 75 % of the ceiling"),
     measured("Table 2", "sender × receiver peaks: the P-100 as receiver is the slowest"),
     not_reproducible(
         "Table 3",
@@ -320,7 +322,7 @@ impl Study for TcpAtm {
     fn charts(&self, out: &Outcome) -> Vec<String> {
         let curve = |b: &str| {
             series(
-                &format!("tcplab, {b} buffers"),
+                &format!("tcplab, {b}"),
                 out.with_prefix(&format!("clip-b{b}-l"))
                     .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?))),
             )
@@ -337,7 +339,9 @@ impl Study for TcpAtm {
             report::plot::AxisSpec::sizes("message size (bytes)"),
             report::plot::AxisSpec::linear("Mbit/s"),
         );
-        chart.series = [curve("64K"), curve("32K")].into_iter().filter(|s| !s.points.is_empty()).collect();
+        let fig2 = series("Fig. 2 model", curves::model_curve(CLIP));
+        chart.series =
+            [curve("64K"), curve("32K"), fig2].into_iter().filter(|s| !s.points.is_empty()).collect();
         chart.refs = refs.into_iter().map(|(y, label)| report::plot::RefLine { y, label }).collect();
         let rows = self.compare(out);
         let is_cell = |r: &Row| r.group == "Table 2" && r.case.ends_with(", peak");
@@ -350,6 +354,7 @@ impl Study for TcpAtm {
             rows_chart("Tables 1, 2: paper, tcplab, model", "Mbit/s", &mbit),
             rows_chart("§5: request/response round trip", "ms", &ms),
         ];
+        charts.push(curves::receivers_chart(out));
         if !cells.is_empty() {
             charts.push(rows_chart("Table 2: sender × receiver peak", "Mbit/s", &cells));
         }
@@ -364,16 +369,7 @@ impl Study for TcpAtm {
         let g = |key: &str| mbps_sample(out, key);
         let cell = |s: &str, r: &str| g(&cell_key(s, r, &matrix_case(8192)));
         match figure {
-            "Figure 2" => {
-                let link = emu::spec::parse(CLIP).ok().and_then(|p| p.model_link(emu::spec::Direction::Up));
-                let stack = model::Stack::tcp(model::Ip::V4, true);
-                let max = link.and_then(|l| model::goodput::max_goodput(&l, &stack).ok());
-                let v = status::computed(max.map(|g| g.goodput_bps / 1e6), 134.5, 0.01, " Mbit/s");
-                Verdict {
-                    evidence: format!("model, TCP with timestamps over OC-3c CLIP: {}", v.evidence),
-                    ..v
-                }
-            }
+            "Figure 2" => curves::figure2(CLIP),
             "Table 1" => status::value(g("loopback").as_ref(), 347.25, 0.1, " Mbit/s").because_above(MODERN),
             "Figure 3" => status::ordered(&[(
                 "64K buffers",
@@ -394,7 +390,7 @@ impl Study for TcpAtm {
                 let share = r.zip(limit).and_then(|(r, l)| Sample::of(r, |run| Some(mbps(run)? / l * 100.0)));
                 status::value(share.as_ref(), 88.5, 0.05, " %").because_above(MODERN)
             }
-            "Figure 8" | "Table 2" => {
+            "Table 2" => {
                 let (a, b, c, d) = (
                     cell("PPro200", "Sun"),
                     cell("PPro200", "P100"),
@@ -406,9 +402,8 @@ impl Study for TcpAtm {
                     ("Sun → PPro200", c.as_ref(), "Sun → P100", d.as_ref()),
                 ])
             }
-            "Figure 9" => {
-                status::value(cell("PPro200", "Sun").as_ref(), 119.12, 0.1, " Mbit/s").because_above(MODERN)
-            }
+            "Figure 8" => curves::figure8(out),
+            "Figure 9" => curves::figure9(out),
             "Figure 10" => {
                 let t = |key: &str| tps_sample(out, key);
                 status::ordered(&[
@@ -432,7 +427,7 @@ impl Study for TcpAtm {
     fn matrix(&self, mode: Mode) -> Option<Matrix> {
         let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
         let secs = mode.pick(3, 60);
-        let lens: Vec<u32> = mode.pick(vec![8192], vec![8192, 16384, 32768, 65536]);
+        let lens: Vec<u32> = mode.pick(vec![8192, 65536], vec![4096, 8192, 16384, 32768, 65536]);
         let cases = lens
             .iter()
             .map(|&l| Case::new(matrix_case(l), stream(l, Some(65536), secs)).repeated(conf.clone()))
@@ -458,7 +453,7 @@ fn matrix_rows(out: &Outcome) -> Vec<Row> {
     cells_of(out)
         .into_iter()
         .map(|(s, r)| {
-            let peak = [8192, 16384, 32768, 65536]
+            let peak = [4096, 8192, 16384, 32768, 65536]
                 .into_iter()
                 .filter_map(|l| out.get(&cell_key(&s, &r, &matrix_case(l))))
                 .filter_map(|res| Some((mbps(res)?, res)))
@@ -479,3 +474,6 @@ fn matrix_rows(out: &Outcome) -> Vec<Row> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod curves_tests;

@@ -1,0 +1,75 @@
+//! Ground truth for seed 000's Figures 2, 8 and 9 as curves.
+
+use results::{DirectionSummary, Reference, ReferenceKind, Repetition, TestResult};
+
+use super::curves::{figure2, figure8, figure9};
+use super::*;
+use crate::status::Status;
+
+/// A matrix cell's case of `len`-byte messages whose runs reached `mbps`, on a 134.5 Mbit/s ceiling.
+fn cell(sender: &str, receiver: &str, len: u32, mbps: &[f64]) -> crate::Done {
+    let spec = stream(len, Some(65536), 2);
+    let one = |m: &f64| {
+        let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
+        r.summary.directions =
+            vec![DirectionSummary { receiver_bps: m * 1e6, ..DirectionSummary::default() }];
+        r.reference =
+            Some(Reference { kind: ReferenceKind::Link, description: "oc3c".into(), limit_bps: 134.5e6 });
+        r
+    };
+    let mut r = one(&mbps[0]);
+    let runs: Vec<TestResult> = mbps.iter().map(one).collect();
+    r.repetition =
+        Some(Repetition { target: plan::times(3), iterations: 3, met: true, estimates: Vec::new(), runs });
+    let key = cell_key(sender, receiver, &matrix_case(len));
+    crate::Done { stage: "m".into(), case: Case::new(key, spec), result: r, rtt: None }
+}
+
+fn outcome(done: Vec<crate::Done>) -> Outcome {
+    Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None }
+}
+
+#[test]
+fn figure_2_is_the_models_curve_up_to_the_papers_ceiling() {
+    let v = figure2(CLIP);
+    assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
+    assert!(v.evidence.contains("curve 64 B"), "{}", v.evidence);
+    // LANE's 1500-byte MTU tops out lower: the paper's 134.5 is not its curve.
+    assert_eq!(figure2("atm-oc3-lane").status, Status::Differs);
+}
+
+#[test]
+fn figure_8_puts_the_slow_receiver_below_the_fast_one_and_under_half_the_link() {
+    let (slow, fast) = ([54.0, 55.0, 56.0], [100.0, 101.0, 102.0]);
+    let both = |s: &[f64], f: &[f64]| {
+        outcome(vec![
+            cell("Sun", "P100", 8192, s),
+            cell("Sun", "PPro200", 8192, f),
+            cell("Sun", "P100", 65536, s),
+            cell("Sun", "PPro200", 65536, f),
+        ])
+    };
+    let v = figure8(&both(&slow, &fast));
+    assert_eq!(v.status, Status::SameShape, "{}", v.evidence);
+    assert!(v.evidence.contains("65536 B"), "{}", v.evidence);
+    assert_eq!(figure8(&both(&fast, &slow)).status, Status::Differs);
+    // Both at the link: the slow receiver is not slow (over half the ceiling).
+    let v = figure8(&both(&[120.0, 121.0, 122.0], &[130.0, 131.0, 132.0]));
+    assert_eq!(v.status, Status::Differs, "{}", v.evidence);
+    assert_eq!(figure8(&outcome(Vec::new())).status, Status::NotRun);
+}
+
+#[test]
+fn figure_9_takes_the_fast_receivers_best_size_against_three_quarters_of_the_link() {
+    let fig9 = |at8k: &[f64]| {
+        figure9(&outcome(vec![
+            cell("Sun", "PPro200", 8192, at8k),
+            cell("Sun", "PPro200", 65536, &[60.0, 61.0, 62.0]),
+        ]))
+    };
+    // 101 of 134.5 = 75 %.
+    let v = fig9(&[100.0, 101.0, 102.0]);
+    assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
+    assert!(v.evidence.contains("at 8192 B"), "{}", v.evidence);
+    assert_eq!(fig9(&[130.0, 131.0, 132.0]).status, Status::Differs);
+}
