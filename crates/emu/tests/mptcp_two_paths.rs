@@ -3,7 +3,9 @@
 //! connection's goodput exceeds the faster path's alone. Needs root (namespaces, TUN).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::io::{Read, Write};
+mod support;
+
+use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -48,18 +50,11 @@ fn transfer(emu: &Emulator, to: Ipv4Addr, multipath: bool) -> Transfer {
         (level, subflows)
     });
     let (mut server, _) = listener.accept().unwrap();
-    server.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let (start, mut buf, mut counted) = (Instant::now(), vec![0u8; 64 * 1024], 0u64);
-    while start.elapsed() < RUN {
-        let n = server.read(&mut buf).unwrap();
-        if start.elapsed() >= WARMUP {
-            counted += n as u64;
-        }
-    }
+    let bps = support::goodput_after(&mut server, RUN, WARMUP);
     let (level, subflows) = writer.join().unwrap();
     drop(server);
     thread::sleep(Duration::from_millis(500)); // queues drain before the next run
-    Transfer { bps: counted as f64 * 8.0 / (RUN - WARMUP).as_secs_f64(), level, subflows }
+    Transfer { bps, level, subflows }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

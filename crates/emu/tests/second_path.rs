@@ -2,7 +2,9 @@
 //! own configured rate and counts its own packets. Needs root (namespaces, TUN).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use std::io::{Read, Write};
+mod support;
+
+use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,17 +39,10 @@ fn goodput(emu: &Emulator, to: Ipv4Addr) -> f64 {
         }
     });
     let (mut server, _) = listener.accept().unwrap();
-    server.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let (start, mut buf, mut counted) = (Instant::now(), vec![0u8; 64 * 1024], 0u64);
-    while start.elapsed() < RUN {
-        let n = server.read(&mut buf).unwrap();
-        if start.elapsed() >= WARMUP {
-            counted += n as u64;
-        }
-    }
+    let bps = support::goodput_after(&mut server, RUN, WARMUP);
     drop(server);
     writer.join().unwrap();
-    counted as f64 * 8.0 / (RUN - WARMUP).as_secs_f64()
+    bps
 }
 
 fn delivered_up(report: &results::EmuReport) -> u64 {
