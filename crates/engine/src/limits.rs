@@ -279,7 +279,7 @@ fn check_options(spec: &TestSpec, declared: &[crate::registry::TypeOption]) -> R
 }
 
 /// Settings that only some test types take; each type's check names the ones it takes and
-/// [`only`] refuses the others when set, so a sweep over a setting a test ignores is an error
+/// `only` refuses the others when set, so a sweep over a setting a test ignores is an error
 /// instead of the same measurement at every point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Optional {
