@@ -52,10 +52,7 @@ pub fn open_store_read(db: Option<&std::path::Path>) -> Result<Store> {
     let path = db.map(std::path::Path::to_path_buf).or_else(store::env_path).or_else(store::default_path);
     if let Some(p) = path.as_ref().filter(|p| !p.to_str().is_some_and(store::db::is_postgres) && !p.exists())
     {
-        anyhow::bail!(
-            "no archive at {}: nothing has been stored there yet (tests store their results there unless run with --no-store)",
-            p.display()
-        );
+        return Err(store::Error::Missing { path: p.clone() }.into());
     }
     let writable = open_store(db);
     match (writable, path) {

@@ -69,6 +69,12 @@ pub enum Error {
         /// Cause (in the message only).
         reason: std::io::Error,
     },
+    /// An archive opened for reading does not exist (reading never creates one).
+    #[error("no archive at {}: nothing has been stored there yet", path.display())]
+    Missing {
+        /// File.
+        path: PathBuf,
+    },
     /// The directory of an archive named explicitly does not exist (it is not created: a
     /// mistyped path should not grow a new archive somewhere unexpected).
     #[error("opening the archive {path}: the directory {} does not exist", dir.display())]
@@ -163,6 +169,7 @@ impl Error {
                 | Error::Connect { .. }
                 | Error::Dir { .. }
                 | Error::NoDir { .. }
+                | Error::Missing { .. }
                 | Error::Damaged { .. }
                 | Error::NewerSchema { .. }
                 | Error::ReadOnlyOld { .. }
@@ -286,6 +293,9 @@ impl Store {
                 return Err(Error::OldSchema { found, known: schema::latest() });
             }
             return Ok(Store { conn: RefCell::new(conn), path: PathBuf::from(shown), checked: true });
+        }
+        if !path.exists() {
+            return Err(Error::Missing { path: path.to_path_buf() });
         }
         let conn = read_only_connection(path)?;
         let (found, known) = (schema::version(&conn)?, schema::latest());
