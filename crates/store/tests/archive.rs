@@ -365,7 +365,7 @@ fn an_archive_in_a_missing_directory_is_refused_unless_asked_to_create_it() {
 fn reading_a_missing_archive_says_so_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("never.db");
-    let e = Store::open_read_only(&path).err().expect("a missing archive cannot be read");
+    let Err(e) = Store::open_read_only(&path) else { panic!("a missing archive cannot be read") };
     assert!(matches!(e, store::Error::Missing { .. }) && e.is_unusable_archive(), "{e}");
     assert!(e.to_string().starts_with("no archive at ") && e.to_string().contains("never.db"), "{e}");
     assert!(!path.exists(), "reading created the archive");
