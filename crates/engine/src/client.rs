@@ -204,8 +204,8 @@ impl Session<'_> {
         let transport = registry::of(self.spec.test).data();
         let plan = Plan {
             setup: protocol::request(self.spec),
-            results_end_local: transport.results_end_local(),
-            eof_ends: transport.eof_ends(),
+            results_end_local: transport.traits().results_end_local,
+            eof_ends: transport.traits().eof_ends,
         };
         let timeouts = machine::Timeouts { step: self.opts.timeout, results: RESULTS_TIMEOUT };
         let (mut m, first) = machine::Client::new(Instant::now(), timeouts, plan);

@@ -184,7 +184,8 @@ impl Sampler {
             cpu_samples: vec![Vec::new(); n],
             udp: crate::registry::of(spec.test)
                 .data()
-                .counts_datagrams()
+                .traits()
+                .counts_datagrams
                 .then(|| vec![UdpCounts::default(); n]),
         }
     }

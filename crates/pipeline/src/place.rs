@@ -217,7 +217,7 @@ impl Place {
             Kind::Iperf3 => engine::iperf3::run_test,
             _ => engine::run_test,
         };
-        let traceable = engine::registry::of(spec.test).data().traceable();
+        let traceable = engine::registry::of(spec.test).data().traits().traceable;
         let recording = match &self.trace {
             Some(t) if traceable => Some(t.start(spec, self.opts.port, self.capture_place())?),
             _ => None,

@@ -81,14 +81,21 @@ pub trait DataTransport: Sync {
     fn bind(&self, spec: &TestSpec, local: IpAddr) -> Result<Vec<UdpSocket>, Error>;
     /// Server: waits for the client's data until the deadline.
     fn accept(&self, s: ServerEnd<'_>) -> Result<Data, Event>;
+    /// How its tests end and are counted (no default: each transport says).
+    fn traits(&self) -> Traits;
+}
+
+/// How a transport's tests end and are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traits {
     /// Whether the client's own end of the data says when results are due (UDP).
-    fn results_end_local(&self) -> bool;
+    pub results_end_local: bool,
     /// Whether the data connections closing ends the test (TCP streams).
-    fn eof_ends(&self) -> bool;
+    pub eof_ends: bool,
     /// Whether the server's end can be traced (its data is TCP on its port).
-    fn traceable(&self) -> bool;
+    pub traceable: bool,
     /// Whether each end counts datagrams (sent, lost, out of order) per interval.
-    fn counts_datagrams(&self) -> bool;
+    pub counts_datagrams: bool,
 }
 
 /// The implementation of `t`.
@@ -114,17 +121,8 @@ impl DataTransport for TcpConnections {
     fn accept(&self, s: ServerEnd<'_>) -> Result<Data, Event> {
         (s.collect)(&s.conns, super::of(s.spec.test).data_connections(s.spec)).map(Data::Tcp)
     }
-    fn results_end_local(&self) -> bool {
-        false
-    }
-    fn eof_ends(&self) -> bool {
-        true
-    }
-    fn traceable(&self) -> bool {
-        true
-    }
-    fn counts_datagrams(&self) -> bool {
-        false
+    fn traits(&self) -> Traits {
+        Traits { results_end_local: false, eof_ends: true, traceable: true, counts_datagrams: false }
     }
 }
 
@@ -142,17 +140,8 @@ impl DataTransport for TcpPerTransaction {
     fn accept(&self, s: ServerEnd<'_>) -> Result<Data, Event> {
         Ok(Data::Accept(forward(s.conns)))
     }
-    fn results_end_local(&self) -> bool {
-        false
-    }
-    fn eof_ends(&self) -> bool {
-        false
-    }
-    fn traceable(&self) -> bool {
-        true
-    }
-    fn counts_datagrams(&self) -> bool {
-        false
+    fn traits(&self) -> Traits {
+        Traits { results_end_local: false, eof_ends: false, traceable: true, counts_datagrams: false }
     }
 }
 
@@ -183,17 +172,8 @@ impl DataTransport for UdpFlows {
             .map(Data::Udp)
             .map_err(|e| Event::Failed(e.into()))
     }
-    fn results_end_local(&self) -> bool {
-        true
-    }
-    fn eof_ends(&self) -> bool {
-        false
-    }
-    fn traceable(&self) -> bool {
-        false
-    }
-    fn counts_datagrams(&self) -> bool {
-        true
+    fn traits(&self) -> Traits {
+        Traits { results_end_local: true, eof_ends: false, traceable: false, counts_datagrams: true }
     }
 }
 
@@ -205,8 +185,8 @@ mod tests {
     #[test]
     fn each_transport_declares_how_its_test_ends_and_is_counted() {
         let says = |t: Transport| {
-            let d = of(t);
-            (d.results_end_local(), d.eof_ends(), d.traceable(), d.counts_datagrams())
+            let d = of(t).traits();
+            (d.results_end_local, d.eof_ends, d.traceable, d.counts_datagrams)
         };
         assert_eq!(says(Transport::TcpConnections), (false, true, true, false));
         assert_eq!(says(Transport::TcpPerTransaction), (false, false, true, false));

@@ -352,7 +352,7 @@ fn start_trace(
     shared: &Shared,
     ctrl: &Control,
 ) -> Option<Result<Box<dyn end_trace::EndTrace>, String>> {
-    if !spec.trace_server || !registry::of(spec.test).data().traceable() {
+    if !spec.trace_server || !registry::of(spec.test).data().traits().traceable {
         return None;
     }
     let Some(tracer) = &shared.cfg.end_tracer else { return Some(Err(end_trace::OFF.into())) };
