@@ -12,50 +12,19 @@ mod support;
 #[path = "../../store/tests/support/pg_cluster.rs"]
 mod pg_cluster;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use results::{Headline, Metric, TestKind, TestResult, TestSpec, ThirdParty};
 use store::{RunKind, RunStatus, Store};
+use support::dashboard::Dashboard;
 use support::lab::{can_use_namespaces, Lab};
 use support::mesh_archive::{mesh_run, round, HOUR_MS};
 use support::{command, command_in, stdout, ServerProc};
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
-}
-
-struct Dashboard {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn dashboard(db: &Path, extra: &[&str]) -> Dashboard {
-    let mut child = command()
-        .args(["dashboard", "--db"])
-        .arg(db)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
-    Dashboard { child, url }
 }
 
 /// The DOM of `url` after `budget_ms` of Chromium's virtual time (timers run; virtual time
@@ -95,7 +64,7 @@ fn the_grid_history_and_live_rounds_in_chromium() {
         }
     }
     let before = std::fs::read(&db).unwrap();
-    let d = dashboard(&db, &["--listen", "127.0.0.1:0"]);
+    let d = Dashboard::start(&db, &["--listen", "127.0.0.1:0"]);
     // The grid: nine cells, the planted regression and the failure with its reason.
     let page = dom(&format!("{}?poll=500", d.url), dir.path(), 3000).unwrap();
     assert_eq!(count(&page, "<td class="), 9, "{page}");
@@ -194,7 +163,7 @@ fn off_loopback_a_token_is_required() {
         command().args(["dashboard", "--db"]).arg(&db).args(["--listen", "0.0.0.0:0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --token or --token-file"));
-    let d = dashboard(&db, &["--listen", "0.0.0.0:0", "--token", "s3cret"]);
+    let d = Dashboard::start(&db, &["--listen", "0.0.0.0:0", "--token", "s3cret"]);
     let port = d.url.rsplit(':').next().unwrap().trim_end_matches('/');
     let get = |path: &str| -> String {
         use std::io::{Read, Write};
@@ -236,8 +205,8 @@ fn postgresql_serves_what_sqlite_serves() {
             round(&mut st, 3, now - (12 - r) * HOUR_MS, r, r == 11);
         }
     }
-    let lite = dashboard(&file, &["--listen", "127.0.0.1:0"]);
-    let pg = dashboard(Path::new(&url), &["--listen", "127.0.0.1:0"]);
+    let lite = Dashboard::start(&file, &["--listen", "127.0.0.1:0"]);
+    let pg = Dashboard::start(Path::new(&url), &["--listen", "127.0.0.1:0"]);
     let (a, b) = (http_get(&lite.url, "/api/grid"), http_get(&pg.url, "/api/grid"));
     assert_eq!(a, b);
     assert!(a.contains("\"class\":\"regressed\"") && a.contains("\"class\":\"failed\""), "{a}");
@@ -348,7 +317,7 @@ fn a_scheduled_mesh_of_namespaced_hosts_watched_live() {
     let label =
         c.query("fleet_live", "SELECT label FROM tests WHERE sender = 'a' AND receiver = 'b' LIMIT 1");
     plant_history(&mut st, &label, now_ms() - 60_000, 24, 1e12);
-    let d = dashboard(Path::new(&tcp), &["--listen", "127.0.0.1:0"]);
+    let d = Dashboard::start(Path::new(&tcp), &["--listen", "127.0.0.1:0"]);
     let (url, work) = (format!("{}?poll=100", d.url), dir.path().to_path_buf());
     let browser = std::thread::spawn(move || dom(&url, &work, 20_000).unwrap());
     let live = browser.join().unwrap();

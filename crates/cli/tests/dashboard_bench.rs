@@ -7,12 +7,12 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use store::Store;
-use support::command;
+use support::dashboard::Dashboard;
 use support::mesh_archive::{name, round, HOUR_MS};
 
 fn env(name: &str, default: u32) -> u32 {
@@ -50,27 +50,8 @@ fn dashboard_page_load_times() {
     }
     let generated = t.elapsed();
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
-    let mut child = command()
-        .args(["dashboard", "--db"])
-        .arg(&db)
-        .args(["--listen", "127.0.0.1:0", "--since", "400d"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let port: u16 = line
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .trim()
-        .trim_end_matches("/ (read-only)")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap_or_else(|_| {
-            line.split("127.0.0.1:").nth(1).unwrap().split('/').next().unwrap().parse().unwrap()
-        });
+    let d = Dashboard::start(&db, &["--listen", "127.0.0.1:0", "--since", "400d"]);
+    let port = d.port();
     let (a, b) = (name(0, hosts), name(1, hosts));
     let pages = [
         ("grid page (HTML)", "/".to_string()),
@@ -114,6 +95,5 @@ fn dashboard_page_load_times() {
         let cells = dom.matches("<td class=").count();
         println!("| grid drawn in Chromium ({cells} cells) | - | {} | - |", ms(t.elapsed()));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(d);
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code, reason = "each test file uses the part it needs")]
 
 pub mod chromium;
+pub mod dashboard;
 pub mod lab;
 pub mod mesh_archive;
 pub mod veth;
