@@ -111,12 +111,16 @@ pub fn run(
         }
         let next = next(s.every, slot, began.elapsed());
         if next.overran {
+            // Milliseconds: a round a few ms over a 1 s interval must not read "1.0 s, longer than 1.0 s".
+            let skipped = match next.skipped {
+                0 => String::new(),
+                k => format!(" ({k} slot(s) skipped)"),
+            };
             eprintln!(
-                "round {n}: took {:.1} s, longer than the {:.1} s interval; round {} starts now ({} slot(s) skipped)",
+                "round {n}: took {:.3} s, longer than the {:.1} s interval; round {} starts now{skipped}",
                 t.elapsed().as_secs_f64(),
                 s.every.as_secs_f64(),
                 n + 1,
-                next.skipped
             );
         }
         slot = next.slot;
