@@ -113,7 +113,7 @@ const CATALOGUE: &[Entry] = &[
     measured("Figure 5", "TCP with 8K buffers, OC-3c: the HP J2802A's ~44 Mbit/s"),
     measured("Figure 6", "UDP 8K datagrams, OC-3c: over 70 Mbit/s"),
     measured("Figure 7", "TCP rises with packet size (32K above 1K)"),
-    measured("Figure 8", "IP delay over ATM against packet size: 0.5 to 4 ms"),
+    measured("Figure 8", "IP delay over ATM against packet size: 0.5 to 4 ms round trip (§3.1: RTT)"),
     measured("Figure 9", "TCP retransmissions from 0.01 % cell loss = whole lost PDUs"),
     measured("Figure 10", "UDP receiver overrun: a slow receiver loses most datagrams to its full socket"),
     measured("Figure 11", "AAL5 CS-PDU loss at 0.01 % cell loss: up to 0.1 %"),
