@@ -25,9 +25,9 @@ fn root() -> bool {
     is_root
 }
 
-/// Starts `study STUDY --quick -t 1` and sends it SIGINT once `cases` cases have finished;
-/// returns its stderr and whether it exited unsuccessfully.
-fn interrupted_after(cases: usize, db: &str) -> (String, bool) {
+/// Starts `study STUDY --quick -t 1` and sends it `signal` (`-INT`, `-KILL`) once `cases`
+/// cases have finished; returns its stderr and whether it exited unsuccessfully.
+fn interrupted_after(cases: usize, db: &str, signal: &str) -> (String, bool) {
     let mut child = command()
         .args(["study", STUDY, "--quick", "-t", "1", "--db", db])
         .stdout(Stdio::piped())
@@ -50,7 +50,7 @@ fn interrupted_after(cases: usize, db: &str) -> (String, bool) {
     let deadline = Instant::now() + Duration::from_secs(300);
     let reached = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok();
     let pid = child.id().to_string();
-    let signal = if reached { "-INT" } else { "-KILL" };
+    let signal = if reached { signal } else { "-KILL" };
     assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
     let status = child.wait().unwrap();
     let err = reader.join().unwrap();
@@ -101,7 +101,7 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("resume.db");
     let db = db.to_str().unwrap();
-    let (err, failed) = interrupted_after(3, db);
+    let (err, failed) = interrupted_after(3, db, "-INT");
     assert!(failed, "an interrupted study exits unsuccessfully:\n{err}");
     let hint = format!("resume with: tcplab study {STUDY} --quick -t 1 --resume 1");
     assert!(err.contains(&hint), "no resume hint:\n{err}");
@@ -153,4 +153,25 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
     assert!(text.contains("reno: probe RTT p95, worst of 4 runs"), "{text}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("worst probe RTT p95"), "the report lacks the probe's figures");
+}
+
+#[test]
+fn a_killed_study_resumes_from_the_cases_it_stored() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("killed.db");
+    let db = db.to_str().unwrap();
+    // SIGKILL: no handler runs, the run stays `running` in the archive with a dead owner.
+    let (err, failed) = interrupted_after(2, db, "-KILL");
+    assert!(failed, "{err}");
+    let (kept, complete) = archived(db, "1");
+    assert!(kept.len() >= 2 && !complete, "{kept:?}");
+    let out = tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", db]);
+    let e = stderr(&out);
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains(&format!("resuming run 1: {} of ", kept.len())), "{e}");
+    let (cases, complete) = archived(db, "1");
+    assert!(complete && cases.starts_with(&kept) && cases.len() > kept.len(), "{cases:?}");
 }
