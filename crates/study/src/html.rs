@@ -109,6 +109,45 @@ pub fn size_chart(title: &str, x_label: &str, series: Vec<Series>, ceiling: Opti
     c.render()
 }
 
+/// `rows` with their names shortened for a bar chart's axis, which cuts a name after 30
+/// characters: each `(long, short)` pair replaces `long` wherever it occurs in a name.
+pub fn relabelled(rows: &[&Row], short: &[(&str, &str)]) -> Vec<Row> {
+    rows.iter()
+        .map(|r| {
+            let mut r = (*r).clone();
+            r.case = short.iter().fold(r.case, |c, (long, s)| c.replace(long, s));
+            r
+        })
+        .collect()
+}
+
+/// Reference lines whose labels do not overprint: a line within [`REF_GAP`] of the largest
+/// value of one above it keeps its line, and its label joins that one's
+/// (`paper 134.5 (Fig. 2) · model ceiling 134.3`), the lines' order from the top.
+pub fn ref_lines(mut refs: Vec<(f64, String)>) -> Vec<RefLine> {
+    refs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let top = refs.iter().map(|r| r.0.abs()).fold(0.0, f64::max);
+    let mut lines: Vec<RefLine> = Vec::new();
+    let mut shown = None;
+    for (y, label) in refs {
+        match shown.filter(|&i: &usize| (lines[i].y - y).abs() <= REF_GAP * top) {
+            Some(i) => {
+                lines[i].label = format!("{} · {label}", lines[i].label);
+                lines.push(RefLine { y, label: String::new() });
+            }
+            None => {
+                shown = Some(lines.len());
+                lines.push(RefLine { y, label });
+            }
+        }
+    }
+    lines
+}
+
+/// Reference lines closer than this share of the largest one's value share one label (the
+/// labels are about 12 px high on a plot about 300 px high whose axis starts at zero).
+const REF_GAP: f64 = 0.06;
+
 /// A chart of curves against a size axis with the y axis `y_label` (a percentage, a delay).
 pub fn curve_chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> String {
     let mut c = LineChart::new(title, AxisSpec::sizes(x_label), AxisSpec::linear(y_label));

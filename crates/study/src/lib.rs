@@ -16,6 +16,7 @@ pub mod html;
 pub mod matrix;
 pub mod paper;
 pub mod plan;
+pub mod resume;
 pub mod runner;
 pub mod status;
 pub mod studies;
@@ -167,6 +168,8 @@ pub struct Options {
     pub report: Option<PathBuf>,
     /// The archive.
     pub storage: pipeline::Storage,
+    /// `--resume [ID]`: continue a run of the same design that stopped before its end.
+    pub resume: Option<resume::Resume>,
 }
 
 /// Every stage of `study` on emulated paths in `mode`, its matrix's cells included.

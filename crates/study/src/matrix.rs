@@ -145,6 +145,7 @@ mod tests {
             seconds: None,
             report: None,
             storage: pipeline::Storage::default(),
+            resume: None,
         }
     }
 

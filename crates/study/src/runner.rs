@@ -16,37 +16,31 @@ use results::{Estimate, RunRecord, Status, TestError, TestResult};
 use store::{RunKind, RunStatus};
 
 use crate::plan::{Stage, Where};
+use crate::resume::{Cases, Kept};
 use crate::{Done, Options, Outcome, Study};
 
-/// Runs `study` as `opts` asks; writes the report and prints the comparison at the end.
+/// Runs `study` as `opts` asks (or continues the stored run `opts.resume` names); writes
+/// the report and prints the comparison at the end.
 pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCode> {
     let (stages, skipped) = crate::stages_for(study, opts);
-    let first = stages.first().context("the study has nothing to run")?;
+    anyhow::ensure!(!stages.is_empty(), "the study has nothing to run");
     if let Some(path) = &opts.report {
         pipeline::run::check_writable(path)?;
     }
+    let plan = sweep_plan(&stages, crate::resume::design(study, opts, &stages))?;
+    let kept = opts.resume.map(|want| crate::resume::load(study, opts, want, &plan)).transpose()?;
+    let start = first_left(&stages, kept.as_ref().map(|k| &k.cases));
     let cfg = Config {
-        target: target(first, opts),
+        target: target(&stages[start], opts),
         format: report::Format::Text,
         report: None,
         storage: opts.storage.clone(),
-        trace: trace_dir(first, 0),
+        trace: trace_dir(&stages[start], start),
         trace_level: Default::default(),
     };
-    let plan = sweep_plan(study, &stages)?;
-    let mut run = Run::begin(&cfg, RunKind::Sweep, Duration::from_secs(3))?;
-    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-        st.begin_sweep(id, &plan)?;
-    }
+    let mut run = open(&cfg, &plan, kept.as_ref().map(|k| k.id))?;
     run.live.show_intervals = false;
-    eprintln!(
-        "study {} ({} mode): {} tests in {} stages{}",
-        study.info().name,
-        opts.mode.id(),
-        plan.len(),
-        stages.len(),
-        run.rec.run_id().map_or(String::new(), |id| format!(", stored as run {id}"))
-    );
+    announce(study, opts, &stages, &run, kept.as_ref());
     let mut outcome = Outcome {
         mode: opts.mode,
         host: opts.host.as_ref().map(|h| h.host.clone()),
@@ -54,8 +48,82 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
         skipped,
         run_id: run.rec.run_id(),
     };
-    let failure = run_stages(&mut run, &stages, opts, stop, &mut outcome).err();
+    let mut cases = kept.map(|k| k.cases).unwrap_or_default();
+    let failure = run_stages(&mut run, &stages, start, &mut cases, opts, stop, &mut outcome).err();
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
+}
+
+/// Begins the study's run with its plan stored, or reopens the stored run `resume`.
+fn open(cfg: &Config, plan: &SweepPlan, resume: Option<i64>) -> Result<Run> {
+    let busy = Duration::from_secs(3);
+    if let Some(id) = resume {
+        return Run::resume(cfg, id, busy);
+    }
+    let mut run = Run::begin(cfg, RunKind::Sweep, busy)?;
+    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
+        st.begin_sweep(id, plan)?;
+    }
+    Ok(run)
+}
+
+/// The first stage with a case not kept from an earlier session (the last when all are).
+fn first_left(stages: &[Stage], kept: Option<&Cases>) -> usize {
+    let Some(kept) = kept else { return 0 };
+    let mut index = 0u32;
+    for (n, s) in stages.iter().enumerate() {
+        let end = index + s.cases.len() as u32;
+        if (index..end).any(|i| !kept.contains_key(&i)) {
+            return n;
+        }
+        index = end;
+    }
+    stages.len().saturating_sub(1)
+}
+
+/// The study's first line: what it runs and where it is stored, or what a resumed run has
+/// done and what is left, with the estimate of what is left.
+fn announce(study: &dyn Study, opts: &Options, stages: &[Stage], run: &Run, kept: Option<&Kept>) {
+    let (name, mode) = (study.info().name, opts.mode.id());
+    let total: usize = stages.iter().map(|s| s.cases.len()).sum();
+    let Some(k) = kept else {
+        let stored = run.rec.run_id().map_or(String::new(), |id| format!(", stored as run {id}"));
+        eprintln!("study {name} ({mode} mode): {total} tests in {} stages{stored}", stages.len());
+        return;
+    };
+    let left = crate::plan::estimate_s(&left_stages(stages, &k.cases), 100e6);
+    eprintln!(
+        "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left (~{})",
+        k.id,
+        k.cases.len(),
+        total - k.cases.len(),
+        duration(left)
+    );
+}
+
+/// `45 s`, `3 min 5 s`, `2 h 31 min`.
+fn duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// The stages with only the cases not kept (stages left empty dropped), for the estimate.
+fn left_stages(stages: &[Stage], kept: &Cases) -> Vec<Stage> {
+    let mut index = 0u32;
+    let mut left = Vec::new();
+    for s in stages {
+        let mut s = s.clone();
+        s.cases.retain(|_| {
+            index += 1;
+            !kept.contains_key(&(index - 1))
+        });
+        if !s.cases.is_empty() {
+            left.push(s);
+        }
+    }
+    left
 }
 
 /// Where `stage` runs.
@@ -79,57 +147,80 @@ fn trace_dir(stage: &Stage, index: usize) -> Option<std::path::PathBuf> {
     stage.trace.then(|| std::env::temp_dir().join(format!("tcplab-study-{}-{index}", std::process::id())))
 }
 
-/// The archive's view of the study: one axis, the cases in run order.
-fn sweep_plan(study: &dyn Study, stages: &[Stage]) -> Result<SweepPlan> {
+/// The archive's view of the study: one axis, the cases in run order, named by the design's
+/// text ([`crate::resume::design`]).
+fn sweep_plan(stages: &[Stage], design: String) -> Result<SweepPlan> {
     let cases: Vec<ParamValue> =
         stages.iter().flat_map(|s| &s.cases).map(|c| ParamValue::Text(c.key.clone())).collect();
     let base = stages.iter().flat_map(|s| &s.cases).next().context("the study has no tests")?.spec.clone();
-    let axis = Axis {
-        name: "case".into(),
-        tied: Vec::new(),
-        values: cases,
-        text: format!("study {}", study.info().name),
-    };
+    let axis = Axis { name: "case".into(), tied: Vec::new(), values: cases, text: design };
     Ok(SweepPlan { base, axes: vec![axis], confidence: None, metric: "headline".into(), mesh: None })
 }
 
-/// Runs every stage's cases; `Err` ends the study early (interrupted, or a place that
-/// would not start).
+/// Runs every stage's cases, taking those `kept` has from it instead of running them;
+/// `Err` ends the study early (interrupted, or a place that would not start). The place
+/// starts at stage `start`.
 fn run_stages(
     run: &mut Run,
     stages: &[Stage],
+    start: usize,
+    kept: &mut Cases,
     opts: &Options,
     stop: &StopFlag,
     out: &mut Outcome,
 ) -> Result<()> {
     let total: usize = stages.iter().map(|s| s.cases.len()).sum();
-    let bar = pipeline::progress::Progress::new(total as u64, 0, run.live.printer().for_people());
+    let for_people = run.live.printer().for_people();
+    let bar = pipeline::progress::Progress::new(total as u64, kept.len() as u64, for_people);
     let (lines, started) = (!std::io::stdout().is_terminal(), std::time::Instant::now());
-    let mut index = 0u32;
+    let (mut index, mut placed) = (0u32, start);
     for (n, stage) in stages.iter().enumerate() {
-        if n > 0 {
-            run.move_to(&target(stage, opts), trace_dir(stage, n))
-                .with_context(|| format!("starting the stage `{}`", stage.label))?;
-        }
         for case in &stage.cases {
+            let (stage_label, case) = (stage.label.clone(), case.clone());
+            if let Some((result, rtt)) = kept.remove(&index) {
+                out.done.push(Done { stage: stage_label, case, result, rtt });
+                index += 1;
+                continue;
+            }
             if stop.is_set() {
                 bar.finish();
                 anyhow::bail!("interrupted");
             }
-            bar.message(format!("{} · {}", stage.label, case.key));
-            let (r, rtt) = measure(run, case, stop);
-            let r = sent_nothing(r);
-            store_point(run, index, stage, &case.key, &r);
-            if lines {
-                bar.line(&progress_line(index as usize + 1, total, started, &case.key, &r));
+            if n != placed {
+                run.move_to(&target(stage, opts), trace_dir(stage, n))
+                    .with_context(|| format!("starting the stage `{}`", stage.label))?;
+                placed = n;
             }
-            out.done.push(Done { stage: stage.label.clone(), case: case.clone(), result: r, rtt });
+            bar.message(format!("{} · {}", stage.label, case.key));
+            let (result, rtt) = one_case(run, index, stage, &case, stop)?;
+            if lines {
+                bar.line(&progress_line(index as usize + 1, total, started, &case.key, &result));
+            }
+            out.done.push(Done { stage: stage_label, case, result, rtt });
             index += 1;
             bar.inc();
         }
     }
     bar.finish();
     Ok(())
+}
+
+/// Measures and stores case `index`; `Err` when it was interrupted (a partial case is not
+/// kept: a resumed run measures it again).
+fn one_case(
+    run: &mut Run,
+    index: u32,
+    stage: &Stage,
+    case: &crate::Case,
+    stop: &StopFlag,
+) -> Result<(TestResult, Option<crate::Rtt>)> {
+    let (r, rtt) = measure(run, case, stop);
+    if r.status == Status::Interrupted || stop.is_set() {
+        anyhow::bail!("interrupted");
+    }
+    let r = sent_nothing(r);
+    store_point(run, index, stage, &case.key, &r, rtt);
+    Ok((r, rtt))
 }
 
 /// Runs `case`, with the RTT probe beside it when it asks for one.
@@ -178,12 +269,14 @@ fn progress_line(n: usize, total: usize, started: std::time::Instant, key: &str,
     format!("[{n}/{total} {}:{:02}] {key}: {what}", s / 60, s % 60)
 }
 
-/// Stores case `key`'s result as sweep point `index`.
-fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResult) {
-    let params = vec![
+/// Stores case `key`'s result as sweep point `index`, with the RTT probe's figures (a
+/// resumed run reads them back: [`crate::resume::rtt_of`]).
+fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResult, rtt: Option<crate::Rtt>) {
+    let mut params = vec![
         ParamSetting { name: "case".into(), value: ParamValue::Text(key.into()) },
         ParamSetting { name: "stage".into(), value: ParamValue::Text(stage.label.clone()) },
     ];
+    params.extend(crate::resume::rtt_params(rtt));
     let point = point_of(index, params, r);
     let stored = match (run.rec.run_id(), run.rec.store()) {
         (Some(id), Some(st)) => st.add_point(id, &point, r).map_err(anyhow::Error::from),
@@ -229,7 +322,23 @@ fn ending(
         ),
         Some(e) => (RunStatus::Failed, Some(TestError { code: "run".into(), message: format!("{e:#}") })),
     };
-    Ending { run: record(run, plan, outcome), status, error, text, hint: String::new() }
+    let hint = match (status, run.rec.run_id()) {
+        (RunStatus::Complete, _) | (_, None) => String::new(),
+        (_, Some(id)) => resume_hint(study, opts, id),
+    };
+    Ending { run: record(run, plan, outcome), status, error, text, hint }
+}
+
+/// How to continue a run that stopped: the same command with `--resume ID`.
+fn resume_hint(study: &dyn Study, opts: &Options, id: i64) -> String {
+    let quick = if opts.mode == crate::Mode::Quick { " --quick" } else { "" };
+    let t = opts.seconds.map_or(String::new(), |s| format!(" -t {s}"));
+    let host = if opts.host.is_some() || opts.inventory.is_some() {
+        " (and the same HOST or --inventory)"
+    } else {
+        ""
+    };
+    format!("; resume with: tcplab study {}{quick}{t} --resume {id}{host}", study.info().name)
 }
 
 /// The first failed case, as the run's error.

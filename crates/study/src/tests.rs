@@ -199,3 +199,43 @@ fn pending_is_read_from_the_run_not_from_the_catalogue_alone() {
     assert!(pending.iter().any(|p| p.starts_with(row)), "{pending:?}");
     assert!(pending.iter().any(|p| p.starts_with("Figure 15 (Sparc10 SBA-200")), "{pending:?}");
 }
+
+#[test]
+fn close_reference_lines_share_one_label() {
+    // Seed 000's main chart: the model's 134.34 and the paper's 134.5 overprinted.
+    let refs = vec![
+        (134.34, "model ceiling".to_string()),
+        (134.5, "paper 134.5 (Fig. 2)".to_string()),
+        (119.12, "paper 119.12 (Table 2)".to_string()),
+    ];
+    let lines = crate::html::ref_lines(refs);
+    let labels: Vec<(f64, &str)> = lines.iter().map(|l| (l.y, l.label.as_str())).collect();
+    assert_eq!(
+        labels,
+        vec![
+            (134.5, "paper 134.5 (Fig. 2) · model ceiling"),
+            (134.34, ""),
+            (119.12, "paper 119.12 (Table 2)")
+        ]
+    );
+    // Lines far apart keep their own labels.
+    let apart = crate::html::ref_lines(vec![(91.0, "a".into()), (59.0, "b".into())]);
+    assert!(apart.iter().all(|l| !l.label.is_empty()), "{apart:?}");
+}
+
+#[test]
+fn every_bar_label_of_the_nic_chart_fits_its_room() {
+    // The bar chart cuts a category after about 24 characters; seed 001's adapter names made
+    // every label end in the same cut-off words.
+    let s = crate::find("nic-eval").unwrap();
+    let page = s.charts(&crate::Outcome {
+        mode: Mode::Quick,
+        host: None,
+        done: Vec::new(),
+        skipped: Vec::new(),
+        run_id: None,
+    });
+    let first = &page[0];
+    assert!(first.contains("ATM 5515 TTCP Transmit") && first.contains("10 Mbit/s FTP Receive"), "{first}");
+    assert!(!first.contains('…'), "a label was cut: {first}");
+}

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::StoreArgs;
 
-/// `tcplab study list` · `tcplab study NAME [HOST] [--quick] [-o report.html]`.
+/// `tcplab study list` · `tcplab study NAME [HOST] [--quick] [-o report.html] [--resume [ID]]`.
 #[derive(Debug, Args)]
 pub struct StudyArgs {
     /// `list`, or a study: tcp-atm-2000, nic-eval, atm-loss, slac-stacks, segment-flow.
@@ -33,6 +33,12 @@ pub struct StudyArgs {
     /// Write the study's HTML report (paper, measured, model, overlays) to FILE.
     #[arg(short = 'o', long = "report", value_name = "FILE")]
     pub report: Option<std::path::PathBuf>,
+    /// Continue a run of this study that stopped before its end (Ctrl-C, a kill, a crash):
+    /// the cases it finished are read from the archive, the rest run, and the report covers
+    /// all. Without RUN-ID, the newest unfinished run of the study. Needs the same --quick,
+    /// -t and HOST as the run had.
+    #[arg(long, value_name = "RUN-ID", num_args = 0..=1, value_parser = clap::value_parser!(i64).range(1..))]
+    pub resume: Option<Option<i64>>,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -36,6 +36,7 @@ pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
         seconds: a.seconds,
         report: a.report.clone(),
         storage: storage(&a.store),
+        resume: a.resume.map(|id| id.map_or(study::resume::Resume::Last, study::resume::Resume::Run)),
     };
     study::runner::run(s, &opts, stop)
 }

@@ -113,7 +113,7 @@ const CATALOGUE: &[Entry] = &[
     measured("Figure 5", "TCP with 8K buffers, OC-3c: the HP J2802A's ~44 Mbit/s"),
     measured("Figure 6", "UDP 8K datagrams, OC-3c: over 70 Mbit/s"),
     measured("Figure 7", "TCP rises with packet size (32K above 1K)"),
-    measured("Figure 8", "IP delay over ATM against packet size: 0.5 to 4 ms"),
+    measured("Figure 8", "IP delay over ATM against packet size: 0.5 to 4 ms round trip (§3.1: RTT)"),
     measured("Figure 9", "TCP retransmissions from 0.01 % cell loss = whole lost PDUs"),
     measured("Figure 10", "UDP receiver overrun: a slow receiver loses most datagrams to its full socket"),
     measured("Figure 11", "AAL5 CS-PDU loss at 0.01 % cell loss: up to 0.1 %"),
@@ -346,7 +346,7 @@ impl Study for AtmLoss {
             "TCP, 8K buffers, TCP_NODELAY vs packet size",
             "packet size (bytes)",
             vec![
-                curve("tcplab, OC-3c CLIP", "clip-tcp-l"),
+                curve("tcplab, OC-3c", "clip-tcp-l"),
                 curve("tcplab, TAXI 100", "taxi-tcp-l"),
                 series("paper HP max (44)", [(1024.0, 44.0), (32768.0, 44.0)]),
                 series("paper SBA200 max", [(1024.0, 26.0), (32768.0, 26.0)]),
@@ -356,15 +356,28 @@ impl Study for AtmLoss {
         let rows = self.compare(out);
         let tput: Vec<&Row> = rows.iter().filter(|r| r.unit == "Mbit/s" && r.paper.is_some()).collect();
         let pct: Vec<&Row> = rows.iter().filter(|r| r.unit == "%").collect();
+        let pct = crate::html::relabelled(&pct, &SHORT);
         vec![
             tcp,
             curves::efficiency_chart(out, CLIP),
             curves::delay_chart(out),
             rows_chart("Maxima: paper, tcplab, model", "Mbit/s", &tput),
-            rows_chart("Losses and gains: paper, tcplab", "%", &pct),
+            rows_chart("Losses and gains: paper, tcplab", "%", &pct.iter().collect::<Vec<_>>()),
         ]
     }
 }
+
+/// The percentage rows' names as the bar chart shows them (it cuts a name after 30
+/// characters).
+const SHORT: [(&str, &str); 7] = [
+    ("TCP retransmitted segments, 0.01 % cell loss", "Fig. 9: TCP retransmits"),
+    ("AAL5 CS-PDUs lost, 0.01 % cell loss", "Fig. 11: AAL5 PDUs lost"),
+    ("of which the receiver's socket dropped", "slow: socket dropped"),
+    ("4M buffer: of which its socket dropped", "4M: slow, socket dropped"),
+    ("4M buffer: UDP loss to a", "4M: UDP loss,"),
+    ("UDP 8K: throughput lost with the checksum on", "Fig. 13: checksum's cost"),
+    ("UDP 8K: gain of a 4M receive buffer over 8K", "Fig. 12: 4M buffer's gain"),
+];
 
 /// A TCP stream with the paper's 8 KB buffers and TCP_NODELAY.
 fn small_tcp(len: u32, secs: u64) -> results::TestSpec {

@@ -183,7 +183,7 @@ impl Study for SlacStacks {
 
     fn charts(&self, out: &Outcome) -> Vec<String> {
         let mut charts = vec![spread_chart(out)];
-        for (key, _, label, _) in PATHS {
+        for (key, _, _, table) in PATHS {
             let curves: Vec<_> = out
                 .with_prefix(key)
                 .filter(|d| !d.case.key.contains(SHORT))
@@ -200,13 +200,14 @@ impl Study for SlacStacks {
                 continue;
             }
             let mut c = report::plot::LineChart::new(
-                &format!("Throughput over time, {label}"),
+                // The path's short name: its full description ran past the plot's width.
+                &format!("Throughput over time, {table}, one stream per control"),
                 report::plot::AxisSpec::linear("time (s)"),
                 report::plot::AxisSpec::linear("Mbit/s"),
             );
             c.markers = false;
             c.series = curves;
-            c.refs = paper_refs(PATHS.iter().find(|p| p.0 == key).map_or("", |p| p.3));
+            c.refs = paper_refs(table);
             charts.push(c.render());
         }
         charts
@@ -418,18 +419,14 @@ fn order<S: AsRef<str>>(mut xs: Vec<(f64, S)>) -> String {
     xs.iter().map(|(v, n)| format!("{} {v:.0}", n.as_ref())).collect::<Vec<_>>().join(" > ")
 }
 
-/// The paper's 1000-s means on the path, as reference lines.
+/// The paper's 1000-s means on the path, as reference lines (labels of close ones joined).
 fn paper_refs(key: &str) -> Vec<report::plot::RefLine> {
-    find(FIGURES, key)
-        .map(|f| {
-            f.values
-                .iter()
-                .filter(|v| v.label.ends_with("1000s"))
-                .map(|v| report::plot::RefLine {
-                    y: v.value,
-                    label: format!("paper: {}", v.label.replace(" 1000s", "")),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    let refs = find(FIGURES, key).map(|f| {
+        f.values
+            .iter()
+            .filter(|v| v.label.ends_with("1000s"))
+            .map(|v| (v.value, format!("paper: {}", v.label.replace(" 1000s", ""))))
+            .collect()
+    });
+    crate::html::ref_lines(refs.unwrap_or_default())
 }

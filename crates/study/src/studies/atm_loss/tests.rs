@@ -111,6 +111,8 @@ fn figure_8_needs_the_delay_to_rise_with_size_and_lie_in_the_papers_range() {
     // 1 ms and 2 ms round trips: in 0.5–4 ms, rising.
     let v = fig8(&[1000.0, 1010.0, 990.0], &[500.0, 505.0, 495.0]);
     assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
+    // Like with like: the paper's delay is its RTT (§3.1), compared with round trips as measured.
+    assert!(v.evidence.contains("paper's delay is its RTT, §3.1"), "{}", v.evidence);
     // 0.1 ms and 0.2 ms: rising, but below the paper's range.
     let v = fig8(&[10_000.0, 10_100.0, 9_900.0], &[5000.0, 5050.0, 4950.0]);
     assert_eq!(v.status, Status::Differs, "{}", v.evidence);

@@ -1,0 +1,177 @@
+//! `tcplab study NAME --resume [ID]`: a study stopped by SIGINT after a few cases is
+//! continued from its archived cases and ends with the same report as an uninterrupted run
+//! (the same cases in the archive, every figure's status computed on all of them); a resume
+//! by another study or design is refused with one line. Emulated paths need root.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use support::{command, json_of, stderr, stdout, tcplab};
+
+/// slac-stacks: twelve cases, some probed (the RTT beside them must come back on resume).
+const STUDY: &str = "slac-stacks";
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("id runs");
+    let is_root = String::from_utf8_lossy(&out.stdout).trim() == "0";
+    if !is_root {
+        eprintln!("skipped: tcplab study runs on emulated paths, which need root");
+    }
+    is_root
+}
+
+/// Starts `study STUDY --quick -t 1` and sends it `signal` (`-INT`, `-KILL`) once `cases`
+/// cases have finished; returns its stderr and whether it exited unsuccessfully.
+fn interrupted_after(cases: usize, db: &str, signal: &str) -> (String, bool) {
+    let mut child = command()
+        .args(["study", STUDY, "--quick", "-t", "1", "--db", db])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if line.starts_with(&format!("[{cases}/")) {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let reached = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok();
+    let pid = child.id().to_string();
+    let signal = if reached { signal } else { "-KILL" };
+    assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    let err = reader.join().unwrap();
+    assert!(reached, "case {cases} never finished:\n{err}");
+    (err, !status.success())
+}
+
+/// The figure column of the status list: which figures a run judged, in order.
+fn figures(text: &str) -> Vec<String> {
+    let list = text.split("status of every figure").nth(1).unwrap_or("");
+    list.lines()
+        .take_while(|l| !l.starts_with("pending"))
+        .filter_map(|l| l.split("  ").next())
+        .filter(|f| !f.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The comparison table's rows with every number masked: which rows a run has and which
+/// of them carry a measured value (explanations, which depend on the numbers, left out).
+fn table_shape(text: &str) -> Vec<String> {
+    let table = text.split("status of every figure").next().unwrap_or("");
+    let mask = |l: &str| {
+        let masked: String =
+            l.chars().map(|c| if c.is_ascii_digit() || c == '.' { '#' } else { c }).collect();
+        let words: Vec<&str> = masked.split_whitespace().collect();
+        words.join(" ").replace("#", "").replace("  ", " ")
+    };
+    table.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("- ")).map(mask).collect()
+}
+
+/// The cases of archived run `id`, in order, and whether its sweep is complete.
+fn archived(db: &str, id: &str) -> (Vec<String>, bool) {
+    let show = tcplab(&["show", id, "--format", "json", "--db", db]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    let run = json_of(&show);
+    let sweep = &run["sweep"];
+    let cases =
+        sweep["points"].as_array().unwrap().iter().map(|p| p["params"][0]["value"].to_string()).collect();
+    (cases, sweep["complete"].as_bool().unwrap())
+}
+
+#[test]
+fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("resume.db");
+    let db = db.to_str().unwrap();
+    let (err, failed) = interrupted_after(3, db, "-INT");
+    assert!(failed, "an interrupted study exits unsuccessfully:\n{err}");
+    let hint = format!("resume with: tcplab study {STUDY} --quick -t 1 --resume 1");
+    assert!(err.contains(&hint), "no resume hint:\n{err}");
+    let (kept, complete) = archived(db, "1");
+    assert!(kept.len() >= 3 && !complete, "{kept:?}");
+
+    // Another study, or the same one with another design, is refused in one line.
+    for (args, says) in [
+        (vec!["study", "atm-loss", "--quick", "-t", "1", "--resume", "1"], "is a run of study slac-stacks"),
+        (vec!["study", STUDY, "--quick", "--resume", "1"], "same --quick and -t"),
+        (vec!["study", STUDY, "--quick", "-t", "1", "--resume", "9"], "9"),
+    ] {
+        let out = tcplab(&[args.as_slice(), &["--db", db]].concat());
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?} not refused: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+
+    // Resumed (the newest unfinished run: no id): only the cases left run.
+    let html = dir.path().join("resumed.html");
+    let out =
+        tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "--db", db, "-o", html.to_str().unwrap()]);
+    let (text, e) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{e}\n{text}");
+    let total = kept.len() + e.lines().filter(|l| l.starts_with('[')).count();
+    assert!(e.contains(&format!("resuming run 1: {} of {total} tests done", kept.len())), "{e}");
+    let first = e.lines().find(|l| l.starts_with('[')).unwrap();
+    assert!(first.starts_with(&format!("[{}/{total} ", kept.len() + 1)), "{first}");
+    let (cases, complete) = archived(db, "1");
+    assert!(complete && cases.len() == total && cases.starts_with(&kept), "{cases:?}");
+    let again = tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", db]);
+    assert!(stderr(&again).contains("run 1 is complete: nothing to resume"), "{}", stderr(&again));
+
+    // The same study uninterrupted: the same cases, the same figures judged, the probe's
+    // round trips of the first session's cases in the report.
+    let plain = tcplab(&["study", STUDY, "--quick", "-t", "1", "--db", db]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert_eq!(archived(db, "2").0, cases);
+    assert_eq!(
+        figures(&text),
+        figures(&stdout(&plain)),
+        "resumed:\n{text}\nuninterrupted:\n{}",
+        stdout(&plain)
+    );
+    assert!(!figures(&text).is_empty(), "{text}");
+    assert_eq!(table_shape(&text), table_shape(&stdout(&plain)));
+    // The probe's figures of the first session's cases came back from the archive.
+    assert!(text.contains("reno: probe RTT p95, worst of 4 runs"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("worst probe RTT p95"), "the report lacks the probe's figures");
+}
+
+#[test]
+fn a_killed_study_resumes_from_the_cases_it_stored() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("killed.db");
+    let db = db.to_str().unwrap();
+    // SIGKILL: no handler runs, the run stays `running` in the archive with a dead owner.
+    let (err, failed) = interrupted_after(2, db, "-KILL");
+    assert!(failed, "{err}");
+    let (kept, complete) = archived(db, "1");
+    assert!(kept.len() >= 2 && !complete, "{kept:?}");
+    let out = tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", db]);
+    let e = stderr(&out);
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains(&format!("resuming run 1: {} of ", kept.len())), "{e}");
+    let (cases, complete) = archived(db, "1");
+    assert!(complete && cases.starts_with(&kept) && cases.len() > kept.len(), "{cases:?}");
+}

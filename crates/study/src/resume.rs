@@ -1,0 +1,226 @@
+//! Resuming a study that stopped before its end (Ctrl-C, a kill, a crash): every finished
+//! case is already in the archive as a sweep point ([`crate::runner`] stores each as it
+//! finishes), so `tcplab study NAME --resume [ID]` reads them back, runs only the cases
+//! left, and reports on all of them as an uninterrupted run would.
+//!
+//! A run can only be continued by the same design: the stored plan's axis text names the
+//! study, the mode, `-t` and a fingerprint of every stage and case ([`design`]), and the run
+//! records the tcplab version; any difference is refused with one line.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use results::sweep::{ParamSetting, ParamValue};
+use results::{SweepPlan, TestResult};
+use store::{RunFilter, Store};
+
+use crate::plan::Stage;
+use crate::{Options, Rtt, Study};
+
+/// Which run `--resume` continues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// The newest unfinished run of the study in the archive.
+    Last,
+    /// This run.
+    Run(i64),
+}
+
+/// Finished cases by point index (the case's place in run order): the result and what
+/// the RTT probe saw beside it.
+pub type Cases = BTreeMap<u32, (TestResult, Option<Rtt>)>;
+
+/// What the archive kept of a run to continue.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The run's id.
+    pub id: i64,
+    /// Its finished cases.
+    pub cases: Cases,
+}
+
+/// The study's design as the archive's axis text: `study atm-loss · quick · -t 1 · design
+/// 3f9c…`, the fingerprint covering every stage's place and every case's spec, repetitions
+/// and probe (so a run against a HOST, with an inventory or of other study code differs).
+pub fn design(study: &dyn Study, opts: &Options, stages: &[Stage]) -> String {
+    let t = opts.seconds.map_or(String::new(), |s| format!(" · -t {s}"));
+    format!(
+        "{} · {}{t} · design {:016x}",
+        prefix(study),
+        opts.mode.id(),
+        fnv1a(format!("{stages:?}").as_bytes())
+    )
+}
+
+/// `study NAME`: what every design text of the study starts with.
+fn prefix(study: &dyn Study) -> String {
+    format!("study {}", study.info().name)
+}
+
+/// FNV-1a, 64 bits: a fingerprint that stays the same across processes and builds.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Reads the run `want` names, checks that this design may continue it, and returns its
+/// finished cases.
+pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -> Result<Kept> {
+    if opts.storage.disabled {
+        bail!("--resume reads the archive; it cannot be combined with --no-store");
+    }
+    let st = pipeline::recorder::open_store(opts.storage.db.as_deref())?;
+    let id = match want {
+        Resume::Run(id) => id,
+        Resume::Last => newest(&st, study)?,
+    };
+    let run = st.load_run(id).with_context(|| format!("reading run {id} to resume it"))?;
+    let stored =
+        run.sweep.as_ref().map(|s| &s.plan).filter(|p| p.axes.len() == 1 && p.axes[0].name == "case");
+    let Some(stored) = stored else { bail!("run {id} is not a study run: nothing to resume") };
+    check_design(id, &stored.axes[0].text, &plan.axes[0].text, study)?;
+    if stored.axes[0].values != plan.axes[0].values {
+        bail!("run {id}'s cases are not this design's: it cannot be resumed by this tcplab");
+    }
+    let ours = env!("CARGO_PKG_VERSION");
+    if run.tool_version != ours {
+        bail!(
+            "run {id} was made by tcplab {}, this is {ours}: finish it with that version",
+            run.tool_version
+        );
+    }
+    check_state(&st, id)?;
+    let mut cases = BTreeMap::new();
+    for p in run.sweep.iter().flat_map(|s| &s.points) {
+        let r = run.tests.get(p.test_index as usize).context("a stored point without its test")?;
+        cases.insert(p.index, (r.clone(), rtt_of(&p.params)));
+    }
+    Ok(Kept { id, cases })
+}
+
+/// Refuses a stored design text `stored` that is not `ours`, saying which part differs.
+fn check_design(id: i64, stored: &str, ours: &str, study: &dyn Study) -> Result<()> {
+    if stored == ours {
+        return Ok(());
+    }
+    let name = |t: &str| t.split(" · ").next().unwrap_or(t).to_string();
+    let options =
+        |t: &str| t.split(" · ").skip(1).filter(|p| !p.starts_with("design")).collect::<Vec<_>>().join(" ");
+    if name(stored) != prefix(study) {
+        bail!("run {id} is a run of {}, not of {}: resume it with that study", name(stored), prefix(study));
+    }
+    if !stored.contains(" · design ") {
+        bail!("run {id} was stored before studies could be resumed: it cannot be continued");
+    }
+    if options(stored) != options(ours) {
+        bail!(
+            "run {id} ran {} with `{}`, this asks `{}`: resume it with the same --quick and -t",
+            prefix(study),
+            options(stored),
+            options(ours)
+        );
+    }
+    bail!("run {id} ran another design of {} (another HOST, inventory or study version)", prefix(study))
+}
+
+/// Refuses a run that is complete, or still running in a live process.
+fn check_state(st: &Store, id: i64) -> Result<()> {
+    let (status, owner) = st.run_state(id)?;
+    match status.as_str() {
+        "complete" => bail!("run {id} is complete: nothing to resume"),
+        "running" => {
+            let here = pipeline::recorder::this_process();
+            if let Some(o) = owner.filter(|o| !store::owner::abandoned(o, &here, netio::host::pid_alive)) {
+                bail!("run {id} is still running (process {} on {})", o.pid, o.hostname);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The newest run of `study` that did not complete.
+fn newest(st: &Store, study: &dyn Study) -> Result<i64> {
+    let f = RunFilter { kind: Some("sweep".into()), ..RunFilter::default() };
+    let start = format!("{} · ", prefix(study));
+    for r in st.list_runs(&f)?.into_iter().filter(|r| r.status != "complete") {
+        let Ok(sweep) = st.load_sweep(r.id) else { continue };
+        if sweep.plan.axes.first().is_some_and(|a| a.text.starts_with(&start)) {
+            return Ok(r.id);
+        }
+    }
+    bail!("no unfinished run of {} in the archive to resume", prefix(study))
+}
+
+/// Names of the RTT probe's figures among a point's parameters (µs as integers).
+const RTT_PARAMS: [&str; 5] = ["rtt_sent", "rtt_lost", "rtt_p50_us", "rtt_p95_us", "rtt_max_us"];
+
+/// A case's probe figures as point parameters, so that a resumed run has them.
+pub fn rtt_params(rtt: Option<Rtt>) -> Vec<ParamSetting> {
+    let Some(r) = rtt else { return Vec::new() };
+    let us = |ms: f64| (ms * 1e3).round().max(0.0) as u64;
+    let values = [r.sent as u64, r.lost as u64, us(r.p50_ms), us(r.p95_ms), us(r.max_ms)];
+    RTT_PARAMS
+        .iter()
+        .zip(values)
+        .map(|(name, v)| ParamSetting { name: (*name).into(), value: ParamValue::Int(v) })
+        .collect()
+}
+
+/// The probe figures [`rtt_params`] stored, if the case had them.
+pub fn rtt_of(params: &[ParamSetting]) -> Option<Rtt> {
+    let get = |name: &str| {
+        params.iter().find(|p| p.name == name).and_then(|p| match p.value {
+            ParamValue::Int(v) => Some(v),
+            _ => None,
+        })
+    };
+    let [sent, lost, p50, p95, max] = RTT_PARAMS.map(get);
+    let ms = |us: u64| us as f64 / 1e3;
+    Some(Rtt {
+        sent: usize::try_from(sent?).ok()?,
+        lost: usize::try_from(lost?).ok()?,
+        p50_ms: ms(p50?),
+        p95_ms: ms(p95?),
+        max_ms: ms(max?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_figures_come_back_from_the_points_parameters() {
+        let r = Rtt { sent: 20, lost: 1, p50_ms: 170.25, p95_ms: 197.5, max_ms: 321.125 };
+        assert_eq!(rtt_of(&rtt_params(Some(r))), Some(r));
+        assert_eq!(rtt_of(&rtt_params(None)), None);
+    }
+
+    #[test]
+    fn a_design_names_its_study_mode_and_seconds_and_differs_with_the_cases() {
+        let s = crate::find("atm-loss").unwrap();
+        let opts = |mode, seconds| Options {
+            mode,
+            host: None,
+            inventory: None,
+            key: None,
+            seconds,
+            report: None,
+            storage: pipeline::Storage::default(),
+            resume: None,
+        };
+        let quick = opts(crate::Mode::Quick, Some(1));
+        let (stages, _) = crate::stages_for(s, &quick);
+        let text = design(s, &quick, &stages);
+        assert!(text.starts_with("study atm-loss · quick · -t 1 · design "), "{text}");
+        assert_eq!(text, design(s, &quick, &stages), "not stable");
+        let mut fewer = stages.clone();
+        fewer[0].cases.pop();
+        assert_ne!(text, design(s, &quick, &fewer));
+        let err = check_design(7, &text, &text.replace("-t 1", "-t 2"), s).unwrap_err().to_string();
+        assert!(err.contains("-t 2") && err.contains("same --quick and -t"), "{err}");
+        let other = text.replace("atm-loss", "slac-stacks");
+        let err = check_design(7, &other, &text, s).unwrap_err().to_string();
+        assert!(err.contains("run 7 is a run of study slac-stacks, not of study atm-loss"), "{err}");
+    }
+}
