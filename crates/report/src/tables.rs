@@ -1,6 +1,8 @@
 //! Format-neutral tables (a header and rows of text) shared by the HTML and markdown
 //! reports, so both show the same numbers with the same units.
 
+use std::fmt::Write;
+
 use results::{HostInfo, Metric, RunRecord, Status, SummaryTable, TestResult};
 
 use crate::param_grid::{distinct_labels, Grid};
@@ -24,6 +26,29 @@ impl Table {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+}
+
+/// A table in columns: the first left-aligned, the rest right-aligned.
+pub fn aligned(t: &Table) -> String {
+    let width = |i: usize| {
+        std::iter::once(&t.head[i]).chain(t.rows.iter().map(|r| &r[i])).map(|c| c.chars().count()).max()
+    };
+    let widths: Vec<usize> = (0..t.head.len()).map(|i| width(i).unwrap_or(0)).collect();
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+            if i == 0 {
+                let _ = write!(s, "{c}{pad}");
+            } else {
+                let _ = write!(s, "  {pad}{c}");
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut o = line(&t.head);
+    t.rows.iter().for_each(|r| o.push_str(&line(r)));
+    o
 }
 
 /// `2026-11-22 00:18:33 UTC` from milliseconds since the Unix epoch.

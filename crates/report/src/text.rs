@@ -210,6 +210,7 @@ pub fn test_summary(r: &TestResult) -> String {
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     crate::figures::block(&mut o, &r.summary.figures);
+    crate::figures::own_block(&mut o, r);
     if let Some(rr) = &r.summary.rr {
         let metric = r.summary.headline.map_or(Metric::TransactionRate, |h| h.metric);
         rr_block(&mut o, rr, &r.spec, metric);

@@ -32,7 +32,9 @@ pub use cc::CcStudy;
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use emu::{EmuDirection, EmuReport, EmuTally};
-pub use extra::{Combine, Figure, FigureValue, Sections, Spread};
+pub use extra::{
+    AxisScale, Combine, Figure, FigureValue, OwnPlot, OwnTable, PlotAxis, PlotSeries, Sections, Spread,
+};
 pub use headline::{Better, Headline, Metric};
 pub use host::HostInfo;
 pub use mesh::{MeshCell, MeshHost, MeshPlan, MeshRole, ThirdParty};

@@ -122,6 +122,12 @@ pub struct Summary {
     /// The test type's own figures, shown by every renderer as they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<crate::extra::Figure>,
+    /// The test type's own tables, shown by every renderer as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_tables: Vec<crate::extra::OwnTable>,
+    /// The test type's own plots, drawn by the HTML report and listed by the text report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_plots: Vec<crate::extra::OwnPlot>,
     /// The test type's own sections of the summary (a file transfer's `file`), serialized
     /// beside the fields above and read back only by that type.
     #[serde(flatten)]

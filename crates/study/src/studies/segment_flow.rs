@@ -329,7 +329,8 @@ impl Study for SegmentFlow {
         let fig15: Vec<&Row> = rows.iter().filter(|r| r.group == "Figure 15 (b)").collect();
         let mut charts = vec![window, rows_chart("Figure 15 (b): paper, tcplab, model", "Mbit/s", &fig15)];
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
-            charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
+            let plot = engine::registry::segment_cost::view::plot("time per segment, TAXI 140", &c);
+            charts.push(report::html::own_plot("Figure 4 again", &plot));
         }
         charts.extend(flows::plots(out));
         charts
