@@ -323,7 +323,7 @@ fn find_command<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Comm
 pub fn link_reference(l: &crate::args::link::LinkArgs, test: TestKind) -> Result<Option<results::Reference>> {
     let Some(spec) = &l.link else { return Ok(None) };
     let link = crate::cmd::model::link(spec)?;
-    let udp = engine::registry::of(test).transport() == engine::registry::Transport::Udp;
+    let udp = engine::registry::of(test).over_udp();
     let default = if udp { "ipv4:udp" } else { "ipv4:tcp:ts" };
     let stack = crate::cmd::model::stack(l.stack.as_deref().unwrap_or(default), "--link-stack")?;
     let reference =

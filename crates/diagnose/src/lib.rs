@@ -28,7 +28,9 @@ pub mod saturated;
 pub mod udp;
 pub mod verdict;
 
-use results::{Cause, Diagnosis, Reference, ReferenceKind, Shape, Status, TestResult, Warning, WarningKind};
+use results::{
+    Cause, Diagnosis, Reference, ReferenceKind, Status, SummaryTable, TestResult, Warning, WarningKind,
+};
 
 pub use facts::Facts;
 pub use path::Path;
@@ -52,12 +54,16 @@ pub fn annotate(result: &mut TestResult, reference: Option<Reference>, path: Opt
     }
     result.reference = reference;
     let measured = result.status == Status::Completed || result.summary.headline_value().is_some();
-    result.diagnosis = match (result.summary.shape, measured) {
-        (_, false) | (None, _) => Vec::new(),
-        (Some(Shape::TcpBulk), true) => tcp(result),
-        (Some(Shape::UdpBulk), true) => udp_directions(result, path),
-        (Some(Shape::Transactions), true) => transactions(result, path),
-    };
+    let mut found = Vec::new();
+    // Each table the test type declares its results rows of has its own rules.
+    for table in result.summary.produced().tables.into_iter().filter(|_| measured) {
+        found.extend(match table {
+            SummaryTable::Streams => tcp(result),
+            SummaryTable::Datagrams => udp_directions(result, path),
+            SummaryTable::Transactions => transactions(result, path),
+        });
+    }
+    result.diagnosis = found;
 }
 
 fn tcp(result: &mut TestResult) -> Vec<Diagnosis> {
@@ -139,7 +145,7 @@ mod tests {
             ..Default::default()
         };
         TestResult {
-            summary: Summary { shape: Some(Shape::TcpBulk), directions: vec![d], ..Default::default() },
+            summary: Summary { directions: vec![d], ..Default::default() },
             ..TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "127.0.0.1:1", 0)
         }
     }

@@ -4,7 +4,7 @@
 //! for both ends. A request/response latency that the path's configured delay explains is
 //! the path, not a busy CPU.
 
-use results::{Shape, TestResult, Warning, WarningKind};
+use results::{Summary, SummaryTable, TestResult, Warning, WarningKind};
 
 /// Share of the median latency the configured round trip must reach to explain it.
 pub const LATENCY_EXPLAINED_FRAC: f64 = 0.9;
@@ -42,7 +42,7 @@ pub fn warnings(result: &mut TestResult, path: &Path) {
     let had = |kind| w.iter().any(|x: &Warning| x.kind == kind);
     let (saturated, stolen) = (had(WarningKind::CpuSaturated), had(WarningKind::CpuStolen));
     w.retain(|x| !matches!(x.kind, WarningKind::CpuSaturated | WarningKind::CpuStolen));
-    if saturated && !latency_is_the_path(result.summary.shape, result.summary.rr.as_ref(), path) {
+    if saturated && !latency_is_the_path(&result.summary, path) {
         w.extend(results::warning::cpu_saturated(ends, true));
     }
     if stolen {
@@ -76,27 +76,30 @@ pub fn emulator_late(emu: &results::EmuReport) -> Option<Warning> {
 }
 
 /// Whether a request/response test's median latency is (within 10 %) the path's round trip.
-fn latency_is_the_path(shape: Option<Shape>, rr: Option<&results::RrSummary>, path: &Path) -> bool {
-    let Some(rr) = rr.filter(|_| shape == Some(Shape::Transactions)) else { return false };
+fn latency_is_the_path(s: &Summary, path: &Path) -> bool {
+    let Some(rr) = s.rr.as_ref().filter(|_| s.produced().has_table(SummaryTable::Transactions)) else {
+        return false;
+    };
     path.rtt_us > 0.0 && rr.latency.p50_us > 0.0 && path.rtt_us >= LATENCY_EXPLAINED_FRAC * rr.latency.p50_us
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::{CpuUsage, RrSummary, SideMeasurement, Summary, TestKind, TestSpec};
+    use results::{CpuUsage, Produces, RrSummary, SideMeasurement, TestKind, TestSpec};
 
     fn busy() -> Option<CpuUsage> {
         Some(CpuUsage { busiest_pct: 100.0, window_s: 1.0, ..CpuUsage::default() })
     }
 
-    fn result(shape: Shape, p50_us: f64) -> TestResult {
+    fn result(table: SummaryTable, p50_us: f64) -> TestResult {
         let mut r = TestResult::new("rr", TestSpec::new(TestKind::TcpRr), "198.18.0.2:1", 0);
         r.local = SideMeasurement { cpu: busy(), ..SideMeasurement::default() };
         r.remote = Some(SideMeasurement { cpu: busy(), ..SideMeasurement::default() });
         let mut rr = RrSummary::default();
         rr.latency.p50_us = p50_us;
-        r.summary = Summary { shape: Some(shape), rr: Some(rr), ..Summary::default() };
+        let produces = Produces { tables: vec![table], ..Produces::default() };
+        r.summary = Summary { produces, rr: Some(rr), ..Summary::default() };
         // What the engine says, seeing two addresses: one warning per end.
         r.warnings = results::warning::cpu_saturated(
             [("client", r.local.cpu.as_ref()), ("server", r.remote.as_ref().and_then(|m| m.cpu.as_ref()))],
@@ -112,7 +115,7 @@ mod tests {
     #[test]
     fn a_path_keeps_the_shared_host_and_one_cpu_warning() {
         let path = Path { spec: "gige".into(), rtt_us: 0.0, mtu: None };
-        let mut r = result(Shape::TcpBulk, 0.0);
+        let mut r = result(SummaryTable::Streams, 0.0);
         assert_eq!(r.warnings.len(), 2, "client cpu0 and server cpu0");
         warnings(&mut r, &path);
         assert_eq!(kinds(&r), vec![WarningKind::SameHost, WarningKind::CpuSaturated]);
@@ -124,7 +127,7 @@ mod tests {
     #[test]
     fn a_late_emulator_is_named_once() {
         let path = Path { spec: "transatlantic-bdp".into(), rtt_us: 170_000.0, mtu: None };
-        let mut r = result(Shape::TcpBulk, 0.0);
+        let mut r = result(SummaryTable::Streams, 0.0);
         let dir = |name: &str, p99| results::EmuDirection {
             direction: name.into(),
             lateness_p99_us: Some(p99),
@@ -143,7 +146,7 @@ mod tests {
         assert!(late[0].message.contains("down p99 700 µs, max 4000 µs"), "{}", late[0].message);
         assert!(!late[0].message.contains("up p99"), "{}", late[0].message);
         r.emu.as_mut().unwrap().directions[1].lateness_p99_us = Some(90.0);
-        let mut on_time = result(Shape::TcpBulk, 0.0);
+        let mut on_time = result(SummaryTable::Streams, 0.0);
         on_time.emu = r.emu.clone();
         warnings(&mut on_time, &path);
         assert!(!kinds(&on_time).contains(&WarningKind::EmulatorLate));
@@ -152,11 +155,11 @@ mod tests {
     #[test]
     fn a_latency_the_delay_explains_is_not_cpu_bound() {
         let path = Path { spec: "rate=100mbit,delay=10ms".into(), rtt_us: 20_000.0, mtu: None };
-        let mut r = result(Shape::Transactions, 20_150.0);
+        let mut r = result(SummaryTable::Transactions, 20_150.0);
         warnings(&mut r, &path);
         assert_eq!(kinds(&r), vec![WarningKind::SameHost]);
         // Twice the configured round trip: something else added the rest.
-        let mut r = result(Shape::Transactions, 40_000.0);
+        let mut r = result(SummaryTable::Transactions, 40_000.0);
         warnings(&mut r, &path);
         assert_eq!(kinds(&r), vec![WarningKind::SameHost, WarningKind::CpuSaturated]);
     }

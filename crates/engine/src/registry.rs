@@ -17,7 +17,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 
 use results::setting::ValueKind;
-use results::{Metric, Shape, SideMeasurement, Summary, TestKind, TestSpec};
+use results::{
+    IntervalLayout, Metric, Plot, Produces, Shape, SideMeasurement, Summary, SummaryTable, TestKind, TestSpec,
+};
 use wire::Rejection;
 
 use crate::side::{DataSocket, End, Job};
@@ -129,6 +131,33 @@ pub trait TestType: Sync + std::fmt::Debug {
     fn shape(&self) -> Shape {
         self.info().shape
     }
+    /// What its results hold and how the reports show them: its metrics, summary tables,
+    /// interval plots and live interval columns. By default from its shape; a type with
+    /// views of its own overrides it.
+    fn produces(&self) -> Produces {
+        let (table, plot, intervals) = match self.shape() {
+            Shape::TcpBulk => (SummaryTable::Streams, Plot::StreamTimeline, IntervalLayout::Bulk),
+            Shape::UdpBulk => (SummaryTable::Datagrams, Plot::DatagramTimeline, IntervalLayout::Datagrams),
+            Shape::Transactions => {
+                (SummaryTable::Transactions, Plot::TransactionTimeline, IntervalLayout::Transactions)
+            }
+        };
+        Produces {
+            metrics: vec![self.headline()],
+            tables: vec![table],
+            plots: vec![plot],
+            intervals: Some(intervals),
+        }
+    }
+    /// How to make a test of this type last longer, when its own settings decide (a file
+    /// transfer's size); `None`: by `-t` or `-n` as every test.
+    fn longer(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether its data travels in UDP datagrams (a model of its link counts UDP headers).
+    fn over_udp(&self) -> bool {
+        self.transport() == Transport::Udp
+    }
     /// Its default settings (iperf3's and netperf's where they have the test).
     fn defaults(&self) -> TestSpec {
         TestSpec::new(self.kind())
@@ -227,7 +256,7 @@ pub fn defaults(kind: TestKind) -> TestSpec {
 /// Both ends' measurements of `spec` summed up.
 pub fn summarize(spec: &TestSpec, local: &SideMeasurement, remote: Option<&SideMeasurement>) -> Summary {
     let t = of(spec.test);
-    Summary { shape: Some(t.shape()), ..t.summarize(spec, local, remote) }
+    Summary { shape: Some(t.shape()), produces: t.produces(), ..t.summarize(spec, local, remote) }
 }
 
 #[cfg(test)]
@@ -242,6 +271,17 @@ mod tests {
             assert!(!t.about().is_empty() && !t.netperf_name().is_empty(), "{}", kind.id());
             assert_eq!(t.defaults().test, kind);
             assert!(!t.label(&t.defaults()).is_empty());
+        }
+    }
+
+    #[test]
+    fn every_type_declares_what_it_produces_and_its_summary_carries_it() {
+        for t in all() {
+            let p = t.produces();
+            assert_eq!(p.metrics.first(), Some(&t.headline()), "{}: the headline first", t.kind().id());
+            assert!(!p.tables.is_empty() && !p.plots.is_empty(), "{}", t.kind().id());
+            let s = summarize(&t.defaults(), &SideMeasurement::default(), None);
+            assert_eq!(s.produces, p, "{}: carried with the result", t.kind().id());
         }
     }
 

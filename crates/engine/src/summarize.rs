@@ -224,10 +224,11 @@ fn paced_to_target(summary: &Summary) -> bool {
 /// How to measure for longer: a file or a byte count ends the test when sent, so its `-t` is
 /// only a give-up time.
 fn longer(spec: &TestSpec) -> &'static str {
-    match (spec.test, spec.bytes_limit) {
-        (results::TestKind::File, _) => "send a larger file (--size) so the transfer lasts a few seconds",
-        (_, Some(_)) => "send more (a larger -n, or -t instead) so the test lasts a few seconds",
-        (_, None) => "use -t of a few seconds or more",
+    let own = crate::registry::of(spec.test).longer();
+    match (own, spec.bytes_limit) {
+        (Some(advice), _) => advice,
+        (None, Some(_)) => "send more (a larger -n, or -t instead) so the test lasts a few seconds",
+        (None, None) => "use -t of a few seconds or more",
     }
 }
 

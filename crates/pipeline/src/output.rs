@@ -99,7 +99,7 @@ impl Observer for Live {
             label,
             spec,
             server,
-            shape: engine::registry::of(spec.test).shape(),
+            intervals: engine::registry::of(spec.test).produces().intervals,
             server_host,
             point: self.point.as_ref(),
             show_intervals: self.show_intervals,
@@ -113,7 +113,7 @@ impl Observer for Live {
         let receives = |i| engine::stream::role(spec, engine::side::End::Client, i) == Role::Recv;
         let tick = Tick {
             label: &self.label,
-            shape: engine::registry::of(spec.test).shape(),
+            intervals: engine::registry::of(spec.test).produces().intervals,
             interval,
             receives: &receives,
             show_intervals: self.show_intervals,

@@ -169,7 +169,7 @@ impl Place {
     pub fn path_reference(&self, spec: &TestSpec) -> Option<Reference> {
         let Kind::Emulated(s) = &self.kind else { return None };
         let (text, path) = s.path();
-        let udp = engine::registry::of(spec.test).transport() == engine::registry::Transport::Udp;
+        let udp = engine::registry::of(spec.test).over_udp();
         let of = |d: emu::Direction| {
             let link = path.model_link(d)?;
             diagnose::reference::path_reference(text, &link, udp).ok()

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use engine::StopFlag;
-use results::{Reference, Shape, Status, TestResult, TestSpec};
+use results::{Reference, Status, SummaryTable, TestResult, TestSpec};
 use store::RunKind;
 
 use crate::config::Config;
@@ -62,7 +62,7 @@ fn reference(
     if link.is_some() {
         return link.clone();
     }
-    if !loopback || r.summary.shape != Some(Shape::TcpBulk) {
+    if !loopback || !r.summary.produced().has_table(SummaryTable::Streams) {
         return None;
     }
     if let (None, Status::Completed, Some(goodput)) = (&baseline, r.status, r.summary.headline_value()) {

@@ -125,14 +125,14 @@ pub fn method_note(study: &CcStudy) -> String {
 /// The comparison for a terminal: the seed's table, fairness when concurrent, notes.
 pub fn text(study: &CcStudy, tests: &[TestResult]) -> String {
     let mut o = String::from("\ncongestion controls compared\n");
-    o.push_str(&aligned(&table(study, tests)));
+    o.push_str(&crate::tables::aligned(&table(study, tests)));
     if !study.fairness.is_empty() {
         let _ = writeln!(
             o,
             "\nconcurrent flows (converged: per-interval Jain's index ≥ {} from then on)",
             threshold(study)
         );
-        o.push_str(&aligned(&fairness_table(study)));
+        o.push_str(&crate::tables::aligned(&fairness_table(study)));
     }
     let line = unavailable_line(study);
     if !line.is_empty() {
@@ -144,29 +144,6 @@ pub fn text(study: &CcStudy, tests: &[TestResult]) -> String {
 
 fn threshold(study: &CcStudy) -> String {
     study.fairness.first().map_or_else(String::new, |f| format!("{}", f.threshold))
-}
-
-/// A table in columns: the first left-aligned, the rest right-aligned.
-fn aligned(t: &Table) -> String {
-    let width = |i: usize| {
-        std::iter::once(&t.head[i]).chain(t.rows.iter().map(|r| &r[i])).map(|c| c.chars().count()).max()
-    };
-    let widths: Vec<usize> = (0..t.head.len()).map(|i| width(i).unwrap_or(0)).collect();
-    let line = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            let pad = " ".repeat(w.saturating_sub(c.chars().count()));
-            if i == 0 {
-                let _ = write!(s, "{c}{pad}");
-            } else {
-                let _ = write!(s, "  {pad}{c}");
-            }
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut o = line(&t.head);
-    t.rows.iter().for_each(|r| o.push_str(&line(r)));
-    o
 }
 
 /// The probe series of `run`, if stored.

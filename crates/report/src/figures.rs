@@ -1,9 +1,13 @@
-//! A test type's own figures (`Summary::figures`), shown as they are — labelled values in
-//! tcplab's units — for whatever test type has them; no renderer knows which.
+//! A test type's own figures, tables and plots (`Summary::figures`, `own_tables`,
+//! `own_plots`), shown as they are — labelled values in tcplab's units, tables of typed
+//! cells, curves of points — for whatever test type has them; no renderer knows which.
 
 use std::fmt::Write;
 
-use results::{Figure, FigureValue};
+use results::{AxisScale, Figure, FigureValue, OwnPlot, OwnTable, PlotAxis, Summary, TestResult};
+
+use crate::plot::{AxisSpec, LineChart, Point, Series};
+use crate::tables::Table;
 
 use crate::units::{bytes, micros, rate};
 
@@ -43,9 +47,129 @@ pub fn shown(f: &Figure) -> String {
     }
 }
 
+/// The summaries whose own tables and plots `t` shows, each with a suffix for its label: its
+/// own, or, for a repeated test whose runs differed (the combined summary keeps none), each
+/// run's (` · run 2`).
+pub fn own_views(t: &TestResult) -> Vec<(String, &Summary)> {
+    let has = |s: &Summary| !s.own_tables.is_empty() || !s.own_plots.is_empty();
+    if has(&t.summary) {
+        return vec![(String::new(), &t.summary)];
+    }
+    let runs = t.repetition.as_ref().map_or(&[][..], |r| &r.runs[..]);
+    runs.iter()
+        .enumerate()
+        .filter(|(_, r)| has(&r.summary))
+        .map(|(i, r)| (format!(" · run {}", i + 1), &r.summary))
+        .collect()
+}
+
+/// A type's own table with its cells in tcplab's units.
+pub fn own_table(t: &OwnTable) -> Table {
+    let head: Vec<&str> = t.head.iter().map(String::as_str).collect();
+    let mut out = Table::new(&head);
+    out.rows = t.rows.iter().map(|r| r.iter().map(value).collect()).collect();
+    out
+}
+
+/// A type's own plot as a line chart, titled `label: title`.
+pub fn own_chart(label: &str, p: &OwnPlot) -> LineChart {
+    let axis = |a: &PlotAxis| match a.scale {
+        AxisScale::Linear => AxisSpec::linear(&a.label),
+        AxisScale::Log2Bytes => AxisSpec::sizes(&a.label),
+    };
+    let mut chart = LineChart::new(&format!("{label}: {}", p.title), axis(&p.x), axis(&p.y));
+    chart.legend = p.legend.clone();
+    chart.series = p
+        .series
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: s.points.iter().map(|&[x, y]| Point::new(x, y)).collect(),
+        })
+        .collect();
+    chart
+}
+
+/// The text of a test's own tables (aligned columns, then their notes) and plots (each curve's
+/// points, `x→y`; the HTML report draws them).
+pub fn own_block(o: &mut String, t: &TestResult) {
+    for (run, s) in own_views(t) {
+        for table in &s.own_tables {
+            let _ = writeln!(o, "  {}{run}:", table.title);
+            crate::tables::aligned(&own_table(table)).lines().for_each(|l| _ = writeln!(o, "    {l}"));
+            table.notes.iter().for_each(|n| _ = writeln!(o, "    {n}"));
+        }
+        for p in &s.own_plots {
+            let _ = writeln!(o, "  plot: {}{run} ({} against {}):", p.title, p.y.label, p.x.label);
+            for c in &p.series {
+                let x = |x: f64| match p.x.scale {
+                    AxisScale::Log2Bytes => crate::units::bytes(x.max(0.0) as u64),
+                    AxisScale::Linear => crate::units::sig3(x),
+                };
+                let pts: Vec<String> =
+                    c.points.iter().map(|&[a, b]| format!("{}→{}", x(a), crate::units::sig3(b))).collect();
+                let _ = writeln!(o, "    {}: {}", c.name, pts.join(", "));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn own(t: &mut TestResult, y: f64) {
+        t.summary.own_tables = vec![OwnTable {
+            title: "Widget cost".into(),
+            head: vec!["size".into(), "p99".into()],
+            rows: vec![vec![FigureValue::Bytes(4096), FigureValue::Seconds(y * 1e-6)]],
+            notes: vec!["measured by widgets".into()],
+        }];
+        t.summary.own_plots = vec![OwnPlot {
+            title: "widget time".into(),
+            x: PlotAxis { label: "message size".into(), scale: AxisScale::Log2Bytes },
+            y: PlotAxis { label: "µs per widget".into(), scale: AxisScale::Linear },
+            legend: "side".into(),
+            series: vec![results::PlotSeries { name: "send".into(), points: vec![[64.0, 1.5], [4096.0, y]] }],
+        }];
+    }
+
+    /// What a type declares of its own is in the text and the HTML, whatever the type; a
+    /// repeated test whose runs differ shows each run's.
+    #[test]
+    fn a_types_own_table_and_plot_appear_in_text_and_html() {
+        let mut t = crate::fixture::stream(8192, 65536, 1.0);
+        own(&mut t, 3.0);
+        let text = crate::text::test_summary(&t);
+        for needle in
+            ["Widget cost:", "4.00 KiB", "3.00 µs", "measured by widgets", "send: 64 B→1.50, 4.00 KiB→3.00"]
+        {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let html = crate::html::document(&[crate::fixture::run(vec![t.clone()])]);
+        for needle in ["Each test type", "Widget cost", "3.00 µs", ": widget time", "µs per widget", "<svg"]
+        {
+            assert!(html.contains(needle), "{needle}");
+        }
+        let mut run2 = t.clone();
+        own(&mut run2, 4.0);
+        let mut combined = t.clone();
+        combined.summary.own_tables.clear();
+        combined.summary.own_plots.clear();
+        let target = results::ConfidenceTarget {
+            level_pct: 99.0,
+            width_pct: 5.0,
+            min_iterations: 2,
+            max_iterations: 2,
+            result_only: false,
+        };
+        let runs = vec![t, run2];
+        combined.repetition =
+            Some(results::Repetition { target, iterations: 2, met: true, estimates: Vec::new(), runs });
+        let got: Vec<String> = own_views(&combined).into_iter().map(|(run, _)| run).collect();
+        assert_eq!(got, [" · run 1", " · run 2"]);
+        assert!(crate::text::test_summary(&combined).contains("Widget cost · run 2:"));
+    }
 
     #[test]
     fn each_kind_reads_in_its_unit() {

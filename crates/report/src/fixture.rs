@@ -121,6 +121,9 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
         figures: Vec::new(),
         headline: Some(Headline::measured(Metric::Goodput, gbps * 1e9)),
         shape: Some(Shape::TcpBulk),
+        produces: Default::default(),
+        own_tables: Vec::new(),
+        own_plots: Vec::new(),
         directions: vec![DirectionSummary {
             direction: "client→server".into(),
             streams: 1,
@@ -191,6 +194,9 @@ pub fn rr(req: u32, resp: u32, tps: f64) -> TestResult {
         figures: Vec::new(),
         headline: Some(Headline::measured(Metric::TransactionRate, tps)),
         shape: Some(Shape::Transactions),
+        produces: Default::default(),
+        own_tables: Vec::new(),
+        own_plots: Vec::new(),
         directions: Vec::new(),
         rr: Some(RrSummary {
             flows: 1,

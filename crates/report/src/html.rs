@@ -9,8 +9,8 @@ mod charts;
 mod grids;
 mod mesh;
 mod modes;
+mod own;
 pub mod page;
-mod segment_cost;
 mod segment_flow;
 
 use results::{RunRecord, TestResult};
@@ -22,9 +22,9 @@ use page::Page;
 
 pub use mesh::heatmap_of as mesh_heatmap;
 
-/// Seed 004's Figure 4 plot of a `segment-cost` section, titled, as one `<svg>`.
-pub fn segment_cost_plot(title: &str, c: &results::segment_cost::SegmentCost) -> String {
-    segment_cost::chart(title, c).render()
+/// A test type's own plot, titled `label: its title`, as one `<svg>`.
+pub fn own_plot(label: &str, plot: &results::OwnPlot) -> String {
+    crate::figures::own_chart(label, plot).render()
 }
 
 /// Seed 004's segment-flow panels of one traced direction, titled with `label`, one `<svg>`
@@ -51,7 +51,7 @@ pub fn document(runs: &[RunRecord]) -> String {
     modes::section(&mut p, &tests);
     timelines_section(&mut p, runs);
     segment_flow::section(&mut p, &tests);
-    segment_cost::section(&mut p, &tests);
+    own::section(&mut p, &tests);
     let subtitle =
         format!("{} run{}, {} test{}", runs.len(), plural(runs.len()), tests.len(), plural(tests.len()));
     p.finish("tcplab report", &subtitle)

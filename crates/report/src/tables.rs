@@ -1,7 +1,9 @@
 //! Format-neutral tables (a header and rows of text) shared by the HTML and markdown
 //! reports, so both show the same numbers with the same units.
 
-use results::{HostInfo, Metric, RunRecord, Shape, Status, TestResult};
+use std::fmt::Write;
+
+use results::{HostInfo, Metric, RunRecord, Status, SummaryTable, TestResult};
 
 use crate::param_grid::{distinct_labels, Grid};
 use crate::units::{count, known, micros, rate, sig3};
@@ -24,6 +26,29 @@ impl Table {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+}
+
+/// A table in columns: the first left-aligned, the rest right-aligned.
+pub fn aligned(t: &Table) -> String {
+    let width = |i: usize| {
+        std::iter::once(&t.head[i]).chain(t.rows.iter().map(|r| &r[i])).map(|c| c.chars().count()).max()
+    };
+    let widths: Vec<usize> = (0..t.head.len()).map(|i| width(i).unwrap_or(0)).collect();
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+            if i == 0 {
+                let _ = write!(s, "{c}{pad}");
+            } else {
+                let _ = write!(s, "  {pad}{c}");
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut o = line(&t.head);
+    t.rows.iter().for_each(|r| o.push_str(&line(r)));
+    o
 }
 
 /// `2026-11-22 00:18:33 UTC` from milliseconds since the Unix epoch.
@@ -133,7 +158,9 @@ pub fn streams(tests: &[&TestResult]) -> Table {
         "writes/MB",
     ]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::TcpBulk)) {
+    for (r, label) in
+        tests.iter().zip(&labels).filter(|(r, _)| r.summary.produced().has_table(SummaryTable::Streams))
+    {
         if !measured(r) {
             t.rows.push(failed_row(r, label, 10));
             continue;
@@ -174,7 +201,9 @@ pub fn udp(tests: &[&TestResult]) -> Table {
         "jitter",
     ]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::UdpBulk)) {
+    for (r, label) in
+        tests.iter().zip(&labels).filter(|(r, _)| r.summary.produced().has_table(SummaryTable::Datagrams))
+    {
         if !measured(r) {
             t.rows.push(failed_row(r, label, 12));
             continue;
@@ -204,7 +233,8 @@ pub fn rr(tests: &[&TestResult]) -> Table {
     let mut t =
         Table::new(&["test", "sizes", "flows", "transactions", "rate", "RTT from rate", "mean", "p99"]);
     let labels = distinct_labels(tests);
-    for (r, label) in tests.iter().zip(&labels).filter(|(r, _)| r.summary.shape == Some(Shape::Transactions))
+    for (r, label) in
+        tests.iter().zip(&labels).filter(|(r, _)| r.summary.produced().has_table(SummaryTable::Transactions))
     {
         let Some(s) = r.summary.rr.as_ref().filter(|_| measured(r)) else {
             t.rows.push(failed_row(r, label, 8));
@@ -396,5 +426,25 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_795_306_713_000), "2026-11-22 00:18:33 UTC");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
+    }
+
+    /// A result is a row of the tables its type declares, even when it holds none of their
+    /// numbers (it failed), and of no other; an undeclared record is read by what it holds.
+    #[test]
+    fn results_are_rows_of_the_tables_their_type_declares() {
+        use results::{Produces, Status, TestKind, TestSpec};
+        let mut failed = TestResult::new("u", TestSpec::new(TestKind::UdpStream), "h:1", 0);
+        failed.status = Status::Failed;
+        failed.summary.produces = Produces { tables: vec![SummaryTable::Datagrams], ..Produces::default() };
+        let tests = [&failed];
+        assert_eq!(udp(&tests).rows.len(), 1, "declared: a failed row");
+        assert!(streams(&tests).is_empty() && rr(&tests).is_empty());
+        failed.summary.produces.tables = vec![SummaryTable::Transactions];
+        let tests = [&failed];
+        assert!(udp(&tests).is_empty());
+        assert_eq!(rr(&tests).rows.len(), 1);
+        let old = crate::fixture::stream(8192, 65536, 1.0);
+        assert!(old.summary.produces.is_empty());
+        assert_eq!(streams(&[&old]).rows.len(), 1, "read by its directions");
     }
 }

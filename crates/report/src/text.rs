@@ -4,36 +4,36 @@
 use std::fmt::Write;
 
 use results::{
-    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, Metric, Reference, ReferenceKind,
-    RrSummary, Shape, Status, StreamInterval, TestResult, TestSpec,
+    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, IntervalLayout, Metric, Reference,
+    ReferenceKind, RrSummary, Status, StreamInterval, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, known, micros, rate, sig3, UNKNOWN};
 
-/// Header above interval lines of a test of `shape`.
-pub fn interval_header(shape: Shape) -> String {
-    match shape {
-        Shape::UdpBulk => crate::udp::interval_header(),
-        Shape::TcpBulk => format!(
+/// Header above interval lines laid out as `layout`.
+pub fn interval_header(layout: IntervalLayout) -> String {
+    match layout {
+        IntervalLayout::Datagrams => crate::udp::interval_header(),
+        IntervalLayout::Bulk => format!(
             "{:<6}{:<15}{:>14}{:>16}{:>7}{:>12}{:>11}",
             "[ ID]", "Interval", "Transfer", "Bitrate", "Retr", "Cwnd", "RTT"
         ),
-        Shape::Transactions => {
+        IntervalLayout::Transactions => {
             format!("{:<6}{:<15}{:>14}{:>14}", "[ ID]", "Interval", "Transactions", "Trans/s")
         }
     }
 }
 
-/// Lines for one interval of a test of `shape`, seen at one end: one per stream, plus `[SUM]`
+/// Lines for one interval laid out as `layout`, seen at one end: one per stream, plus `[SUM]`
 /// when there are several. `receives(index)` says which streams this end reads: their TCP_INFO
 /// is the receiving socket's (its RTT is not the path's, it has no congestion window or
 /// retransmits), so they show `–` there, as iperf3 does. With streams both ways (`--bidir`)
 /// each line is tagged `[TX]` or `[RX]` and each direction gets its own `[SUM]`.
-pub fn interval_lines(shape: Shape, iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
-    match shape {
-        Shape::UdpBulk => crate::udp::interval_lines(iv),
-        Shape::TcpBulk => bulk_lines(iv, receives),
-        Shape::Transactions => rr_lines(iv),
+pub fn interval_lines(layout: IntervalLayout, iv: &Interval, receives: &dyn Fn(u32) -> bool) -> Vec<String> {
+    match layout {
+        IntervalLayout::Datagrams => crate::udp::interval_lines(iv),
+        IntervalLayout::Bulk => bulk_lines(iv, receives),
+        IntervalLayout::Transactions => rr_lines(iv),
     }
 }
 
@@ -112,11 +112,11 @@ fn rr_lines(iv: &Interval) -> Vec<String> {
     lines
 }
 
-/// ` · paced at 20.0 Mbit/s per stream` for a TCP stream with `-b`, else nothing (a UDP
-/// test's target is in its own block).
-pub fn pacing(spec: &TestSpec) -> String {
-    match (spec.test, spec.rate_bps) {
-        (results::TestKind::TcpStream, r) if r > 0 => format!(" · paced at {} per stream", rate(r as f64)),
+/// ` · paced at 20.0 Mbit/s per stream` for bulk TCP intervals with `-b`, else nothing (a
+/// UDP test's target is in its own block).
+pub fn pacing(spec: &TestSpec, layout: Option<IntervalLayout>) -> String {
+    match (layout, spec.rate_bps) {
+        (Some(IntervalLayout::Bulk), r) if r > 0 => format!(" · paced at {} per stream", rate(r as f64)),
         _ => String::new(),
     }
 }
@@ -142,14 +142,18 @@ pub const SENDER_RATE_NOTE: &str =
     "(sending: Bitrate counts bytes handed to the socket, ahead of the path; the receiver's rate is in the summary)";
 
 /// `tcplab tcp-stream → 127.0.0.1:9180 · 1 stream · 10 s`: the line a test starts with.
-pub fn start_line(label: &str, server: &str, spec: &TestSpec) -> String {
+pub fn start_line(label: &str, server: &str, spec: &TestSpec, layout: Option<IntervalLayout>) -> String {
     let streams = if spec.parallel == 1 { "" } else { "s" };
     let modes = modes(spec).map(|m| format!(" · {m}")).unwrap_or_default();
     let limit = match spec.bytes_limit {
         Some(n) => format!("{} to send", bytes(n)),
         None => format!("{} s", spec.duration_ms as f64 / 1000.0),
     };
-    format!("tcplab {label} → {server} · {} stream{streams} · {limit}{}{modes}", spec.parallel, pacing(spec))
+    format!(
+        "tcplab {label} → {server} · {} stream{streams} · {limit}{}{modes}",
+        spec.parallel,
+        pacing(spec, layout)
+    )
 }
 
 /// The full summary block of one test.
@@ -200,12 +204,13 @@ pub fn test_summary(r: &TestResult) -> String {
     if let Some(f) = &r.segment_flow {
         let _ = writeln!(o, "{}", trace_cost(&f.sources, r.local.measured_s));
     }
-    if let (Some(Shape::UdpBulk), true, Some(m)) = (r.summary.shape, r.spec.client_sends(), &r.remote) {
+    if let (false, true, Some(m)) = (r.summary.udp.is_empty(), r.spec.client_sends(), &r.remote) {
         let jitter_known = r.summary.udp.iter().all(|d| d.jitter_ms.is_some());
         crate::udp::remote_receiver_intervals(&mut o, m, jitter_known);
     }
     r.summary.udp.iter().for_each(|d| crate::udp::block(&mut o, d, r.reference.as_ref()));
     crate::figures::block(&mut o, &r.summary.figures);
+    crate::figures::own_block(&mut o, r);
     if let Some(rr) = &r.summary.rr {
         let metric = r.summary.headline.map_or(Metric::TransactionRate, |h| h.metric);
         rr_block(&mut o, rr, &r.spec, metric);
@@ -742,11 +747,11 @@ mod tests {
     #[test]
     fn receiving_streams_show_no_sender_figures_and_bidir_sums_per_direction() {
         let iv = Interval { start_s: 0.0, end_s: 1.0, omitted: false, streams: vec![stream(0, 1 << 20, 11)] };
-        let reverse = interval_lines(Shape::TcpBulk, &iv, &|_| true);
+        let reverse = interval_lines(IntervalLayout::Bulk, &iv, &|_| true);
         assert_eq!(reverse.len(), 1);
         assert!(!reverse[0].contains("11.0 µs") && !reverse[0].contains("64.0 KiB"), "{}", reverse[0]);
         assert!(reverse[0].trim_end().ends_with("–           –          –"), "{}", reverse[0]);
-        let forward = interval_lines(Shape::TcpBulk, &iv, &|_| false);
+        let forward = interval_lines(IntervalLayout::Bulk, &iv, &|_| false);
         assert!(forward[0].contains("11.0 µs") && forward[0].contains("64.0 KiB"), "{}", forward[0]);
 
         let streams = vec![
@@ -756,7 +761,7 @@ mod tests {
             stream(3, 2 << 20, 12),
         ];
         let iv = Interval { streams, ..iv };
-        let bidir = interval_lines(Shape::TcpBulk, &iv, &|i| i >= 2);
+        let bidir = interval_lines(IntervalLayout::Bulk, &iv, &|i| i >= 2);
         assert_eq!(bidir.len(), 6, "{bidir:#?}");
         assert!(bidir[0].starts_with("[  1][TX]") && bidir[0].contains("186 µs"), "{}", bidir[0]);
         assert!(bidir[2].starts_with("[  3][RX]") && !bidir[2].contains("190 µs"), "{}", bidir[2]);
@@ -783,9 +788,12 @@ mod tests {
         let text = test_summary(&r);
         assert!(text.contains("client→server (2 streams, each paced at 20.0 Mbit/s)"), "{text}");
         assert!(text.contains("(99.5% of paced)"), "{text}");
-        assert_eq!(pacing(&r.spec), " · paced at 20.0 Mbit/s per stream");
+        assert_eq!(pacing(&r.spec, Some(IntervalLayout::Bulk)), " · paced at 20.0 Mbit/s per stream");
         let unpaced = TestResult { spec: TestSpec::new(TestKind::TcpStream), ..r };
-        assert!(!test_summary(&unpaced).contains("paced") && pacing(&unpaced.spec).is_empty());
+        assert!(
+            !test_summary(&unpaced).contains("paced")
+                && pacing(&unpaced.spec, Some(IntervalLayout::Bulk)).is_empty()
+        );
     }
 
     #[test]

@@ -82,6 +82,66 @@ pub enum FigureValue {
     Text(String),
 }
 
+/// A table of a test type's own, shown by every renderer as it is: its cells are typed
+/// values, so each renderer writes them in tcplab's units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnTable {
+    /// What it shows (`Processing time per segment`).
+    pub title: String,
+    /// Column titles.
+    pub head: Vec<String>,
+    /// Rows, each as long as `head`.
+    pub rows: Vec<Vec<FigureValue>>,
+    /// Lines shown under it (how it was measured, why a part is missing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A line plot of a test type's own: curves of points, drawn by the HTML report and listed
+/// by the text report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnPlot {
+    /// Its title.
+    pub title: String,
+    /// The horizontal axis.
+    pub x: PlotAxis,
+    /// The vertical axis.
+    pub y: PlotAxis,
+    /// What the curves differ in (legend title), may be empty.
+    #[serde(default)]
+    pub legend: String,
+    /// The curves.
+    pub series: Vec<PlotSeries>,
+}
+
+/// An axis of an [`OwnPlot`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlotAxis {
+    /// Its title with the unit (`µs per segment`).
+    pub label: String,
+    /// How values are spaced and written.
+    pub scale: AxisScale,
+}
+
+/// How an axis spaces and writes its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AxisScale {
+    /// Plain numbers, evenly spaced from 0.
+    Linear,
+    /// Byte sizes on a log-2 scale (`64`, `4K`).
+    Log2Bytes,
+}
+
+/// One curve of an [`OwnPlot`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlotSeries {
+    /// Its name in the legend.
+    pub name: String,
+    /// Its points, `[x, y]`, in x order.
+    pub points: Vec<[f64; 2]>,
+}
+
 impl Figure {
     /// A figure labelled `label`.
     pub fn new(label: impl Into<String>, value: FigureValue) -> Figure {

@@ -13,6 +13,7 @@ pub mod extra;
 pub mod headline;
 pub mod host;
 pub mod mesh;
+pub mod produces;
 pub mod regression;
 pub mod repeat;
 pub mod run;
@@ -31,10 +32,13 @@ pub use cc::CcStudy;
 pub use cpu::{CpuUsage, ProcessCpu};
 pub use diagnosis::{Cause, Diagnosis, Finding, Reference, ReferenceKind};
 pub use emu::{EmuDirection, EmuReport, EmuTally};
-pub use extra::{Combine, Figure, FigureValue, Sections, Spread};
+pub use extra::{
+    AxisScale, Combine, Figure, FigureValue, OwnPlot, OwnTable, PlotAxis, PlotSeries, Sections, Spread,
+};
 pub use headline::{Better, Headline, Metric};
 pub use host::HostInfo;
 pub use mesh::{MeshCell, MeshHost, MeshPlan, MeshRole, ThirdParty};
+pub use produces::{IntervalLayout, Plot, Produces, SummaryTable};
 pub use repeat::{ConfidenceTarget, Estimate, Repetition};
 pub use run::{RunRecord, Status, TestError, TestResult};
 pub use segment_flow::SegmentFlow;

@@ -104,6 +104,10 @@ pub struct Summary {
     /// How the summary is laid out (set with the headline; `None` in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// What its test type declares it produces (set with the headline; empty in older
+    /// records, which the reports read by what the summary holds).
+    #[serde(default, skip_serializing_if = "crate::produces::Produces::is_empty")]
+    pub produces: crate::produces::Produces,
     /// Stream tests: one entry per direction.
     pub directions: Vec<DirectionSummary>,
     /// rr / crr tests.
@@ -118,6 +122,12 @@ pub struct Summary {
     /// The test type's own figures, shown by every renderer as they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<crate::extra::Figure>,
+    /// The test type's own tables, shown by every renderer as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_tables: Vec<crate::extra::OwnTable>,
+    /// The test type's own plots, drawn by the HTML report and listed by the text report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_plots: Vec<crate::extra::OwnPlot>,
     /// The test type's own sections of the summary (a file transfer's `file`), serialized
     /// beside the fields above and read back only by that type.
     #[serde(flatten)]
@@ -125,6 +135,16 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// What the summary's test type declared it produces; for a record written before
+    /// declarations, what the summary holds says it.
+    pub fn produced(&self) -> crate::produces::Produces {
+        if self.produces.is_empty() {
+            crate::produces::Produces::held_by(self)
+        } else {
+            self.produces.clone()
+        }
+    }
+
     /// The headline's value, when measured.
     pub fn headline_value(&self) -> Option<f64> {
         self.headline.and_then(|h| h.value)

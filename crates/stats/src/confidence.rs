@@ -180,6 +180,11 @@ pub fn mean_summary(runs: &[TestResult]) -> Summary {
     }
     s.figures = figures::combine(runs);
     s.sections.retain(|k, v| runs.iter().all(|r| r.summary.sections.get(k) == Some(&*v)));
+    // A type's own tables and plots are one run's: kept only where every run has the same
+    // (the reports show each run's from the repetition's runs otherwise).
+    if runs.iter().any(|r| r.summary.own_tables != s.own_tables || r.summary.own_plots != s.own_plots) {
+        (s.own_tables, s.own_plots) = (Vec::new(), Vec::new());
+    }
     s
 }
 

@@ -139,6 +139,9 @@ impl TestType for FileTest {
             shape: Shape::TcpBulk,
         }
     }
+    fn longer(&self) -> Option<&'static str> {
+        Some("send a larger file (--size) so the transfer lasts a few seconds")
+    }
 
     fn defaults(&self) -> TestSpec {
         let base = TestSpec::new(TestKind::File);

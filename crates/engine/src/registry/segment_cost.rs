@@ -9,6 +9,7 @@
 mod client;
 mod probe;
 mod server;
+pub mod view;
 
 use std::time::Duration;
 
@@ -159,6 +160,8 @@ impl TestType for SegmentCostTest {
             receive: side_of(remote, "the receiver"),
         };
         s.figures = figures(&cost);
+        s.own_plots = vec![view::plot("processing time per segment", &cost)];
+        s.own_tables = vec![view::table(&cost)];
         s.figures.extend(notes.into_iter().map(|n| Figure::new("note", FigureValue::Text(n))));
         s.sections.insert(SECTION.into(), serde_json::to_value(&cost).unwrap_or_default());
         s

@@ -1,6 +1,6 @@
 //! Plots of single tests: per-interval timelines, latency CDFs, CPU bars.
 
-use results::{Interval, Metric, Role, Shape, SideMeasurement, StreamInterval, TestResult};
+use results::{Interval, Metric, Plot, Role, SideMeasurement, StreamInterval, TestResult};
 
 use super::page::Page;
 use crate::param_grid::distinct_labels;
@@ -83,14 +83,17 @@ fn series_of(
         .collect()
 }
 
-/// The timelines of one test, by its shape: TCP and UDP streams plot different figures.
+/// The timelines of one test, the plots its type declares: TCP and UDP streams plot
+/// different figures.
 pub fn timeline(p: &mut Page, t: &TestResult) {
     p.open_row();
-    match (t.summary.shape, t.summary.headline.map(|h| h.metric)) {
-        (Some(Shape::UdpBulk), _) => udp_timeline(p, t),
-        (_, Some(Metric::Goodput)) => stream_timeline(p, t),
-        (_, Some(m @ (Metric::TransactionRate | Metric::ConnectionRate))) => rr_timeline(p, t, m),
-        (_, None) => {}
+    let metric = t.summary.headline.map_or(Metric::TransactionRate, |h| h.metric);
+    for plot in t.summary.produced().plots {
+        match plot {
+            Plot::StreamTimeline => stream_timeline(p, t),
+            Plot::DatagramTimeline => udp_timeline(p, t),
+            Plot::TransactionTimeline => rr_timeline(p, t, metric),
+        }
     }
     p.close_row();
 }

@@ -7,7 +7,7 @@ mod documents;
 mod ndjson;
 mod text;
 
-use results::{HostInfo, Interval, RunRecord, Shape, TestError, TestResult, TestSpec};
+use results::{HostInfo, Interval, IntervalLayout, RunRecord, TestError, TestResult, TestSpec};
 
 pub use crate::ndjson::Point;
 use crate::Format;
@@ -21,8 +21,8 @@ pub struct Start<'a> {
     pub spec: &'a TestSpec,
     /// Where (`host:port`).
     pub server: &'a str,
-    /// Its type's table shape.
-    pub shape: Shape,
+    /// How its type declares its interval lines laid out (`None`: it prints none).
+    pub intervals: Option<IntervalLayout>,
     /// The server's description, when not shown before in this run.
     pub server_host: Option<&'a HostInfo>,
     /// The sweep point under way.
@@ -36,8 +36,8 @@ pub struct Start<'a> {
 pub struct Tick<'a> {
     /// The test's label.
     pub label: &'a str,
-    /// Its type's table shape.
-    pub shape: Shape,
+    /// How its type declares its interval lines laid out (`None`: it prints none).
+    pub intervals: Option<IntervalLayout>,
     /// The interval.
     pub interval: &'a Interval,
     /// Whether this end receives stream `i` (a receiving stream shows no sender figures).

@@ -1,7 +1,7 @@
 //! Each printer against the renderers it stands for: the same lines, in the same order, and
 //! nothing where its format shows nothing.
 
-use results::{Shape, TestError, TestKind, TestSpec};
+use results::{IntervalLayout, TestError, TestKind, TestSpec};
 
 use super::{printer, Ending, Start, Tick};
 use crate::fixture;
@@ -14,7 +14,7 @@ fn start<'a>(spec: &'a TestSpec, host: Option<&'a results::HostInfo>, show: bool
         label: "tcp-stream",
         spec,
         server: "127.0.0.1:9180",
-        shape: Shape::TcpBulk,
+        intervals: Some(IntervalLayout::Bulk),
         server_host: host,
         point: None,
         show_intervals: show,
@@ -31,7 +31,7 @@ fn text_starts_with_a_line_a_header_and_the_senders_note_unless_quiet() {
         lines[0],
         format!("tcplab tcp-stream → 127.0.0.1:9180 · 1 stream · {} s", spec.duration_ms as f64 / 1000.0)
     );
-    assert_eq!(lines[1], crate::text::interval_header(Shape::TcpBulk));
+    assert_eq!(lines[1], crate::text::interval_header(IntervalLayout::Bulk));
     assert_eq!(lines[2], crate::text::SENDER_RATE_NOTE);
     spec.bytes_limit = Some(1 << 20);
     spec.parallel = 2;
@@ -65,14 +65,14 @@ fn intervals_show_as_text_tables_or_events_and_never_in_documents() {
     let receives = |_| false;
     let tick = Tick {
         label: "tcp-stream",
-        shape: Shape::TcpBulk,
+        intervals: Some(IntervalLayout::Bulk),
         interval: iv,
         receives: &receives,
         show_intervals: true,
     };
     assert_eq!(
         printer(Format::Text).interval(&tick),
-        crate::text::interval_lines(Shape::TcpBulk, iv, &receives)
+        crate::text::interval_lines(IntervalLayout::Bulk, iv, &receives)
     );
     assert_eq!(printer(Format::JsonStream).interval(&tick), vec![crate::ndjson::interval("tcp-stream", iv)]);
     assert!(printer(Format::Json).interval(&tick).is_empty());

@@ -3,7 +3,7 @@
 
 use super::{Ending, Printer, Start, Tick};
 use crate::text;
-use results::{HostInfo, RunRecord, Shape, TestError, TestResult};
+use results::{HostInfo, IntervalLayout, RunRecord, TestError, TestResult};
 
 /// Text output.
 #[derive(Debug)]
@@ -19,12 +19,11 @@ impl Printer for Text {
             return Vec::new();
         }
         let spec = s.spec;
-        let mut out = vec![text::start_line(s.label, s.server, spec)];
-        if spec.interval_ms > 0 {
-            out.push(text::interval_header(s.shape));
-            if s.shape == Shape::TcpBulk && spec.client_sends() {
-                out.push(text::SENDER_RATE_NOTE.to_string());
-            }
+        let mut out = vec![text::start_line(s.label, s.server, spec, s.intervals)];
+        let Some(layout) = s.intervals.filter(|_| spec.interval_ms > 0) else { return out };
+        out.push(text::interval_header(layout));
+        if layout == IntervalLayout::Bulk && spec.client_sends() {
+            out.push(text::SENDER_RATE_NOTE.to_string());
         }
         out
     }
@@ -33,7 +32,7 @@ impl Printer for Text {
         if !t.show_intervals {
             return Vec::new();
         }
-        text::interval_lines(t.shape, t.interval, t.receives)
+        t.intervals.map_or_else(Vec::new, |layout| text::interval_lines(layout, t.interval, t.receives))
     }
 
     fn segment_flow(&self, _: &str, flow: &results::segment_flow::FlowInterval, timed: bool) -> Vec<String> {

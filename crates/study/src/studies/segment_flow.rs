@@ -333,7 +333,8 @@ impl Study for SegmentFlow {
         let title = "Figure 15 (b), 8192-byte user data: paper, tcplab, model";
         let mut charts = vec![window, rows_chart(title, "Mbit/s", &fig15)];
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
-            charts.push(report::html::segment_cost_plot("Figure 4 again: time per segment, TAXI 140", &c));
+            let plot = engine::registry::segment_cost::view::plot("time per segment, TAXI 140", &c);
+            charts.push(report::html::own_plot("Figure 4 again", &plot));
         }
         charts.extend(flows::plots(out));
         charts
