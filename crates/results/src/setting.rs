@@ -660,6 +660,30 @@ pub static WINDOW_CLAMP: Setting = Setting {
     set: |s, v| set_option_int(s, "window-clamp", v),
 };
 
+/// Multipath TCP (`IPPROTO_MPTCP`): a stream's connections are MPTCP, whose subflows may take
+/// other paths; a connection that fell back to plain TCP is said in the result.
+pub static MPTCP: Setting = Setting {
+    id: "mptcp",
+    aliases: &[],
+    flag: "--mptcp",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream],
+    limit: None,
+    label: "MPTCP",
+    kind: ValueKind::Bool,
+    parts: &[],
+    option: Some("mptcp"),
+    get: |s| Some(ParamValue::Bool(matches!(s.options.get("mptcp"), Some(ParamValue::Bool(true))))),
+    set: |s, v| {
+        if flag(v)? {
+            s.options.insert("mptcp".into(), ParamValue::Bool(true));
+        } else {
+            s.options.remove("mptcp");
+        }
+        Ok(())
+    },
+};
+
 /// The time a UDP receiver works per datagram it reads, µs (a slow receiving host).
 pub static RECV_DELAY_US: Setting = Setting {
     id: "recv_delay_us",
@@ -764,6 +788,7 @@ pub static ALL: &[&Setting] = &[
     &CPU_LOCAL,
     &CPU_REMOTE,
     &WINDOW_CLAMP,
+    &MPTCP,
     &RECV_DELAY_US,
     &LEN,
     &WINDOW,
