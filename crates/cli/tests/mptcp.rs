@@ -39,10 +39,36 @@ fn an_mptcp_stream_on_loopback_reports_its_one_subflow() {
     assert!(bytes > 0 && bytes >= sent / 2, "the subflow carried the stream: {bytes} of {sent}");
     let warnings = t["warnings"].as_array().unwrap();
     assert!(!warnings.iter().any(|w| w["kind"] == "mptcp-fallback"), "{warnings:?}");
+}
 
-    let text = tcplab(&["stream", "127.0.0.1", "-p", &port, "--mptcp", "-t", "1", "--no-store"]);
-    assert!(text.status.success(), "{}", stderr(&text));
-    assert!(stdout(&text).contains("MPTCP subflows"), "{}", stdout(&text));
+/// Text, the HTML report and the archive show the figures as the JSON has them, through the
+/// type's declarations (no renderer knows MPTCP); repeats combine them as declared.
+#[test]
+fn mptcp_figures_reach_text_html_and_the_archive_and_combine_over_repeats() {
+    let srv = ServerProc::start(&["--mptcp"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (db, html) = (dir.path().join("r.db"), dir.path().join("r.html"));
+    let (db, html) = (db.to_str().unwrap(), html.to_str().unwrap());
+    let port = srv.port();
+    let args = ["stream", "127.0.0.1", "-p", &port, "--mptcp", "-t", "1", "--iterations", "3,3"];
+    let out = tcplab(&[&args[..], &["--db", db, "--report", html]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("MPTCP subflows"), "{}", stdout(&out));
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("MPTCP subflows") && page.contains("MPTCP subflow 1 bytes"), "the HTML report");
+
+    let shown = tcplab(&["show", "last", "--db", db, "-J"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let t = json_of(&shown)["tests"][0].clone();
+    let subflows =
+        t["summary"]["figures"].as_array().unwrap().iter().find(|f| f["label"] == "MPTCP subflows");
+    let subflows = subflows.unwrap_or_else(|| panic!("no subflows figure in the archive: {}", t["summary"]));
+    assert_eq!(subflows["value"]["value"], 1, "every run had one subflow: {subflows}");
+    assert_eq!(subflows["combine"], "per-run", "{subflows}");
+    let bytes =
+        t["summary"]["figures"].as_array().unwrap().iter().find(|f| f["label"] == "MPTCP subflow 1 bytes");
+    let bytes = bytes.unwrap_or_else(|| panic!("no bytes figure: {}", t["summary"]));
+    assert_eq!(bytes["spread"]["runs"], 3, "averaged over the three runs: {bytes}");
 }
 
 #[test]
