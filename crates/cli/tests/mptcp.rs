@@ -150,3 +150,57 @@ fn mptcp_over_two_emulated_paths_beats_the_faster_path_alone() {
     );
     assert!(m > MARGIN * s, "MPTCP {m:.0} bit/s is not {MARGIN}× the faster path alone ({s:.0} bit/s)");
 }
+
+/// A server with `--iperf3 --mptcp` on ephemeral ports, archiving what it serves to `db`;
+/// returns it and its iperf3 port.
+fn iperf3_server(extra: &[&str]) -> (ServerProc, u16) {
+    let s = ServerProc::start(&[&["--iperf3", "--iperf3-port", "0"], extra].concat());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let log = s.log();
+        let port = log.split("serving iperf3 clients on ").nth(1).and_then(|r| r.split_whitespace().next());
+        if let Some(port) = port.and_then(|a| a.rsplit(':').next()).and_then(|p| p.parse().ok()) {
+            return (s, port);
+        }
+        assert!(std::time::Instant::now() < deadline, "no iperf3 port in the server's log: {log}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// An iperf3 client that asks for MPTCP (`"mptcp": true` in its parameters, as iperf3 3.16+
+/// sends for `-m`; here tcplab's own iperf3 client, since Debian's 3.12 has no -m) gets MPTCP
+/// data streams from `server --iperf3 --mptcp`: neither end fell back, and the served test in
+/// the server's archive has the server's MPTCP figures. A server without --mptcp refuses.
+#[test]
+fn the_iperf3_port_serves_mptcp_clients_with_mptcp_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("served.db");
+    let (_srv, port) = iperf3_server(&["--mptcp", "--db", db.to_str().unwrap()]);
+    let to = format!("127.0.0.1:{port}");
+    let out = tcplab(&["stream", "--iperf3", &to, "--mptcp", "-t", "2", "--no-store", "-J"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = json_of(&out)["tests"][0].clone();
+    assert_eq!(t["status"], "completed", "{}", t["error"]);
+    let value = |t: &Value, label| figure(t, label).and_then(|v| v["value"].as_u64());
+    assert_eq!(value(&t, "MPTCP connections fallen back to TCP"), Some(0), "{}", t["summary"]);
+    assert_eq!(value(&t, "MPTCP subflows"), Some(1), "{}", t["summary"]);
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let served = loop {
+        let shown = tcplab(&["show", "last", "--db", db.to_str().unwrap(), "-J"]);
+        if shown.status.success() {
+            break json_of(&shown)["tests"][0].clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing archived: {}", stderr(&shown));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(served["spec"]["options"]["mptcp"], true, "{}", served["spec"]);
+    assert_eq!(value(&served, "MPTCP connections fallen back to TCP"), Some(0), "{}", served["summary"]);
+    assert!(value(&served, "MPTCP subflow 1 bytes").unwrap_or(0) > 0, "{}", served["summary"]);
+
+    let (_plain, port) = iperf3_server(&[]);
+    let to = format!("127.0.0.1:{port}");
+    let out = tcplab(&["stream", "--iperf3", &to, "--mptcp", "-t", "1", "--no-store"]);
+    assert!(!out.status.success(), "a server without --mptcp served an MPTCP client");
+    assert_eq!(stderr(&out).trim().lines().count(), 1, "{}", stderr(&out));
+}

@@ -145,7 +145,7 @@ impl Server {
         }
         let listener =
             if cfg.mptcp { netio::mptcp::listen(cfg.bind)? } else { netio::listen::tcp(cfg.bind)? };
-        let iperf3 = cfg.iperf3.map(iperf3::Listeners::bind).transpose()?;
+        let iperf3 = cfg.iperf3.map(|a| iperf3::Listeners::bind(a, cfg.mptcp)).transpose()?;
         let shared = Shared {
             cfg,
             routes: routes::Routes::default(),
