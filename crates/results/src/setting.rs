@@ -673,7 +673,7 @@ pub static MPTCP: Setting = Setting {
     kind: ValueKind::Bool,
     parts: &[],
     option: Some("mptcp"),
-    get: |s| Some(ParamValue::Bool(matches!(s.options.get("mptcp"), Some(ParamValue::Bool(true))))),
+    get: |s| s.options.get("mptcp").filter(|v| matches!(v, ParamValue::Bool(true))).cloned(),
     set: |s, v| {
         if flag(v)? {
             s.options.insert("mptcp".into(), ParamValue::Bool(true));
@@ -911,6 +911,21 @@ mod tests {
         assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
         assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
         assert!(of_option("zerocopy").is_none());
+    }
+
+    /// MPTCP is a stream option: on when set, absent (not `false`) otherwise, so that a
+    /// plain stream's settings read as before.
+    #[test]
+    fn mptcp_is_a_stream_option_present_only_when_on() {
+        let mut spec = TestSpec::new(TcpStream);
+        assert_eq!((MPTCP.get)(&spec), None);
+        (MPTCP.set)(&mut spec, &ParamValue::Bool(true)).unwrap();
+        assert_eq!((MPTCP.get)(&spec), Some(ParamValue::Bool(true)));
+        assert_eq!(of_option("mptcp").map(|s| s.id), Some("mptcp"));
+        (MPTCP.set)(&mut spec, &ParamValue::Bool(false)).unwrap();
+        assert!(spec.options.is_empty() && (MPTCP.get)(&spec).is_none());
+        assert!(MPTCP.is_taken_by(TcpStream) && !MPTCP.is_taken_by(UdpStream));
+        assert!((MPTCP.set)(&mut spec, &ParamValue::Int(1)).is_err());
     }
 
     #[test]
