@@ -62,7 +62,8 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
 /// The emulated path `--path` asks for, if any.
 pub fn path_options(p: &PathArgs) -> Option<PathOptions> {
     let spec = p.path.clone()?;
-    Some(PathOptions { spec, pcap: p.pcap.clone(), host_cpu: p.host_cpu.clone(), seed: p.emu_seed })
+    let (pcap, host_cpu, path2) = (p.pcap.clone(), p.host_cpu.clone(), p.path2.clone());
+    Some(PathOptions { spec, pcap, host_cpu, seed: p.emu_seed, path2 })
 }
 
 /// The archive `--db` / `--no-store` choose.

@@ -138,6 +138,7 @@ mod tests {
             path: path.spec.clone(),
             offload: true,
             directions: vec![dir("up", 80.0), dir("down", 700.0)],
+            second_path: None,
         });
         warnings(&mut r, &path);
         warnings(&mut r, &path);

@@ -6,6 +6,7 @@
 
 pub mod crr;
 pub mod file;
+pub mod mptcp;
 pub mod rr;
 pub mod segment_cost;
 pub mod stream;
@@ -197,6 +198,15 @@ pub trait TestType: Sync + std::fmt::Debug {
     /// fails the test with this message. Most types have nothing to check.
     fn verify(&self, _summary: &Summary) -> Result<(), String> {
         Ok(())
+    }
+    /// Warnings only this type knows to give (an MPTCP stream that fell back to TCP).
+    fn warnings(
+        &self,
+        _spec: &TestSpec,
+        _local: &SideMeasurement,
+        _remote: Option<&SideMeasurement>,
+    ) -> Vec<results::Warning> {
+        Vec::new()
     }
 }
 

@@ -304,6 +304,7 @@ pub fn warnings(
     w.extend(results::warning::cpu_stolen(ends, cx.same_host));
     w.extend(results::warning::cpu_figures_inconsistent(ends));
     w.extend(crate::udp_summary::warnings(&summary.udp));
+    w.extend(crate::registry::of(spec.test).warnings(spec, local, remote));
     w
 }
 

@@ -40,13 +40,29 @@ pub fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(socket.into())
 }
 
-/// An MPTCP listener on `addr`; each accepted stream is MPTCP (or its fallback to TCP).
+/// An MPTCP listener on `addr`; each accepted stream is MPTCP (or its fallback to TCP, so
+/// plain TCP clients are served too). On the IPv6 wildcard (`::`) it takes IPv4 clients as
+/// well, as [`crate::listen::tcp`] does.
 pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     let socket = new_socket(addr)?;
+    if matches!(addr, SocketAddr::V6(a) if a.ip().is_unspecified()) {
+        socket.set_only_v6(false)?;
+    }
     socket.set_reuse_address(true)?;
     socket.bind(&addr.into())?;
     socket.listen(1024)?;
     Ok(socket.into())
+}
+
+/// Whether this kernel (in this namespace) opens MPTCP sockets; the error says why not.
+pub fn available() -> io::Result<()> {
+    new_socket(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0))).map(drop)
+}
+
+/// An unconnected MPTCP stream socket for `addr`'s family, for a caller that sets options or
+/// binds before connecting. Where the kernel has no MPTCP the error says so.
+pub fn socket(addr: SocketAddr) -> io::Result<Socket> {
+    new_socket(addr)
 }
 
 fn new_socket(addr: SocketAddr) -> io::Result<Socket> {

@@ -39,6 +39,10 @@ pub struct TcpInfo {
     pub reord_seen: u32,
     /// DSACK-reported spurious retransmissions.
     pub dsack_dups: u32,
+    /// Bytes the peer acknowledged (`tcpi_bytes_acked`).
+    pub bytes_acked: u64,
+    /// Bytes received in order (`tcpi_bytes_received`).
+    pub bytes_received: u64,
 }
 
 impl TcpInfo {
@@ -83,6 +87,8 @@ pub(crate) fn from_raw(raw: &libc::tcp_info) -> TcpInfo {
         data_segs_out: raw.tcpi_data_segs_out,
         reord_seen: raw.tcpi_reord_seen,
         dsack_dups: raw.tcpi_dsack_dups,
+        bytes_acked: raw.tcpi_bytes_acked,
+        bytes_received: raw.tcpi_bytes_received,
     }
 }
 

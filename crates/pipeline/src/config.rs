@@ -41,6 +41,9 @@ pub struct PathOptions {
     pub host_cpu: Option<String>,
     /// Seed of the link's random loss, jitter and duplication.
     pub seed: u64,
+    /// A second path between the same two sides (`--path2`), same grammar; MPTCP is readied
+    /// over the two and the server listens for it.
+    pub path2: Option<String>,
 }
 
 /// The archive a run is written to.

@@ -35,6 +35,8 @@ pub struct Session {
     emu: Emulator,
     spec: String,
     path: PathConfig,
+    /// The second path (`--path2`): its spec as given and its configuration.
+    second: Option<(String, PathConfig)>,
     server: ServerKind,
     port: u16,
     quotas: Quotas,
@@ -84,6 +86,16 @@ pub fn parse_host_cpu(text: &str) -> Result<HostCpu> {
         }
     }
     Ok(out)
+}
+
+/// Adds the second path `spec` (`--path2`) to `emu` and readies both sides for MPTCP over the
+/// two paths (the server announces its second address); the path's configuration.
+pub fn second_path(emu: &mut Emulator, spec: &str) -> Result<PathConfig> {
+    let path: PathConfig = spec.parse().with_context(|| format!("--path2 `{spec}`"))?;
+    let addrs = (emu::pump::second::CLIENT_ADDR, emu::pump::second::SERVER_ADDR);
+    emu.add_path(spec, &path, addrs).context("adding the second emulated path")?;
+    emu.enable_mptcp().context("readying MPTCP over the two paths")?;
+    Ok(path)
 }
 
 /// Parses the spec and builds the emulator's options from `p`.
@@ -138,24 +150,37 @@ impl Session {
         let (path, opts) = emulator_options(p)?;
         let cpu = p.host_cpu.as_deref().map(parse_host_cpu).transpose()?.unwrap_or_default();
         let quotas = quotas(cpu)?;
-        let emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
-        let bind = SocketAddr::new(IpAddr::V4(emu.addr(Role::Server)), 0);
+        let mut emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
+        let second = match &p.path2 {
+            Some(spec2) => Some((spec2.clone(), second_path(&mut emu, spec2)?)),
+            None => None,
+        };
+        let multipath = second.is_some();
+        // An MPTCP server listens on every address: the second subflow joins at the second.
+        let ip = if multipath {
+            IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+        } else {
+            IpAddr::V4(emu.addr(Role::Server))
+        };
+        let bind = SocketAddr::new(ip, 0);
         let (server, port) = match &quotas.server {
             None => {
-                let cfg = ServerConfig { bind, max_concurrent: 4, ..ServerConfig::default() };
+                let cfg =
+                    ServerConfig { bind, max_concurrent: 4, mptcp: multipath, ..ServerConfig::default() };
                 // Spawned inside the namespace, so that the server's threads (and the UDP
                 // sockets they bind to the path's address) live there too.
                 let handle = emu.netns(Role::Server).run(|| Server::bind(cfg).and_then(|s| s.spawn()))??;
                 let port = handle.addr.port();
                 (ServerKind::InProcess(handle), port)
             }
+            Some(_) if multipath => bail!("--path2 takes no server CPU quota (--host-cpu server=…)"),
             Some(quota) => {
                 let child = ServerChild::spawn(emu.netns(Role::Server), bind, Some(quota))?;
                 let port = child.port;
                 (ServerKind::Child(child), port)
             }
         };
-        Ok(Session { emu, spec: spec.clone(), path, server, port, quotas })
+        Ok(Session { emu, spec: spec.clone(), path, second, server, port, quotas })
     }
 
     /// Client options pointing at the server across the link.
@@ -184,15 +209,20 @@ impl Session {
         (&self.spec, &self.path)
     }
 
+    /// The second emulated path (`--path2`), if there is one: its spec and configuration.
+    pub fn second_path(&self) -> Option<(&str, &PathConfig)> {
+        self.second.as_ref().map(|(s, p)| (s.as_str(), p))
+    }
+
     /// Captures each side's device into `BASE.client.pcap` / `BASE.server.pcap` from now on,
     /// or stops with `None` (`--trace`).
     pub fn capture_to(&self, base: Option<&std::path::Path>) -> Result<()> {
         Ok(self.emu.capture_to(base)?)
     }
 
-    /// Counters so far.
+    /// Counters so far, the second path's (`--path2`) with them.
     pub fn report(&self) -> EmuReport {
-        self.emu.report()
+        EmuReport { second_path: self.emu.second_report().map(Box::new), ..self.emu.report() }
     }
 
     /// Stops the server and the emulator.
@@ -204,7 +234,9 @@ impl Session {
         if let Some(failure) = self.emu.failure() {
             bail!("link emulator: {failure}");
         }
-        Ok(self.emu.stop()?)
+        // The second path's counters are gone once the emulator stops.
+        let second_path = self.emu.second_report().map(Box::new);
+        Ok(EmuReport { second_path, ..self.emu.stop()? })
     }
 }
 
@@ -233,6 +265,9 @@ pub fn delta(after: &EmuReport, before: &EmuReport) -> EmuReport {
         d.wire_bytes = d.wire_bytes.saturating_sub(b.wire_bytes);
         d.lost_cells = d.lost_cells.saturating_sub(b.lost_cells);
     }
+    if let (Some(a), Some(b)) = (&after.second_path, &before.second_path) {
+        out.second_path = Some(Box::new(delta(a, b)));
+    }
     out
 }
 
@@ -248,5 +283,28 @@ mod tests {
         assert!(parse_host_cpu("client=0%").is_err());
         assert!(parse_host_cpu("router=5%").is_err());
         assert!(parse_host_cpu("client").is_err());
+    }
+
+    /// A test's counters are what crossed each path during it: the second path's too.
+    #[test]
+    fn delta_subtracts_each_paths_counters() {
+        let report = |path: &str, packets: u64| EmuReport {
+            path: path.into(),
+            offload: false,
+            directions: vec![results::EmuDirection {
+                direction: "up".into(),
+                offered: EmuTally { packets, bytes: packets * 1500 },
+                ..Default::default()
+            }],
+            second_path: None,
+        };
+        let two =
+            |a: u64, b: u64| EmuReport { second_path: Some(Box::new(report("b", b))), ..report("a", a) };
+        let d = delta(&two(100, 40), &two(10, 4));
+        assert_eq!(d.directions[0].offered.packets, 90);
+        let second = d.second_path.expect("the second path's counters");
+        assert_eq!((second.path.as_str(), second.directions[0].offered.packets), ("b", 36));
+        assert_eq!(second.directions[0].offered.bytes, 36 * 1500);
+        assert!(delta(&report("a", 5), &report("a", 1)).second_path.is_none());
     }
 }

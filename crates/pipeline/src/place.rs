@@ -164,11 +164,26 @@ impl Place {
     }
 
     /// The reference of `spec`'s result over the emulated path: the link it emulates in the
-    /// direction the data flows (the slower one for both), for the test's stack. `None` off a
+    /// direction the data flows (the slower one for both), for the test's stack; an MPTCP test
+    /// over two paths (`--path2`) may use both, so its reference is their sum. `None` off a
     /// path, or on a path without a rate.
     pub fn path_reference(&self, spec: &TestSpec) -> Option<Reference> {
         let Kind::Emulated(s) = &self.kind else { return None };
-        let (text, path) = s.path();
+        let first = Self::reference_over(s.path(), spec)?;
+        let second = s.second_path().filter(|_| engine::registry::mptcp::asks(spec));
+        match second.map(|p| Self::reference_over(p, spec)) {
+            None => Some(first),
+            Some(None) => None,
+            Some(Some(r)) => Some(Reference {
+                description: format!("{} + {}", first.description, r.description),
+                limit_bps: first.limit_bps + r.limit_bps,
+                ..first
+            }),
+        }
+    }
+
+    /// The reference of `spec`'s result over one emulated path `(text, path)`.
+    fn reference_over((text, path): (&str, &emu::PathConfig), spec: &TestSpec) -> Option<Reference> {
         let udp = engine::registry::of(spec.test).over_udp();
         let of = |d: emu::Direction| {
             let link = path.model_link(d)?;

@@ -20,6 +20,9 @@ pub fn text(r: &EmuReport) -> String {
             results::emu::LATE_P99_US
         );
     }
+    if let Some(second) = &r.second_path {
+        out.push_str(&text(second).replacen("emulated path:", "second emulated path:", 1));
+    }
     out
 }
 
@@ -85,11 +88,23 @@ mod tests {
             path: "rate=1mbit".into(),
             offload: false,
             directions: vec![EmuDirection { direction: "up".into(), ..Default::default() }],
+            second_path: None,
         };
         let t = text(&r);
         assert!(t.contains("loss model") && t.contains("queue overflow") && t.contains("cell loss"));
         assert!(t.contains("client → server"));
         assert!(!t.contains("warning"), "nothing measured, nothing late");
+        assert!(!t.contains("second"), "one path");
+        let two = EmuReport {
+            second_path: Some(Box::new(EmuReport { path: "rate=5mbit".into(), ..r.clone() })),
+            ..r
+        };
+        let t = text(&two);
+        assert!(
+            t.contains("emulated path: rate=1mbit") && t.contains("second emulated path: rate=5mbit\n"),
+            "{t}"
+        );
+        assert_eq!(t.matches("client → server").count(), 2, "each path's counters: {t}");
     }
 
     #[test]
@@ -98,7 +113,12 @@ mod tests {
             EmuDirection { direction: "down".into(), lateness_p99_us: Some(900.0), ..Default::default() };
         let on_time =
             EmuDirection { direction: "up".into(), lateness_p99_us: Some(40.0), ..Default::default() };
-        let r = EmuReport { path: "transatlantic".into(), offload: true, directions: vec![on_time, late] };
+        let r = EmuReport {
+            path: "transatlantic".into(),
+            offload: true,
+            directions: vec![on_time, late],
+            second_path: None,
+        };
         let t = text(&r);
         assert!(t.contains("warning: down released late (p99 900 µs > 500 µs)"), "{t}");
         assert!(!t.contains("warning: up"), "{t}");

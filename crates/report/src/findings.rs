@@ -61,8 +61,11 @@ pub fn emu(tests: &[&TestResult]) -> Table {
         "release lateness mean / max",
     ]);
     for (r, label) in tests.iter().zip(distinct_labels(tests)) {
-        let Some(e) = &r.emu else { continue };
-        for d in &e.directions {
+        let Some(first) = &r.emu else { continue };
+        for (e, d) in std::iter::once(first)
+            .chain(first.second_path.as_deref())
+            .flat_map(|e| e.directions.iter().map(move |d| (e, d)))
+        {
             t.rows.push(vec![
                 label.clone(),
                 e.path.clone(),

@@ -105,6 +105,11 @@ fn summary_section(p: &mut Page, tests: &[&TestResult]) {
         p.h3("Request/response tests");
         p.table(&rr, true);
     }
+    let figures = tables::figures(tests);
+    if !figures.is_empty() {
+        p.h3("Figures of each test type");
+        p.table(&figures, false);
+    }
     let warnings = tables::warnings(tests);
     if !warnings.is_empty() {
         p.h3("Warnings");
@@ -181,5 +186,27 @@ mod tests {
         diagnosis_section(&mut p, &[&r]);
         let html = p.finish("t", "");
         insta::assert_snapshot!(html.split("<main>").nth(1).unwrap_or_default());
+    }
+
+    /// A test type's own figures show in the summary as they are, whatever the type: the
+    /// report knows no type's figures by name.
+    #[test]
+    fn each_tests_own_figures_are_tabled_in_the_summary() {
+        use results::{Combine, Figure, FigureValue};
+        let mut r = crate::fixture::stream(8192, 65536, 1.0);
+        r.summary.figures = vec![
+            Figure::new("a type's count", FigureValue::Count(2)).combined(Combine::PerRun),
+            Figure::new("a type's bytes", FigureValue::Bytes(3 << 20)),
+        ];
+        let mut p = Page::new();
+        summary_section(&mut p, &[&r]);
+        let html = p.finish("t", "");
+        assert!(html.contains("Figures of each test type"), "{html}");
+        assert!(html.contains("a type&#39;s count") || html.contains("a type's count"), "{html}");
+        assert!(html.contains("3.0 MiB") || html.contains("3.00 MiB"), "{html}");
+        let plain = crate::fixture::stream(8192, 65536, 1.0);
+        let mut p = Page::new();
+        summary_section(&mut p, &[&plain]);
+        assert!(!p.finish("t", "").contains("Figures of each test type"), "no figures, no table");
     }
 }

@@ -294,6 +294,18 @@ pub fn cpu(tests: &[&TestResult]) -> Table {
     t
 }
 
+/// Each test's own figures (`Summary::figures`, whatever its type), one row per figure, as
+/// the text summary shows them.
+pub fn figures(tests: &[&TestResult]) -> Table {
+    let mut t = Table::new(&["test", "figure", "value"]);
+    for (r, label) in tests.iter().zip(distinct_labels(tests)) {
+        for f in &r.summary.figures {
+            t.rows.push(vec![label.clone(), f.label.clone(), crate::figures::shown(f)]);
+        }
+    }
+    t
+}
+
 /// Warnings, one row per kind of warning with the tests that carry it; failures one row each.
 pub fn warnings(tests: &[&TestResult]) -> Table {
     let mut t = Table::new(&["warning", "tests", "example", "advice"]);

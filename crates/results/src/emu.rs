@@ -14,6 +14,10 @@ pub struct EmuReport {
     pub offload: bool,
     /// Client → server (`up`) and server → client (`down`).
     pub directions: Vec<EmuDirection>,
+    /// The second path's counters, when there is one (`--path2`: MPTCP's second subflow
+    /// travels it), in the same form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_path: Option<Box<EmuReport>>,
 }
 
 /// Release lateness p99 above which the emulator may have limited a result, µs: about one

@@ -660,6 +660,30 @@ pub static WINDOW_CLAMP: Setting = Setting {
     set: |s, v| set_option_int(s, "window-clamp", v),
 };
 
+/// Multipath TCP (`IPPROTO_MPTCP`): a stream's connections are MPTCP, whose subflows may take
+/// other paths; a connection that fell back to plain TCP is said in the result.
+pub static MPTCP: Setting = Setting {
+    id: "mptcp",
+    aliases: &[],
+    flag: "--mptcp",
+    flag_on: NO_SHAPE_FLAG,
+    types: &[TcpStream],
+    limit: None,
+    label: "MPTCP",
+    kind: ValueKind::Bool,
+    parts: &[],
+    option: Some("mptcp"),
+    get: |s| s.options.get("mptcp").filter(|v| matches!(v, ParamValue::Bool(true))).cloned(),
+    set: |s, v| {
+        if flag(v)? {
+            s.options.insert("mptcp".into(), ParamValue::Bool(true));
+        } else {
+            s.options.remove("mptcp");
+        }
+        Ok(())
+    },
+};
+
 /// The time a UDP receiver works per datagram it reads, µs (a slow receiving host).
 pub static RECV_DELAY_US: Setting = Setting {
     id: "recv_delay_us",
@@ -764,6 +788,7 @@ pub static ALL: &[&Setting] = &[
     &CPU_LOCAL,
     &CPU_REMOTE,
     &WINDOW_CLAMP,
+    &MPTCP,
     &RECV_DELAY_US,
     &LEN,
     &WINDOW,
@@ -886,6 +911,21 @@ mod tests {
         assert_eq!(of_option("recv-delay-us").map(|s| s.id), Some("recv_delay_us"));
         assert_eq!(find("window-clamp").map(|s| s.id), Some("window_clamp"));
         assert!(of_option("zerocopy").is_none());
+    }
+
+    /// MPTCP is a stream option: on when set, absent (not `false`) otherwise, so that a
+    /// plain stream's settings read as before.
+    #[test]
+    fn mptcp_is_a_stream_option_present_only_when_on() {
+        let mut spec = TestSpec::new(TcpStream);
+        assert_eq!((MPTCP.get)(&spec), None);
+        (MPTCP.set)(&mut spec, &ParamValue::Bool(true)).unwrap();
+        assert_eq!((MPTCP.get)(&spec), Some(ParamValue::Bool(true)));
+        assert_eq!(of_option("mptcp").map(|s| s.id), Some("mptcp"));
+        (MPTCP.set)(&mut spec, &ParamValue::Bool(false)).unwrap();
+        assert!(spec.options.is_empty() && (MPTCP.get)(&spec).is_none());
+        assert!(MPTCP.is_taken_by(TcpStream) && !MPTCP.is_taken_by(UdpStream));
+        assert!((MPTCP.set)(&mut spec, &ParamValue::Int(1)).is_err());
     }
 
     #[test]

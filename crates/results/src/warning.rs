@@ -47,6 +47,8 @@ pub enum WarningKind {
     /// The link emulator (`--path`) released packets late: it, not the protocol, may have
     /// set the pace.
     EmulatorLate,
+    /// A test asked for MPTCP and a connection went on as plain TCP.
+    MptcpFallback,
 }
 
 /// A typed warning plus the numbers and advice for a person.

@@ -14,6 +14,12 @@ pub struct PathArgs {
     /// (`tcplab emu --list` shows the presets). Needs root.
     #[arg(long, value_name = "SPEC")]
     pub path: Option<String>,
+    /// A second emulated path between the same two sides (same grammar as --path), client
+    /// 198.18.2.1, server 198.18.2.2: MPTCP is readied over the two (the server announces its
+    /// second address, so `stream --mptcp` opens a second subflow over it); each path's
+    /// counters are reported.
+    #[arg(long, value_name = "SPEC", requires = "path")]
+    pub path2: Option<String>,
     /// Write what each side's device carries to BASE.client.pcap and BASE.server.pcap
     /// (headers only, nanosecond timestamps).
     #[arg(long, value_name = "BASE", requires = "path")]

@@ -192,6 +192,11 @@ pub struct ServerArgs {
     /// traced.
     #[arg(long)]
     pub allow_trace: bool,
+    /// Listen with a Multipath TCP socket, which takes plain TCP clients too, so that
+    /// `tcplab stream --mptcp` tests are served (refused otherwise). Needs a kernel with MPTCP
+    /// (net.mptcp.enabled=1); extra subflows follow `ip mptcp endpoint` and `limits`.
+    #[arg(long)]
+    pub mptcp: bool,
     #[command(flatten)]
     pub ops: serve::OpsArgs,
     /// Also serve stock iperf3 3.x clients (TCP and UDP, on --iperf3-port). iperf3 clients are

@@ -22,7 +22,7 @@ use emu::pump::{Emulator, Role};
 
 use crate::args::emu::EmuArgs;
 use crate::output::emit;
-use pipeline::emulated::{emulator_options, parse_host_cpu, quotas, start_emulator};
+use pipeline::emulated::{emulator_options, parse_host_cpu, quotas, second_path, start_emulator};
 
 /// How long processes left on the path have after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -49,7 +49,10 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
     let quotas = quotas(cpu)?;
     // Orphans of either side's commands come here, to be reaped once stopped.
     netio::netns::become_subreaper().context("becoming the reaper of the commands' children")?;
-    let emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
+    let mut emu = start_emulator(spec, &path, &opts, quotas.emulator.as_ref())?;
+    if let Some(spec2) = &p.path2 {
+        second_path(&mut emu, spec2)?;
+    }
     let server = match &a.server_cmd {
         Some(cmd) => {
             let argv = with_peer(&shell_command(cmd), emu.addr(Role::Client));
@@ -67,7 +70,8 @@ pub fn run(a: &EmuArgs) -> Result<ExitCode> {
     let status = client.and_then(|c| c.finish(waited?));
     netio::netns::reap_exited();
     let failure = emu.failure();
-    let report = emu.stop()?;
+    let second = emu.second_report().map(Box::new);
+    let report = results::EmuReport { second_path: second, ..emu.stop()? };
     eprint!("{}", report::emu::text(&report));
     if a.stats_json {
         eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());

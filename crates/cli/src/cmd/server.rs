@@ -50,6 +50,7 @@ pub fn run(a: &ServerArgs, stop: &StopFlag) -> Result<ExitCode> {
         iperf3: a.iperf3_addr(),
         iperf3_served: archive.map(sink),
         end_tracer: a.allow_trace.then(end_tracer),
+        mptcp: a.mptcp,
         ..ServerConfig::default()
     };
     let server = Server::bind(cfg).with_context(|| format!("listening on {}", a.addr()))?;

@@ -9,7 +9,7 @@ use crate::spec::Direction;
 /// The report of both directions so far.
 pub fn build(spec: &str, offload: bool, shared: &Shared) -> EmuReport {
     let directions = Direction::BOTH.iter().map(|&d| direction(d, &shared.stats(d))).collect();
-    EmuReport { path: spec.to_string(), offload, directions }
+    EmuReport { path: spec.to_string(), offload, directions, second_path: None }
 }
 
 fn direction(direction: Direction, s: &Stats) -> EmuDirection {

@@ -21,7 +21,9 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
     if spec.bytes_limit.is_some() && spec.direction != Direction::Forward {
         return Err("--iperf3: -n works only client-to-server (iperf3's client ends the test)".into());
     }
-    if let Some(s) = spec.options.keys().find_map(|name| results::setting::of_option(name)) {
+    let mptcp = crate::registry::mptcp::asks(spec);
+    let others = spec.options.keys().filter(|name| name.as_str() != results::setting::MPTCP.id);
+    if let Some(s) = others.into_iter().find_map(|name| results::setting::of_option(name)) {
         return Err(format!("--iperf3: a stock iperf3 server has no {} ({})", s.flag, s.label));
     }
     let secs = |ms: u64| i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
@@ -51,6 +53,9 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
         pacing_timer: Some(1000),
         congestion: spec.congestion.clone().filter(|_| tcp),
         client_version: Some(CLIENT_VERSION.into()),
+        // iperf3 -m: a 3.16+ server listens with MPTCP; an older one ignores it (the data
+        // connections fall back to TCP, and the result says so).
+        mptcp: tcp && mptcp,
         ..Params::default()
     })
 }

@@ -128,10 +128,15 @@ impl Session<'_> {
         })
     }
 
-    fn socket(&self, addr: SocketAddr, opts: &DataSocketOpts) -> Result<TcpStream, Error> {
+    /// A connected stream socket to `addr`: MPTCP with `mptcp` (iperf3 -m's data streams).
+    fn socket(&self, addr: SocketAddr, opts: &DataSocketOpts, mptcp: bool) -> Result<TcpStream, Error> {
         let io = |what| move |source| Error::Io { what, source };
-        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-            .map_err(io("creating a socket"))?;
+        let sock = if mptcp {
+            netio::mptcp::socket(addr).map_err(io("creating an MPTCP socket"))?
+        } else {
+            Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+                .map_err(io("creating a socket"))?
+        };
         netio::sockopt::apply(&sock, opts)?;
         if let Some(ip) = self.opts.bind {
             sock.bind(&SockAddr::from(SocketAddr::new(ip, 0))).map_err(io("binding the local address"))?;
@@ -142,7 +147,7 @@ impl Session<'_> {
     }
 
     fn connect_control(&mut self, addr: SocketAddr, cookie: &Cookie) -> Result<Ctrl, Error> {
-        let stream = self.socket(addr, &DataSocketOpts::default())?;
+        let stream = self.socket(addr, &DataSocketOpts::default(), false)?;
         self.same_host =
             stream.local_addr().map(|l| l.ip() == addr.ip() || addr.ip().is_loopback()).unwrap_or(false);
         let mut ctrl = Ctrl::new(stream);
@@ -159,8 +164,9 @@ impl Session<'_> {
             congestion: self.spec.congestion.clone(),
         };
         let mut out = Vec::with_capacity(count as usize);
+        let mptcp = crate::registry::mptcp::asks(self.spec);
         for index in 0..count {
-            let mut stream = self.socket(addr, &opts)?;
+            let mut stream = self.socket(addr, &opts, mptcp)?;
             std::io::Write::write_all(&mut stream, &cookie.encode())
                 .map_err(|source| Error::Io { what: "sending the cookie on a data connection", source })?;
             let report = netio::sockopt::report(&stream, &opts);

@@ -38,7 +38,7 @@ pub fn role(spec: &TestSpec, end: End, index: u32) -> Role {
 }
 
 /// `stream`'s own settings: how bytes cross the socket at each end.
-const OPTIONS: [TypeOption; 3] = [
+const OPTIONS: [TypeOption; 4] = [
     TypeOption {
         name: "zerocopy",
         kind: results::setting::ValueKind::Bool,
@@ -53,6 +53,11 @@ const OPTIONS: [TypeOption; 3] = [
         name: "window-clamp",
         kind: results::setting::ValueKind::Bytes,
         about: "receivers announce at most this window (TCP_WINDOW_CLAMP), whatever their receive buffer",
+    },
+    TypeOption {
+        name: "mptcp",
+        kind: results::setting::ValueKind::Bool,
+        about: "the connections are Multipath TCP (IPPROTO_MPTCP), their subflows reported",
     },
 ];
 
@@ -234,7 +239,17 @@ impl TestType for TcpStreamTest {
         format!("stream{}", direction_suffix(spec.direction))
     }
 
+    fn data(&self) -> &'static dyn registry::transport::DataTransport {
+        &registry::mptcp::Streams
+    }
+
     fn check(&self, spec: &TestSpec) -> Result<(), Rejection> {
+        if registry::mptcp::asks(spec) && flag(spec, "zerocopy") {
+            return Err(Rejection::field(
+                "mptcp",
+                "--mptcp takes no --zerocopy: MPTCP sockets have no MSG_ZEROCOPY",
+            ));
+        }
         match spec.options.get("window-clamp") {
             Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
                 results::setting::WINDOW_CLAMP.id,
@@ -253,6 +268,9 @@ impl TestType for TcpStreamTest {
 
     fn jobs(&self, spec: &TestSpec, end: End, data: Data) -> Result<Vec<Job>, Error> {
         match data {
+            Data::Tcp(sockets) if registry::mptcp::asks(spec) => {
+                jobs(spec, end, sockets).and_then(registry::mptcp::with_readings).map_err(prepare_error)
+            }
             Data::Tcp(sockets) => jobs(spec, end, sockets).map_err(prepare_error),
             other => Err(registry::unexpected(self, &other)),
         }
@@ -268,7 +286,17 @@ impl TestType for TcpStreamTest {
         if let Some(z) = copy_modes::counts(&[Some(local), remote]) {
             s.figures.extend(copy_modes::figures(&z));
         }
+        s.figures.extend(registry::mptcp::figures(local, remote));
         s
+    }
+
+    fn warnings(
+        &self,
+        spec: &TestSpec,
+        local: &SideMeasurement,
+        remote: Option<&SideMeasurement>,
+    ) -> Vec<results::Warning> {
+        registry::mptcp::warnings(spec, local, remote)
     }
 
     fn options(&self) -> &'static [TypeOption] {

@@ -71,6 +71,9 @@ pub struct ServerConfig {
     /// Records this end of a test whose client asks (`--allow-trace`); `None`: such a
     /// client is told why not, and the test runs untraced here.
     pub end_tracer: Option<std::sync::Arc<dyn end_trace::EndTracer>>,
+    /// Listen with an MPTCP socket (`--mptcp`), which takes plain TCP clients too, so that
+    /// `stream --mptcp` tests are served; without it they are refused.
+    pub mptcp: bool,
 }
 
 impl Default for ServerConfig {
@@ -88,6 +91,7 @@ impl Default for ServerConfig {
             iperf3: None,
             iperf3_served: None,
             end_tracer: None,
+            mptcp: false,
         }
     }
 }
@@ -139,8 +143,9 @@ impl Server {
             );
             return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
         }
-        let listener = netio::listen::tcp(cfg.bind)?;
-        let iperf3 = cfg.iperf3.map(iperf3::Listeners::bind).transpose()?;
+        let listener =
+            if cfg.mptcp { netio::mptcp::listen(cfg.bind)? } else { netio::listen::tcp(cfg.bind)? };
+        let iperf3 = cfg.iperf3.map(|a| iperf3::Listeners::bind(a, cfg.mptcp)).transpose()?;
         let shared = Shared {
             cfg,
             routes: routes::Routes::default(),

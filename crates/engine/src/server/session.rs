@@ -173,6 +173,9 @@ impl Driver<'_> {
     fn prepare(&mut self, spec: TestSpec) -> Result<Accepted, Failure> {
         let (peer, local) = self.who;
         check_congestion(&spec)?;
+        if let Some(r) = registry::mptcp::refusal(&spec, self.shared.cfg.mptcp) {
+            return Err(Failure::Refused(r));
+        }
         crate::limits::check_pin("cpu_remote", spec.cpu_remote).map_err(Failure::Refused)?;
         let running = admit(&self.policy, peer.ip(), self.shared)?;
         let token = Token(netio::random_bytes::<16>().map_err(|e| internal(&e.to_string()))?);

@@ -40,7 +40,14 @@ pub fn tcp(plan: &Plan, sockets: Vec<DataSocket>) -> std::io::Result<(Vec<Job>, 
             .filter_map(|s| Some((s.stream.try_clone().ok()?, role(&plan.spec, End::Server, s.index))))
             .collect(),
     };
-    Ok((stream::jobs(&plan.spec, End::Server, sockets)?, handles))
+    let jobs = stream::jobs(&plan.spec, End::Server, sockets)?;
+    // An MPTCP test (iperf3 -m) keeps each connection's MPTCP reading, as tcplab's own do.
+    let jobs = if crate::registry::mptcp::asks(&plan.spec) {
+        crate::registry::mptcp::with_readings(jobs)?
+    } else {
+        jobs
+    };
+    Ok((jobs, handles))
 }
 
 /// Jobs for UDP streams, in the order their hellos arrived.

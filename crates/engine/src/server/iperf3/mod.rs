@@ -43,9 +43,11 @@ pub(super) struct Listeners {
 }
 
 impl Listeners {
-    /// Binds TCP and UDP on `addr` (port 0: any free TCP port, and UDP on the same number).
-    pub fn bind(addr: SocketAddr) -> io::Result<Listeners> {
-        let tcp = netio::listen::tcp(addr)?;
+    /// Binds TCP and UDP on `addr` (port 0: any free TCP port, and UDP on the same number);
+    /// with `mptcp` the TCP listener is MPTCP (plain TCP clients are served as before, and
+    /// iperf3 `-m` clients' data streams are MPTCP, as iperf3's server makes them).
+    pub fn bind(addr: SocketAddr, mptcp: bool) -> io::Result<Listeners> {
+        let tcp = if mptcp { netio::mptcp::listen(addr)? } else { netio::listen::tcp(addr)? };
         let bound = tcp.local_addr()?;
         let udp = udp_accept::bind(SocketAddr::new(bound.ip(), bound.port()))?;
         Ok(Listeners { tcp, udp })

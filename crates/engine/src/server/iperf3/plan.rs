@@ -89,9 +89,6 @@ pub fn plan(p: &Params, limits: &Limits) -> Result<Plan, Refusal> {
         None => return Err(Refusal::new(errno::RECV_PARAMS, "not exactly one of tcp, udp, sctp")),
     };
     check_ranges(p, protocol)?;
-    if p.mptcp {
-        return Err(Refusal::new(errno::UNIMPLEMENTED, "MPTCP is not served"));
-    }
     if p.reverse && p.bidirectional {
         return Err(Refusal::new(errno::REVERSE_BIDIR, "both reverse and bidirectional"));
     }
@@ -179,6 +176,11 @@ fn spec_of(p: &Params, protocol: Protocol) -> Result<TestSpec, Refusal> {
     spec.nodelay = p.nodelay;
     spec.mss = p.MSS.filter(|&m| m > 0).map(|m| m as u32);
     spec.congestion = p.congestion.clone();
+    if p.mptcp && protocol == Protocol::Tcp {
+        // iperf3 -m (3.16+): its server makes the data listener MPTCP; UDP ignores it, as there.
+        let on = results::ParamValue::Bool(true);
+        (results::setting::MPTCP.set)(&mut spec, &on).map_err(|e| Refusal::new(errno::RECV_PARAMS, e))?;
+    }
     let window = p.window.filter(|&w| w > 0).map(|w| w as u32);
     (spec.remote_sndbuf, spec.remote_rcvbuf) = (window, window);
     spec.cpu_remote = p.server_affinity.map(|a| a as u32);
@@ -237,6 +239,19 @@ mod tests {
         assert_eq!((s.test, s.direction, s.parallel), (TestKind::UdpStream, Direction::Reverse, 2));
         assert_eq!((s.duration_ms, s.omit_ms, s.send_len, s.rate_bps), (4000, 1000, 1448, 10_000_000));
         assert_eq!(plan.client_version.as_deref(), Some("3.12"));
+    }
+
+    /// iperf3 3.16+ sends `"mptcp": true` for `-m` (iperf_api.c, send_parameters): a TCP test
+    /// then asks for MPTCP streams; UDP has no MPTCP, and ignores it as iperf3 does.
+    #[test]
+    fn an_mptcp_document_asks_for_mptcp_streams() {
+        let p = params(r#"{"tcp":true,"mptcp":true,"time":2,"parallel":1,"client_version":"3.17"}"#);
+        let s = plan(&p, &Limits::default()).unwrap().spec;
+        assert!(crate::registry::mptcp::asks(&s), "{:?}", s.options);
+        let p = params(r#"{"udp":true,"mptcp":true,"time":2,"parallel":1,"bandwidth":1000000}"#);
+        assert!(!crate::registry::mptcp::asks(&plan(&p, &Limits::default()).unwrap().spec));
+        let p = params(r#"{"tcp":true,"time":2,"parallel":1}"#);
+        assert!(!crate::registry::mptcp::asks(&plan(&p, &Limits::default()).unwrap().spec));
     }
 
     #[test]

@@ -131,6 +131,9 @@ fn exchange_params(ctl: &mut Ctl, timeout: Duration, service: &Service) -> Resul
     };
     let params = Params::decode(&body).map_err(|e| refused(errno::RECV_PARAMS, e))?;
     let mut plan = plan::plan(&params, &service.shared.cfg.limits).map_err(Failure::Refused)?;
+    if let Some(r) = crate::registry::mptcp::refusal(&plan.spec, service.shared.cfg.mptcp) {
+        return Err(refused(plan::errno::UNIMPLEMENTED, r.message));
+    }
     // iperf3 clients cannot show a key: they get what anonymous clients may ask.
     crate::limits::check_policy(&plan.spec, &service.shared.cfg.anonymous)
         .map_err(|r| Failure::Refused(plan::refusal(&plan.spec, r)))?;

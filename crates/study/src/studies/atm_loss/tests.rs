@@ -23,7 +23,7 @@ fn emu(wire_bytes: u64, queue_drops: u64) -> Option<EmuReport> {
         drops_queue_overflow: EmuTally { packets: queue_drops, bytes: 0 },
         ..EmuDirection::default()
     };
-    Some(EmuReport { path: CLIP.into(), offload: false, directions: vec![up] })
+    Some(EmuReport { path: CLIP.into(), offload: false, directions: vec![up], second_path: None })
 }
 
 /// Runs of a UDP case of `len`-byte datagrams: (sent, lost, socket drops) each.
