@@ -174,6 +174,19 @@ fn same(parts: &[Option<ParamValue>]) -> Option<ParamValue> {
     parts.iter().all(|p| *p == first).then_some(first).flatten()
 }
 
+/// A combined setting's value: the one its `parts` (setting ids) share in `spec`, if they do.
+fn parts_value(s: &TestSpec, parts: &[&str]) -> Option<ParamValue> {
+    same(&parts.iter().map(|p| by_id(p).and_then(|p| (p.get)(s))).collect::<Vec<_>>())
+}
+
+/// Writes a combined setting: `v` into each of its `parts`, as each part's own entry does.
+fn set_parts(s: &mut TestSpec, parts: &[&str], v: &ParamValue) -> Result<(), String> {
+    parts.iter().try_for_each(|p| match by_id(p) {
+        Some(part) => (part.set)(s, v),
+        None => Err(format!("'{p}' is not a setting")),
+    })
+}
+
 /// Bytes per write (`-l`).
 pub static SEND_LEN: Setting = Setting {
     id: "send_len",
@@ -688,12 +701,8 @@ pub static LEN: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
     option: None,
-    get: |s| same(&[n32(s.send_len), n32(s.recv_len)]),
-    set: |s, v| {
-        let n = int32(v)?;
-        (s.send_len, s.recv_len) = (n, n);
-        Ok(())
-    },
+    get: |s| parts_value(s, LEN.parts),
+    set: |s, v| set_parts(s, LEN.parts, v),
 };
 
 /// All four socket buffers, as `-w` sets them.
@@ -708,12 +717,8 @@ pub static WINDOW: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
     option: None,
-    get: |s| same(&[opt32(s.sndbuf), opt32(s.rcvbuf), opt32(s.remote_sndbuf), opt32(s.remote_rcvbuf)]),
-    set: |s, v| {
-        let w = Some(int32(v)?);
-        (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf) = (w, w, w, w);
-        Ok(())
-    },
+    get: |s| parts_value(s, WINDOW.parts),
+    set: |s, v| set_parts(s, WINDOW.parts, v),
 };
 
 /// Request and response size together, as `-r N` sets them.
@@ -728,12 +733,8 @@ pub static SIZE: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
     option: None,
-    get: |s| same(&[n32(s.request_len), n32(s.response_len)]),
-    set: |s, v| {
-        let n = int32(v)?;
-        (s.request_len, s.response_len) = (n, n);
-        Ok(())
-    },
+    get: |s| parts_value(s, SIZE.parts),
+    set: |s, v| set_parts(s, SIZE.parts, v),
 };
 
 /// The table: spec fields first (sizes first, the order reports list them in), then the
