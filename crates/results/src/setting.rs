@@ -89,6 +89,13 @@ impl Setting {
         self.fields().iter().filter_map(|f| by_id(f)).any(|s| s.types.contains(&kind))
     }
 
+    /// Its name in a `setup` request on the wire (protocol 2): a spec field's id; `None` for
+    /// a combined setting (its parts travel) and a test type's own one (it travels in
+    /// `options`, by [`Setting::option`]).
+    pub fn wire_name(&self) -> Option<&'static str> {
+        (!self.is_combined() && self.option.is_none()).then_some(self.id)
+    }
+
     /// Whether `name` is its id or one of its aliases.
     pub fn is_named(&self, name: &str) -> bool {
         self.id == name || self.aliases.contains(&name)
@@ -109,6 +116,11 @@ pub fn find(name: &str) -> Option<&'static Setting> {
 /// sweep parameters.
 pub fn taken_by(kind: TestKind) -> Vec<&'static str> {
     ALL.iter().filter(|s| !s.is_combined() && s.types.contains(&kind)).map(|s| s.id).collect()
+}
+
+/// The settings a `setup` request carries, with their wire names, in the table's order.
+pub fn on_wire() -> impl Iterator<Item = (&'static str, &'static Setting)> {
+    ALL.iter().filter_map(|s| Some((s.wire_name()?, *s)))
 }
 
 /// The setting whose id is `id` (aliases not accepted).
