@@ -3,6 +3,7 @@
 //! A rule never reads an unmeasured figure as 0: what it needs and was not measured, it does
 //! not claim. The thresholds are the constants below, documented in docs/diagnosis.md.
 
+use results::setting;
 use results::{Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
@@ -270,7 +271,7 @@ fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
 /// The receiver's advertised window: TCP_INFO rwnd-limited time, the granted rcvbuf against
 /// the BDP, or the trace's ACK samples at the window.
 pub fn receive_window(f: &Facts) -> Option<Finding> {
-    let flag = if f.client_sends { "--remote-rcvbuf" } else { "--rcvbuf" };
+    let flag = if f.client_sends { setting::REMOTE_RCVBUF.flag } else { setting::RCVBUF.flag };
     let limited = f.rwnd_limited_frac.filter(|&x| x >= RWND_LIMITED_FRAC);
     let short_of_bdp = bdp_bytes(f)
         .filter(|&bdp| f.rcvbuf_requested.is_some() && f.rcvbuf_bytes.is_some_and(|r| (r as f64) < bdp));
@@ -326,7 +327,7 @@ fn traced_window(f: &Facts) -> Option<(f64, String)> {
 /// The sender's socket buffer.
 pub fn send_buffer(f: &Facts) -> Option<Finding> {
     let limited = f.sndbuf_limited_frac.filter(|&x| x >= SNDBUF_LIMITED_FRAC)?;
-    let flag = if f.client_sends { "--sndbuf" } else { "--remote-sndbuf" };
+    let flag = if f.client_sends { setting::SNDBUF.flag } else { setting::REMOTE_SNDBUF.flag };
     let (bound_text, bound_bps) = window_bound_text(f, f.sndbuf_bytes);
     let granted = f.sndbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {

@@ -5,6 +5,7 @@
 //! iperf3 peer reports no socket drops) is never read as 0.
 
 use model::human::{rate, size};
+use results::setting;
 use results::{Cause, Finding, Reference, ReferenceKind, Role, TestResult, UdpSummary};
 
 use crate::facts::{busiest_thread, path_drops, side_cpu, streams, PathDrops, SideCpu};
@@ -102,7 +103,11 @@ pub fn overrun(f: &UdpFacts) -> Option<Finding> {
             pct(f.lost_frac()),
             f.d.sent
         ),
-        advice: "the receiver read slower than datagrams arrived: a larger receive buffer (--remote-rcvbuf / --rcvbuf) absorbs bursts; a faster reader or a lower -b removes the overrun".into(),
+        advice: format!(
+            "the receiver read slower than datagrams arrived: a larger receive buffer ({} / {}) absorbs bursts; a faster reader or a lower -b removes the overrun",
+            setting::REMOTE_RCVBUF.flag,
+            setting::RCVBUF.flag
+        ),
         bound_bps: None,
     })
 }
@@ -196,7 +201,10 @@ pub fn send_errors(f: &UdpFacts) -> Option<Finding> {
             f.d.enobufs,
             rate(f.d.sender_bps)
         ),
-        advice: "the sender outran its own socket buffer or device queue: pace it (-b) or give it a larger --sndbuf".into(),
+        advice: format!(
+            "the sender outran its own socket buffer or device queue: pace it (-b) or give it a larger {}",
+            setting::SNDBUF.flag
+        ),
         bound_bps: None,
     })
 }

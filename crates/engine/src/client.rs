@@ -380,13 +380,7 @@ impl Session<'_> {
     }
 
     fn open_data(&self, addr: SocketAddr, auth: &DataAuth, count: u32) -> Result<Vec<DataSocket>, Error> {
-        let opts = DataSocketOpts {
-            sndbuf: self.spec.sndbuf,
-            rcvbuf: self.spec.rcvbuf,
-            nodelay: self.spec.nodelay,
-            mss: self.spec.mss,
-            congestion: self.spec.congestion.clone(),
-        };
+        let opts = End::Client.socket_opts(self.spec);
         let mut out = Vec::new();
         for index in 0..count {
             let sock = self.socket(addr, &opts)?;

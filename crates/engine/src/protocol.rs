@@ -4,7 +4,9 @@
 //! conversion names every field (struct literals without `..`, destructuring without `..`,
 //! exhaustive matches), and a field added to or removed from either side fails to compile
 //! here until someone decides what it means for the protocol (and bumps
-//! [`wire::PROTOCOL_VERSION`] if the wire changes).
+//! [`wire::PROTOCOL_VERSION`] if the wire changes). A test request is the exception: its
+//! settings are converted by walking the settings table ([`results::setting::on_wire`]), so a
+//! setting is declared once, there, and reaches the wire by its declared name.
 //!
 //! What comes from a peer is checked on the way in and never panics: a measurement that
 //! breaks its own invariants (a negative time, more duplicates than datagrams received) is
@@ -14,6 +16,7 @@
 use std::net::SocketAddr;
 
 use results as r;
+use results::setting;
 use wire::ctrl as w;
 use wire::{ErrorCode, Hello, HelloKind, Rejection, Token, PROTOCOL_VERSION};
 
@@ -46,65 +49,16 @@ pub fn check_client_hello(hello: &Hello) -> Result<(), Rejection> {
     Err(Rejection::new(ErrorCode::BadVersion, msg))
 }
 
-/// The `setup` body for `spec` (client → server).
+/// The `setup` body for `spec` (client → server): its test type's id and every setting the
+/// table puts on the wire, by its wire name (`null` when unset).
 pub fn request(spec: &r::TestSpec) -> w::TestRequest {
-    let r::TestSpec {
-        test,
-        duration_ms,
-        bytes_limit,
-        parallel,
-        direction,
-        send_len,
-        recv_len,
-        request_len,
-        response_len,
-        burst,
-        nodelay,
-        mss,
-        congestion,
-        sndbuf,
-        rcvbuf,
-        remote_sndbuf,
-        remote_rcvbuf,
-        interval_ms,
-        omit_ms,
-        cpu_local,
-        cpu_remote,
-        busy_poll,
-        rate_bps,
-        no_checksum,
-        no_offload,
-        trace_server,
-        options,
-    } = spec.clone();
     w::TestRequest {
-        test: test.id().to_string(),
-        duration_ms,
-        bytes_limit,
-        parallel,
-        direction: direction_to_wire(direction),
-        send_len,
-        recv_len,
-        request_len,
-        response_len,
-        burst,
-        nodelay,
-        mss,
-        congestion,
-        sndbuf,
-        rcvbuf,
-        remote_sndbuf,
-        remote_rcvbuf,
-        interval_ms,
-        omit_ms,
-        cpu_local,
-        cpu_remote,
-        busy_poll,
-        rate_bps,
-        no_checksum,
-        no_offload,
-        trace_server,
-        options: options.into_iter().map(|(k, v)| (k, option_to_wire(v))).collect(),
+        test: spec.test.id().to_string(),
+        trace_server: spec.trace_server,
+        options: spec.options.clone().into_iter().map(|(k, v)| (k, option_to_wire(v))).collect(),
+        settings: setting::on_wire()
+            .map(|(name, s)| (name.to_string(), (s.get)(spec).map(option_to_wire)))
+            .collect(),
     }
 }
 
@@ -136,51 +90,31 @@ pub fn spec(req: w::TestRequest) -> Result<r::TestSpec, wire::Rejection> {
             ..wire::Rejection::new(wire::ErrorCode::Unsupported, msg)
         });
     };
-    Ok(r::TestSpec {
-        test,
-        duration_ms: req.duration_ms,
-        bytes_limit: req.bytes_limit,
-        parallel: req.parallel,
-        direction: direction_from_wire(req.direction),
-        send_len: req.send_len,
-        recv_len: req.recv_len,
-        request_len: req.request_len,
-        response_len: req.response_len,
-        burst: req.burst,
-        nodelay: req.nodelay,
-        mss: req.mss,
-        congestion: req.congestion,
-        sndbuf: req.sndbuf,
-        rcvbuf: req.rcvbuf,
-        remote_sndbuf: req.remote_sndbuf,
-        remote_rcvbuf: req.remote_rcvbuf,
-        interval_ms: req.interval_ms,
-        omit_ms: req.omit_ms,
-        cpu_local: req.cpu_local,
-        cpu_remote: req.cpu_remote,
-        busy_poll: req.busy_poll,
-        rate_bps: req.rate_bps,
-        no_checksum: req.no_checksum,
-        no_offload: req.no_offload,
+    if let Some(name) = req.settings.keys().find(|n| setting::on_wire().all(|(wire, _)| wire != n.as_str())) {
+        return Err(wire::Rejection::field(name, format!("'{name}' is not a setting of this server")));
+    }
+    let (fresh, defaults) = (r::TestSpec::new(test), crate::registry::defaults(test));
+    let mut spec = r::TestSpec {
         trace_server: req.trace_server,
         options: req.options.into_iter().map(|(k, v)| (k, option_from_wire(v))).collect(),
-    })
-}
-
-fn direction_to_wire(d: r::Direction) -> w::Direction {
-    match d {
-        r::Direction::Forward => w::Direction::Forward,
-        r::Direction::Reverse => w::Direction::Reverse,
-        r::Direction::Bidir => w::Direction::Bidir,
+        ..fresh.clone()
+    };
+    for (name, s) in setting::on_wire() {
+        let value = match req.settings.get(name) {
+            Some(Some(v)) => option_from_wire(v.clone()),
+            Some(None) if (s.get)(&fresh).is_none() => continue,
+            Some(None) => {
+                return Err(wire::Rejection::field(name, format!("{name} needs a value, not null")))
+            }
+            // Left out by a peer that predates it: the test type's default.
+            None => match (s.get)(&defaults) {
+                Some(v) => v,
+                None => continue,
+            },
+        };
+        (s.set)(&mut spec, &value).map_err(|e| wire::Rejection::field(name, format!("{name}: {e}")))?;
     }
-}
-
-fn direction_from_wire(d: w::Direction) -> r::Direction {
-    match d {
-        w::Direction::Forward => r::Direction::Forward,
-        w::Direction::Reverse => r::Direction::Reverse,
-        w::Direction::Bidir => r::Direction::Bidir,
-    }
+    Ok(spec)
 }
 
 /// The server's `accepted` body: the test's token, this host, the UDP ports (UDP tests).
@@ -762,6 +696,78 @@ mod tests {
         unknown.test = "sctp-stream".into();
         let refused = self::spec(unknown).err().map(|r| (r.code, r.field));
         assert_eq!(refused, Some((wire::ErrorCode::Unsupported, Some("test".to_string()))));
+    }
+
+    /// A protocol-2 `setup` body as every earlier tcplab client sent it, field by field.
+    const OLD_SETUP: &str = concat!(
+        r#"{"type":"setup","spec":{"test":"tcp-rr","duration_ms":5000,"bytes_limit":null,"#,
+        r#""parallel":2,"direction":"forward","send_len":1200,"recv_len":1200,"request_len":64,"#,
+        r#""response_len":128,"burst":4,"nodelay":true,"mss":null,"congestion":"cubic","#,
+        r#""sndbuf":null,"rcvbuf":262144,"remote_sndbuf":null,"remote_rcvbuf":null,"#,
+        r#""interval_ms":1000,"omit_ms":500,"cpu_local":1,"cpu_remote":null,"busy_poll":true,"#,
+        r#""rate_bps":0,"no_checksum":false,"no_offload":false}}"#,
+    );
+
+    fn decoded(body: &str) -> Result<r::TestSpec, Rejection> {
+        match wire::Message::decode(body.as_bytes()) {
+            Ok(wire::Message::Setup { spec }) => self::spec(spec),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_older_peers_setup_means_what_it_meant() {
+        let mut want = r::TestSpec::new(r::TestKind::TcpRr);
+        (want.duration_ms, want.parallel, want.send_len, want.recv_len) = (5000, 2, 1200, 1200);
+        (want.request_len, want.response_len, want.burst, want.nodelay) = (64, 128, 4, true);
+        (want.congestion, want.cpu_local, want.busy_poll) = (Some("cubic".into()), Some(1), true);
+        (setting::RCVBUF.set)(&mut want, &r::ParamValue::Int(262_144)).unwrap();
+        (want.interval_ms, want.omit_ms) = (1000, 500);
+        assert_eq!(decoded(OLD_SETUP), Ok(want.clone()));
+        let sent = wire::Message::Setup { spec: request(&want) }.encode().unwrap();
+        let value = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap();
+        assert_eq!(value(&sent[4..]), value(OLD_SETUP.as_bytes()), "a new client sends the same members");
+    }
+
+    #[test]
+    fn a_setting_left_out_takes_the_types_default_and_null_unsets_only_an_optional_one() {
+        let spec = decoded(&OLD_SETUP.replace(r#""nodelay":true,"#, "")).unwrap();
+        assert!(spec.nodelay, "tcp-rr's default is nodelay");
+        let spec = decoded(&OLD_SETUP.replace(r#""rcvbuf":262144"#, r#""rcvbuf":null"#)).unwrap();
+        assert_eq!((setting::RCVBUF.get)(&spec), None);
+        let refused = decoded(&OLD_SETUP.replace(r#""burst":4"#, r#""burst":null"#)).unwrap_err();
+        assert_eq!(refused.field.as_deref(), Some("burst"), "{refused}");
+    }
+
+    #[test]
+    fn unknown_settings_and_values_of_the_wrong_kind_are_refused_by_name() {
+        let cases = [
+            (r#""no_offload":false"#, r#""no_offload":false,"zerocopy":true"#, "zerocopy"),
+            (r#""no_offload":false"#, r#""no_offload":false,"window":4096"#, "window"),
+            (r#""parallel":2"#, r#""parallel":"many""#, "parallel"),
+            (r#""parallel":2"#, r#""parallel":4294967296"#, "parallel"),
+            (r#""nodelay":true"#, r#""nodelay":1"#, "nodelay"),
+            (r#""direction":"forward""#, r#""direction":"sideways""#, "direction"),
+        ];
+        for (from, to, field) in cases {
+            let refused = decoded(&OLD_SETUP.replace(from, to)).unwrap_err();
+            assert_eq!((refused.code, refused.field.as_deref()), (ErrorCode::BadField, Some(field)), "{to}");
+        }
+    }
+
+    #[test]
+    fn every_setting_on_the_wire_survives_it() {
+        for (name, s) in setting::on_wire() {
+            let mut spec = r::TestSpec::new(r::TestKind::TcpStream);
+            let value = match s.kind {
+                r::ValueKind::Bool => r::ParamValue::Bool(true),
+                r::ValueKind::Text | r::ValueKind::Direction => r::ParamValue::Text("reverse".into()),
+                _ => r::ParamValue::Int(4242),
+            };
+            (s.set)(&mut spec, &value).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(self::spec(request(&spec)), Ok(spec.clone()), "{name}");
+            assert_eq!(request(&spec).settings[name], Some(option_to_wire(value)), "{name}");
+        }
     }
 
     /// Breaks one value of an otherwise valid report and returns the error's field.

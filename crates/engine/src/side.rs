@@ -428,6 +428,31 @@ pub enum End {
     Server,
 }
 
+impl End {
+    /// The socket buffers this end asks for, `(SO_SNDBUF, SO_RCVBUF)`: the client's
+    /// `--sndbuf/--rcvbuf`, the server's `--remote-sndbuf/--remote-rcvbuf` (the one place that
+    /// says whose buffers are whose).
+    pub fn buffers(self, spec: &TestSpec) -> (Option<u32>, Option<u32>) {
+        match self {
+            End::Client => (spec.sndbuf, spec.rcvbuf),
+            End::Server => (spec.remote_sndbuf, spec.remote_rcvbuf),
+        }
+    }
+
+    /// The options this end's TCP data sockets are asked for: its buffers, and the TCP
+    /// options both ends share.
+    pub fn socket_opts(self, spec: &TestSpec) -> netio::DataSocketOpts {
+        let (sndbuf, rcvbuf) = self.buffers(spec);
+        netio::DataSocketOpts {
+            sndbuf,
+            rcvbuf,
+            nodelay: spec.nodelay,
+            mss: spec.mss,
+            congestion: spec.congestion.clone(),
+        }
+    }
+}
+
 /// A connected data socket at one end, with its option report.
 #[derive(Debug)]
 pub struct DataSocket {
@@ -444,5 +469,27 @@ impl DataSocket {
     pub fn split(self) -> std::io::Result<(TcpStream, (TcpStream, SocketReport))> {
         let dup = self.stream.try_clone()?;
         Ok((self.stream, (dup, self.report)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::udp_flow::Buffers;
+    use results::setting;
+
+    #[test]
+    fn each_end_asks_for_its_own_buffers() {
+        let mut spec = TestSpec::new(results::TestKind::UdpStream);
+        for (s, n) in [(&setting::SNDBUF, 1), (&setting::RCVBUF, 2), (&setting::REMOTE_SNDBUF, 3)] {
+            (s.set)(&mut spec, &results::ParamValue::Int(n << 12)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(End::Client.buffers(&spec), (Some(4096), Some(8192)));
+        assert_eq!(End::Server.buffers(&spec), (Some(12_288), None));
+        let opts = End::Server.socket_opts(&TestSpec { mss: Some(1200), ..spec.clone() });
+        assert_eq!((opts.sndbuf, opts.rcvbuf, opts.mss), (Some(12_288), None, Some(1200)));
+        let floored = Buffers::of(&spec, End::Client).at_least(6000);
+        assert_eq!((floored.sndbuf, floored.rcvbuf), (Some(6000), Some(8192)));
+        assert_eq!(Buffers::of(&spec, End::Server).at_least(1 << 20).rcvbuf, None, "the OS default stays");
     }
 }

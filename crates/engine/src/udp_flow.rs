@@ -55,6 +55,20 @@ pub struct Buffers {
     pub rcvbuf: Option<u32>,
 }
 
+impl Buffers {
+    /// The buffers `end` asks for in `spec`.
+    pub fn of(spec: &TestSpec, end: crate::side::End) -> Buffers {
+        let (sndbuf, rcvbuf) = end.buffers(spec);
+        Buffers { sndbuf, rcvbuf }
+    }
+
+    /// Each buffer asked for raised to `floor` bytes at least (one datagram and some room,
+    /// as iperf3 does); one not asked for stays the OS default.
+    pub fn at_least(self, floor: u32) -> Buffers {
+        Buffers { sndbuf: self.sndbuf.map(|n| n.max(floor)), rcvbuf: self.rcvbuf.map(|n| n.max(floor)) }
+    }
+}
+
 fn io_err(what: &'static str) -> impl Fn(io::Error) -> Error {
     move |source| Error::Io { what, source }
 }

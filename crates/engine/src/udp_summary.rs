@@ -3,6 +3,7 @@
 //! skbs each end's interface counted in that window beside the datagrams, and warnings that say
 //! plainly where datagrams were lost.
 
+use results::setting;
 use results::udp::{PathPackets, PathReading, PathWindow};
 use results::{
     Role, SideMeasurement, StreamStats, Summary, TestSpec, UdpCounts, UdpSummary, Warning, WarningKind,
@@ -149,7 +150,11 @@ pub fn warnings(rows: &[UdpSummary]) -> Vec<Warning> {
                     "{}: receiver overrun — the {receiver}'s socket receive buffer overflowed {} times (each drop one datagram, or one coalesced GSO/GRO train of up to 64); {:.2}% of the datagrams sent were lost: the receiver could not keep up",
                     d.direction, drops, d.loss_pct
                 ),
-                advice: "raise the receiver's buffer (--remote-rcvbuf, or --rcvbuf with -R), lower -b, or spread over -P flows".into(),
+                advice: format!(
+                    "raise the receiver's buffer ({}, or {} with -R), lower -b, or spread over -P flows",
+                    setting::REMOTE_RCVBUF.flag,
+                    setting::RCVBUF.flag
+                ),
             });
         }
         if d.send_errors > 0 {

@@ -155,6 +155,13 @@ fn unknown_fields_and_garbage_json_are_refused() {
     let body = br#"{"type":"setup","spec":{"test":"tcp-stream","evil":1}}"#;
     s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
     s.write_all(body).unwrap();
+    // A setting this server does not know is named (settings travel by their table names).
+    let r = expect_error(&mut s, ErrorCode::BadField);
+    assert_eq!(r.field.as_deref(), Some("evil"), "{r}");
+    let mut s = authed(srv.addr);
+    let body = br#"{"type":"setup","spec":{"test":"tcp-stream","parallel":1.5}}"#;
+    s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    s.write_all(body).unwrap();
     expect_error(&mut s, ErrorCode::BadMessage);
 }
 

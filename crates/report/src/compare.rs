@@ -217,8 +217,7 @@ mod tests {
         assert!(setting_differences(&a, &b).is_empty());
         (b.send_len, b.recv_len, b.interval_ms) = (8192, 8192, 100);
         assert_eq!(setting_differences(&a, &b), vec!["write size 128K vs 8K"]);
-        (b.sndbuf, b.rcvbuf, b.remote_sndbuf, b.remote_rcvbuf) =
-            (Some(65_536), Some(65_536), Some(65_536), Some(65_536));
+        (setting::WINDOW.set)(&mut b, &results::ParamValue::Int(65_536)).unwrap_or_else(|e| panic!("{e}"));
         b.rate_bps = 100_000_000;
         assert_eq!(
             setting_differences(&a, &b),

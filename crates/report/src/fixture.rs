@@ -97,8 +97,8 @@ pub fn stream(len: u32, window: u32, gbps: f64) -> TestResult {
     let mut spec = TestSpec::new(TestKind::TcpStream);
     spec.duration_ms = 3000;
     (spec.send_len, spec.recv_len) = (len, len);
-    (spec.sndbuf, spec.rcvbuf, spec.remote_sndbuf, spec.remote_rcvbuf) =
-        (Some(window), Some(window), Some(window), Some(window));
+    // A u32 byte count is a value `-w` always takes.
+    let _ = (results::setting::WINDOW.set)(&mut spec, &results::ParamValue::Int(window.into()));
     let per_s = (gbps * 1e9 / 8.0) as u64;
     let ivs = [per_s * 9 / 10, per_s, per_s * 11 / 10];
     let local = SideMeasurement {

@@ -89,6 +89,13 @@ impl Setting {
         self.fields().iter().filter_map(|f| by_id(f)).any(|s| s.types.contains(&kind))
     }
 
+    /// Its name in a `setup` request on the wire (protocol 2): a spec field's id; `None` for
+    /// a combined setting (its parts travel) and a test type's own one (it travels in
+    /// `options`, by [`Setting::option`]).
+    pub fn wire_name(&self) -> Option<&'static str> {
+        (!self.is_combined() && self.option.is_none()).then_some(self.id)
+    }
+
     /// Whether `name` is its id or one of its aliases.
     pub fn is_named(&self, name: &str) -> bool {
         self.id == name || self.aliases.contains(&name)
@@ -109,6 +116,11 @@ pub fn find(name: &str) -> Option<&'static Setting> {
 /// sweep parameters.
 pub fn taken_by(kind: TestKind) -> Vec<&'static str> {
     ALL.iter().filter(|s| !s.is_combined() && s.types.contains(&kind)).map(|s| s.id).collect()
+}
+
+/// The settings a `setup` request carries, with their wire names, in the table's order.
+pub fn on_wire() -> impl Iterator<Item = (&'static str, &'static Setting)> {
+    ALL.iter().filter_map(|s| Some((s.wire_name()?, *s)))
 }
 
 /// The setting whose id is `id` (aliases not accepted).
@@ -172,6 +184,19 @@ fn opt32(v: Option<u32>) -> Option<ParamValue> {
 fn same(parts: &[Option<ParamValue>]) -> Option<ParamValue> {
     let first = parts.first()?.clone();
     parts.iter().all(|p| *p == first).then_some(first).flatten()
+}
+
+/// A combined setting's value: the one its `parts` (setting ids) share in `spec`, if they do.
+fn parts_value(s: &TestSpec, parts: &[&str]) -> Option<ParamValue> {
+    same(&parts.iter().map(|p| by_id(p).and_then(|p| (p.get)(s))).collect::<Vec<_>>())
+}
+
+/// Writes a combined setting: `v` into each of its `parts`, as each part's own entry does.
+fn set_parts(s: &mut TestSpec, parts: &[&str], v: &ParamValue) -> Result<(), String> {
+    parts.iter().try_for_each(|p| match by_id(p) {
+        Some(part) => (part.set)(s, v),
+        None => Err(format!("'{p}' is not a setting")),
+    })
 }
 
 /// Bytes per write (`-l`).
@@ -712,12 +737,8 @@ pub static LEN: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["send_len", "recv_len"],
     option: None,
-    get: |s| same(&[n32(s.send_len), n32(s.recv_len)]),
-    set: |s, v| {
-        let n = int32(v)?;
-        (s.send_len, s.recv_len) = (n, n);
-        Ok(())
-    },
+    get: |s| parts_value(s, LEN.parts),
+    set: |s, v| set_parts(s, LEN.parts, v),
 };
 
 /// All four socket buffers, as `-w` sets them.
@@ -732,12 +753,8 @@ pub static WINDOW: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["sndbuf", "rcvbuf", "remote_sndbuf", "remote_rcvbuf"],
     option: None,
-    get: |s| same(&[opt32(s.sndbuf), opt32(s.rcvbuf), opt32(s.remote_sndbuf), opt32(s.remote_rcvbuf)]),
-    set: |s, v| {
-        let w = Some(int32(v)?);
-        (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf) = (w, w, w, w);
-        Ok(())
-    },
+    get: |s| parts_value(s, WINDOW.parts),
+    set: |s, v| set_parts(s, WINDOW.parts, v),
 };
 
 /// Request and response size together, as `-r N` sets them.
@@ -752,12 +769,8 @@ pub static SIZE: Setting = Setting {
     kind: ValueKind::Bytes,
     parts: &["request_len", "response_len"],
     option: None,
-    get: |s| same(&[n32(s.request_len), n32(s.response_len)]),
-    set: |s, v| {
-        let n = int32(v)?;
-        (s.request_len, s.response_len) = (n, n);
-        Ok(())
-    },
+    get: |s| parts_value(s, SIZE.parts),
+    set: |s, v| set_parts(s, SIZE.parts, v),
 };
 
 /// The table: spec fields first (sizes first, the order reports list them in), then the

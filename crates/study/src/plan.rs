@@ -146,7 +146,10 @@ pub fn confident(level_pct: f64, width_pct: f64, min: u32, max: u32) -> Confiden
 pub fn stream(len: u32, buf: Option<u32>, secs: u64) -> TestSpec {
     let mut s = base(TestKind::TcpStream, secs);
     (s.send_len, s.recv_len) = (len, len);
-    (s.sndbuf, s.rcvbuf, s.remote_sndbuf, s.remote_rcvbuf) = (buf, buf, buf, buf);
+    if let Some(b) = buf {
+        // A u32 byte count is a value `-w` always takes.
+        let _ = (results::setting::WINDOW.set)(&mut s, &results::ParamValue::Int(b.into()));
+    }
     s
 }
 

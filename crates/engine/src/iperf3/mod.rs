@@ -156,13 +156,7 @@ impl Session<'_> {
     }
 
     fn open_data(&self, addr: SocketAddr, cookie: &Cookie, count: u32) -> Result<Vec<DataSocket>, Error> {
-        let opts = DataSocketOpts {
-            sndbuf: self.spec.sndbuf,
-            rcvbuf: self.spec.rcvbuf,
-            nodelay: self.spec.nodelay,
-            mss: self.spec.mss,
-            congestion: self.spec.congestion.clone(),
-        };
+        let opts = End::Client.socket_opts(self.spec);
         let mut out = Vec::with_capacity(count as usize);
         let mptcp = crate::registry::mptcp::asks(self.spec);
         for index in 0..count {

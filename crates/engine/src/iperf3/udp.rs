@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use results::{SocketReport, TestSpec};
 use wire::iperf3::udp as magic;
 
+use crate::side::End;
 use crate::udp_flow::{self, Buffers};
 use crate::Error;
 
@@ -26,8 +27,7 @@ pub fn open(
     timeout: Duration,
 ) -> Result<Vec<(UdpSocket, SocketReport)>, Error> {
     let floor = spec.send_len.saturating_add(1024);
-    let bufs =
-        Buffers { sndbuf: spec.sndbuf.map(|w| w.max(floor)), rcvbuf: spec.rcvbuf.map(|w| w.max(floor)) };
+    let bufs = Buffers::of(spec, End::Client).at_least(floor);
     let any = match server {
         SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),

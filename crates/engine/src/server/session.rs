@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use netio::DataSocketOpts;
 use results::{SideMeasurement, TestSpec};
 use wire::ctrl::{Accepted, ThirdPartyRequest};
 use wire::{ErrorCode, Message, Rejection, Token};
@@ -425,16 +424,6 @@ fn check_congestion(spec: &TestSpec) -> Result<(), Failure> {
     }))
 }
 
-fn server_opts(spec: &TestSpec) -> DataSocketOpts {
-    DataSocketOpts {
-        sndbuf: spec.remote_sndbuf,
-        rcvbuf: spec.remote_rcvbuf,
-        nodelay: spec.nodelay,
-        mss: spec.mss,
-        congestion: spec.congestion.clone(),
-    }
-}
-
 /// Collects the `want` data connections of a test, in stream order, while the client is
 /// still connected; [`Event::Tick`] at `deadline`.
 fn collect(
@@ -444,7 +433,7 @@ fn collect(
     want: u32,
     deadline: Instant,
 ) -> Result<Vec<DataSocket>, Event> {
-    let opts = server_opts(spec);
+    let opts = End::Server.socket_opts(spec);
     let mut sockets: Vec<Option<DataSocket>> = (0..want).map(|_| None).collect();
     for _ in 0..want {
         let conn = next_conn(ctrl, rx, deadline)?;

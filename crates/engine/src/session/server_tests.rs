@@ -289,7 +289,7 @@ fn a_request_over_the_limits_or_the_class_policy_is_refused_and_frees_the_slot()
 #[test]
 fn a_malformed_request_is_refused_as_a_bad_field() {
     let mut req = crate::protocol::request(&stream());
-    req.parallel = 0;
+    req.settings.insert("parallel".into(), Some(wire::ctrl::OptionValue::Int(0)));
     let mut r = Run::new();
     r.feed(msg(Message::Setup { spec: req }));
     r.slot(true);

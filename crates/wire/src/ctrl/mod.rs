@@ -24,7 +24,7 @@ pub mod side;
 pub mod third_party;
 
 pub use host::Host;
-pub use request::{Direction, OptionValue, TestRequest};
+pub use request::{OptionValue, TestRequest};
 pub use side::{
     CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
     SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
@@ -251,8 +251,14 @@ mod tests {
         let Message::ThirdParty(req) = Message::decode(json.as_bytes()).unwrap() else {
             panic!("not third-party")
         };
-        assert_eq!((req.to_host.as_str(), req.to_port, req.spec.duration_ms), ("198.18.0.2", 9180, 2000));
-        assert_eq!(&Message::ThirdParty(req).encode().unwrap()[4..], json.as_bytes());
+        let duration = req.spec.settings.get("duration_ms").cloned().flatten();
+        assert_eq!(
+            (req.to_host.as_str(), req.to_port, duration),
+            ("198.18.0.2", 9180, Some(OptionValue::Int(2000)))
+        );
+        let again = Message::ThirdParty(req).encode().unwrap();
+        let value = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap();
+        assert_eq!(value(&again[4..]), value(json.as_bytes()), "same members and values");
         assert!(Message::decode(br#"{"type":"third-party","to_host":"b","to_port":1}"#).is_err());
     }
 

@@ -18,7 +18,7 @@ use super::served::{self, Finished};
 use super::streams::Registration;
 use super::{report, Service};
 use crate::meter::Timeline;
-use crate::side::{run_side, DataSocket, Job, Signals};
+use crate::side::{run_side, DataSocket, End, Job, Signals};
 use crate::Error;
 
 /// Largest results document a client may send (its streams' totals: a few KB).
@@ -162,13 +162,7 @@ fn open_streams(
     timeout: Duration,
 ) -> Result<(Vec<Job>, Handles), Failure> {
     let want = crate::registry::of(plan.spec.test).data_connections(&plan.spec) as usize;
-    let opts = netio::DataSocketOpts {
-        sndbuf: plan.spec.remote_sndbuf,
-        rcvbuf: plan.spec.remote_rcvbuf,
-        nodelay: plan.spec.nodelay,
-        mss: plan.spec.mss,
-        congestion: plan.spec.congestion.clone(),
-    };
+    let opts = End::Server.socket_opts(&plan.spec);
     let deadline = Instant::now() + timeout;
     if plan.protocol == Protocol::Udp {
         let rx = reg.open_udp(peer.ip());
@@ -209,10 +203,7 @@ fn collect<T>(rx: &Receiver<T>, want: usize, deadline: Instant) -> Result<Vec<T>
 /// Socket buffers as asked (`-w`), and at least one datagram plus 1 KiB, as iperf3 does.
 fn udp_options(sock: UdpSocket, plan: &Plan) -> Result<(UdpSocket, SocketReport), Failure> {
     let floor = plan.spec.send_len.saturating_add(1024);
-    let bufs = crate::udp_flow::Buffers {
-        sndbuf: plan.spec.remote_sndbuf.map(|w| w.max(floor)),
-        rcvbuf: plan.spec.remote_rcvbuf.map(|w| w.max(floor)),
-    };
+    let bufs = crate::udp_flow::Buffers::of(&plan.spec, End::Server).at_least(floor);
     let report =
         crate::udp_flow::apply(&sock, &plan.spec, bufs).map_err(|e| refused(errno::STREAM_ACCEPT, e))?;
     Ok((sock, report))
