@@ -238,6 +238,45 @@ fn third_party_tests_run_between_keyed_servers() {
     assert!(stderr(&out).contains("authentication required"), "{}", stderr(&out));
 }
 
+/// A mesh of keyed servers (issue 28: every cell failed): the client's key opens each host,
+/// and each host reaches the others and itself with its own third-party key, which they list.
+#[test]
+fn a_mesh_of_keyed_servers_measures_every_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = keygen(dir.path(), "alice", None);
+    let own: Vec<PathBuf> = ["mesh-a", "mesh-b"].iter().map(|id| keygen(dir.path(), id, None)).collect();
+    let lines: Vec<String> = std::iter::once(&alice).chain(&own).map(|k| key_line(k)).collect();
+    let keys = keys_file(dir.path(), "mesh.keys", &lines);
+    let servers: Vec<ServerProc> = own
+        .iter()
+        .map(|k| {
+            let (keys, k) = (keys.to_str().unwrap(), k.to_str().unwrap());
+            ServerProc::start(&["--keys", keys, "--allow-third-party", "--third-party-key", k])
+        })
+        .collect();
+    let inv = dir.path().join("hosts.toml");
+    let text: String = ["a", "b"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port()))
+        .collect();
+    std::fs::write(&inv, text).unwrap();
+    let out = command()
+        .args(["mesh", inv.to_str().unwrap(), "-t", "0.5", "-i", "0", "--no-store", "--json", "--key-file"])
+        .arg(&alice)
+        .output()
+        .unwrap();
+    let logs = || servers.iter().map(ServerProc::log).collect::<Vec<_>>().join("\n");
+    assert!(out.status.success(), "{}\n{}", stderr(&out), logs());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "a → a, a → b, b → a, b → b: {doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
+    for id in ["key=mesh-a", "key=mesh-b"] {
+        assert!(logs().contains(id), "a host used its own key {id}: {}", logs());
+    }
+}
+
 /// The pidfile is locked, not trusted for the pid it names (issue 28): a stale file naming an
 /// unrelated live process (here pid 1) does not block a start; a running server's does.
 #[test]

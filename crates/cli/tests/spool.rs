@@ -2,7 +2,9 @@
 //! schedule. A real PostgreSQL stopped while a stream is measured, and a real full file system
 //! (a small tmpfs mounted by the test, as root) under a SQLite archive: the result stays in the
 //! `--json` output, the run moves whole to the local spool, one line says where it waits, the
-//! exit status is 2, and the next run or `archive push` delivers it (no duplicate). And
+//! exit status is 2, and the next run or `archive push` delivers it (no duplicate). The same
+//! for a sweep whose PostgreSQL stops after its first point and a mesh whose disk fills after
+//! its first cell: every point is measured, shown in `--json` and delivered once. And
 //! `stream --every` against a real server on loopback: bounded rounds, one run each, never
 //! overlapping; failed rounds do not end the schedule; SIGINT ends it cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
@@ -318,4 +320,139 @@ fn a_scheduled_round_while_postgresql_is_down_waits_in_the_same_spool() {
     let got = c.query("spooled_every", "SELECT COUNT(*) || ' ' || MIN(status) FROM runs");
     assert_eq!(got.trim(), "1 complete", "the round reached the archive once");
     assert!(spool_files(&spool).is_empty());
+}
+
+/// The one error line of a sweep or mesh that moved to the spool, and its `n` points in
+/// `--json`, each with a completed test.
+fn assert_points_wait(out: &Output, spool: &Path, n: usize) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "storing failed, so the exit status says so:\n{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(
+        errors[0].contains("waits in the spool") && errors[0].contains(&spool.display().to_string()),
+        "{err}"
+    );
+    let doc = json_of(out);
+    let points = doc["sweep"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), n, "every point measured and shown: {doc}");
+    assert_eq!(doc["sweep"]["complete"], true, "{doc}");
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), n, "{doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(spool_files(spool).len(), 1, "{:?}", spool_files(spool));
+}
+
+#[test]
+fn a_sweep_whose_postgresql_stops_after_its_first_point_keeps_every_point_and_push_delivers_them() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled_sweep");
+    let srv = ServerProc::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let child = command()
+        .args(["sweep", "127.0.0.1", "-p", &srv.port.to_string(), "--vary", "len=1K,2K,4K,8K"])
+        .args(["-t", "1", "-i", "0", "--json", "--db", &url])
+        .env("TCPLAB_SPOOL", &spool)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = wait_for(Duration::from_secs(30), || {
+        let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sweep_points'";
+        c.query("spooled_sweep", made).trim() == "1"
+            && c.query("spooled_sweep", "SELECT COUNT(*) FROM sweep_points").trim() == "1"
+    });
+    c.stop();
+    let out = finish(child, Duration::from_secs(90));
+    c.restart();
+    assert!(first, "the first point reached the archive: {}", stderr(&out));
+    assert_points_wait(&out, &spool, 4);
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query(
+        "spooled_sweep",
+        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
+    );
+    assert_eq!(got.trim(), "1 4 4 complete 4", "one run, complete, its four points once each");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+fn count_in(db: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open(db).and_then(|c| c.query_row(sql, [], |r| r.get(0))).unwrap_or(0)
+}
+
+#[test]
+fn a_mesh_whose_disk_fills_after_its_first_cell_keeps_every_cell_and_the_next_run_delivers_them() {
+    if !root() {
+        return;
+    }
+    let servers: Vec<ServerProc> = (0..2).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("hosts.toml");
+    let text: String = ["a", "b"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
+        .collect();
+    std::fs::write(&inv, text).unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let child = command()
+        .arg("mesh")
+        .arg(&inv)
+        .args(["-t", "1", "-i", "0", "--json", "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") == 1);
+    disk.fill();
+    let out = finish(child, Duration::from_secs(90));
+    assert!(first, "the first cell reached the archive: {}", stderr(&out));
+    assert_points_wait(&out, &spool, 4);
+    disk.free();
+    let next = command()
+        .args([
+            "stream",
+            "127.0.0.1",
+            "-p",
+            &servers[0].port.to_string(),
+            "-t",
+            "0.3",
+            "-i",
+            "0",
+            "--spool-dir",
+        ])
+        .arg(&spool)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert!(
+        stderr(&next).contains("spool: pushed 3 test(s)"),
+        "the three cells not yet archived: {}",
+        stderr(&next)
+    );
+    let mesh = "(SELECT MIN(id) FROM runs)";
+    let got = (
+        count_in(&db, &format!("SELECT COUNT(*) FROM tests WHERE run_id = {mesh}")),
+        count_in(&db, &format!("SELECT COUNT(DISTINCT uid) FROM tests WHERE run_id = {mesh}")),
+        count_in(&db, &format!("SELECT COUNT(*) FROM sweep_points WHERE run_id = {mesh}")),
+        count_in(&db, &format!("SELECT COUNT(*) FROM runs WHERE id = {mesh} AND status = 'complete'")),
+    );
+    assert_eq!(got, (4, 4, 4, 1), "the mesh's four cells once each, the run complete");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }

@@ -185,9 +185,8 @@ fn run_rounds(
         let measured = measure_round((&job.plan, key), mesh, &round, stop);
         for (index, m) in round.iter().zip(measured) {
             match keep(run, job, mesh, *index, m) {
-                Ok(Some(done)) => ran.push(done),
-                Ok(None) => end = End::Interrupted,
-                Err(e) => end = End::Failed(e),
+                Some(done) => ran.push(done),
+                None => end = End::Interrupted,
             }
             bar.inc();
         }
@@ -280,17 +279,17 @@ fn panicked(spec: &TestSpec, mesh: &MeshPlan, index: u32) -> TestResult {
     }
 }
 
-/// Diagnoses, shows and stores one measured cell. `Ok(None)`: it was interrupted (not stored,
-/// left for a resume); `Err`: the archive refused it.
+/// Diagnoses, shows and stores one measured cell. `None`: it was interrupted (not stored,
+/// left for a resume).
 fn keep(
     run: &mut Run,
     job: &Job,
     mesh: &MeshPlan,
     index: u32,
     measured: (TestResult, Option<HostInfo>),
-) -> Result<Option<(SweepPoint, TestResult)>, TestError> {
+) -> Option<(SweepPoint, TestResult)> {
     if measured.0.status == Status::Interrupted {
-        return Ok(None);
+        return None;
     }
     let c = mesh.cells[index as usize];
     let params = vec![
@@ -300,11 +299,10 @@ fn keep(
     run.live.point = Some(Point { index, of: job.plan.len(), params: params.clone() });
     let r = run.settle_measured(&job.plan.base, measured);
     let point = crate::sweep::point_of(&job.plan, index, params, &r);
-    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-        st.add_point(id, &point, &r)
-            .map_err(|e| TestError { code: "archive".into(), message: format!("{e:#}") })?;
-    }
-    Ok(Some((point, r)))
+    // As a sweep's point: to the archive, else the spool, and always to the output.
+    let stored = run.rec.point(&point, &r);
+    run.note(stored);
+    Some((point, r))
 }
 
 fn ending(run: &mut Run, job: &Job, end: End, ran: Vec<(SweepPoint, TestResult)>) -> Ending {

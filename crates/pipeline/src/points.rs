@@ -89,9 +89,9 @@ pub fn open(cfg: &Config, job: &Job, busy: Duration) -> Result<Run> {
         Some(id) => Run::resume(cfg, id, busy)?,
         None => {
             let mut run = Run::begin(cfg, RunKind::Sweep, busy)?;
-            if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-                st.begin_sweep(id, &job.plan)?;
-            }
+            // An archive that fails here moves the run to the spool; only when neither can
+            // take it does the command stop before measuring.
+            run.rec.sweep(&job.plan)?;
             run
         }
     };

@@ -1,7 +1,7 @@
 //! Writes a command's results to the archive as they complete (unless `--no-store`).
 
 use anyhow::{Context, Result};
-use results::{HostInfo, RunRecord, TestError, TestResult};
+use results::{HostInfo, RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
 use store::{RunKind, RunStatus, Store};
 
 use crate::config::Storage;
@@ -32,6 +32,9 @@ struct Kept {
     tests: Vec<(TestResult, String)>,
     remote: Option<HostInfo>,
     cc: Option<results::CcStudy>,
+    /// A sweep's or mesh's plan, and its points with their tests' stable ids.
+    sweep: Option<SweepPlan>,
+    points: Vec<(SweepPoint, TestResult, String)>,
 }
 
 /// Opens the archive at `db` (a file or a `postgres://` URL), else the one `TCPLAB_DB` names,
@@ -120,6 +123,19 @@ impl Recorder {
         self.write(|st, id| st.add_test_as(id, r, &uid).map(|_| ()))
     }
 
+    /// Stores the plan of a sweep or mesh (before its first point).
+    pub fn sweep(&mut self, plan: &SweepPlan) -> Result<()> {
+        self.kept.sweep = Some(plan.clone());
+        self.write(|st, id| st.begin_sweep(id, plan))
+    }
+
+    /// Stores one finished point of a sweep or mesh, with its test.
+    pub fn point(&mut self, point: &SweepPoint, r: &TestResult) -> Result<()> {
+        let uid = store::ids::new_uid()?;
+        self.kept.points.push((point.clone(), r.clone(), uid.clone()));
+        self.write(|st, id| st.add_point_as(id, point, r, &uid))
+    }
+
     /// Stores a congestion-control comparison's figures.
     pub fn cc_study(&mut self, study: &results::CcStudy) -> Result<()> {
         self.kept.cc = Some(study.clone());
@@ -175,6 +191,12 @@ impl Recorder {
             }
             if let Some(c) = &self.kept.cc {
                 st.set_cc_study(run, c)?;
+            }
+            if let Some(plan) = &self.kept.sweep {
+                st.begin_sweep(run, plan)?;
+            }
+            for (p, r, u) in &self.kept.points {
+                st.add_point_as(run, p, r, u)?;
             }
             Ok((st, run))
         };

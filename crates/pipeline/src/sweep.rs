@@ -107,9 +107,10 @@ fn one_point(
         _ => {}
     }
     let point = point_of(&job.plan, index, params, &r);
-    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-        st.add_point(id, &point, &r).map_err(|e| failed("archive", e.into()))?;
-    }
+    // The archive failing moves the run to the spool; a point neither can take is still
+    // measured and shown (in --json too), and the failure ends the command with status 2.
+    let stored = run.rec.point(&point, &r);
+    run.note(stored);
     Ok((point, r))
 }
 

@@ -177,6 +177,18 @@ impl Store {
     /// stored is refused with [`Error::Duplicate`] and nothing is written.
     /// (`point.test_index` is ignored: the test is stored at sequence `point.index`.)
     pub fn add_point(&mut self, run: i64, point: &SweepPoint, result: &TestResult) -> Result<()> {
+        self.add_point_as(run, point, result, &ids::new_uid()?)
+    }
+
+    /// [`Store::add_point`] with the point's test under the stable id `uid` (the same point
+    /// written to the archive and to the spool is one test when pushed).
+    pub fn add_point_as(
+        &mut self,
+        run: i64,
+        point: &SweepPoint,
+        result: &TestResult,
+        uid: &str,
+    ) -> Result<()> {
         let params_text = json("point parameters", run, &point.params)?;
         let headline = json("point estimate", run, &point.headline)?;
         let mut tx = self.immediate()?;
@@ -186,7 +198,7 @@ impl Store {
         if exists.is_some() {
             return Err(Error::Duplicate { run, point: point.index });
         }
-        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result, &ids::new_uid()?)?;
+        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result, uid)?;
         tx.execute(
             "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             args![run, point.index, test_id, params_text, headline, point.met],
