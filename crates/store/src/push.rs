@@ -154,6 +154,7 @@ impl Store {
             match test {
                 Some(t) => {
                     self.push_rows(src_id, t, to)?;
+                    crate::summary::record(&mut **to, t)?;
                     counts.tests_pushed += 1;
                     map.pushed += 1;
                     map.source.insert(src_id, t);

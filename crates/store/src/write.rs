@@ -294,5 +294,6 @@ fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult, uid: &str) 
         .and_then(|r| r.i64(0))
         .map_err(sql("writing a test"))?;
     schema::insert_rows(tx, id, r)?;
+    crate::summary::record(tx, id)?;
     Ok(id)
 }
