@@ -111,6 +111,7 @@ impl Store {
                 &[Value::Int(target), v[0].clone(), v[1].clone()],
             )
             .map_err(sql("pushing a sweep"))?;
+            crate::paths::tag_inventory(&mut **to, Some(target))?;
         }
         let cc = self
             .conn()

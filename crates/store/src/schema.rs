@@ -27,7 +27,8 @@
 //!    back-filled, indexed with the start time, for `archive regressions` and the dashboard.
 //! 9. Path summary ([`crate::summary`]): `path_latest`, the newest result per path and test,
 //!    and `path_days`, per path, test, metric and UTC day the completed results' count, mean,
-//!    squared deviations, minimum and maximum; kept on every insert, back-filled.
+//!    squared deviations, minimum and maximum; kept on every insert, back-filled; and
+//!    `sweeps.inventory`, a mesh's inventory (indexed, back-filled), to find each newest round.
 
 use rusqlite::Connection;
 
@@ -156,7 +157,9 @@ CREATE TABLE path_days (
     high REAL NOT NULL,
     PRIMARY KEY (sender, receiver, test, label, metric, day_unix_ms)
 );
-CREATE INDEX path_days_day ON path_days (day_unix_ms);";
+CREATE INDEX path_days_day ON path_days (day_unix_ms);
+ALTER TABLE sweeps ADD COLUMN inventory TEXT;
+CREATE INDEX sweeps_inventory ON sweeps (inventory, run_id);";
 
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
@@ -168,7 +171,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V6, None),
     (V7, Some(crate::ids::backfill)),
     (V8, Some(crate::paths::backfill)),
-    (V9, Some(crate::summary::rebuild)),
+    (V9, Some(crate::summary::migrate)),
 ];
 
 /// The newest schema version.

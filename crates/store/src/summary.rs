@@ -63,6 +63,12 @@ pub(crate) fn record(tx: &mut dyn Sql, test_id: i64) -> Result<()> {
     Ok(())
 }
 
+/// Migration 9's data step: the summary and each stored mesh's inventory.
+pub(crate) fn migrate(tx: &mut dyn Sql) -> Result<()> {
+    rebuild(tx)?;
+    crate::paths::tag_inventory(tx, None)
+}
+
 /// Empties and refills both summary tables from every stored test (set-based: window
 /// functions, which SQLite ≥ 3.25 and PostgreSQL share).
 pub fn rebuild(tx: &mut dyn Sql) -> Result<()> {

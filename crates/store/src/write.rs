@@ -170,6 +170,7 @@ impl Store {
             args![run, text, plan.len() as i64],
         )
         .map_err(sql("recording a sweep"))?;
+        crate::paths::tag_inventory(&mut *tx, Some(run))?;
         tx.commit("recording a sweep")
     }
 

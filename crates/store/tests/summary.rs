@@ -41,6 +41,24 @@ fn fill(st: &mut Store) {
             st.finish_run(run, RunStatus::Complete, None, at + 1000).unwrap();
         }
     }
+    for inventory in ["east.toml", "west.toml", "east.toml"] {
+        let run = st.begin_run(&record("a"), RunKind::Sweep, "mesh").unwrap();
+        let mesh = results::MeshPlan { inventory: inventory.into(), hosts: Vec::new(), cells: Vec::new() };
+        let plan = results::SweepPlan {
+            base: results::TestSpec::new(results::TestKind::TcpStream),
+            axes: Vec::new(),
+            confidence: None,
+            metric: "goodput_bps".into(),
+            mesh: Some(mesh),
+        };
+        st.begin_sweep(run, &plan).unwrap();
+    }
+}
+
+/// The newest mesh round per inventory: runs 63 (east, after 61) and 62 (west).
+fn meshes_found(st: &Store, what: &str) {
+    let want = vec![("east.toml".to_string(), 63), ("west.toml".to_string(), 62)];
+    assert_eq!(st.latest_meshes().unwrap(), want, "{what}");
 }
 
 /// The summary as the stored results say it should be.
@@ -106,13 +124,19 @@ fn sqlite_summary_is_kept_on_insert_and_back_filled() {
     let mut st = Store::open(&path).unwrap();
     fill(&mut st);
     check(&st, "kept on insert");
+    meshes_found(&st, "kept on insert");
     let before = (st.latest_per_path().unwrap(), st.path_days(0, None).unwrap());
     drop(st);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE path_latest; DROP TABLE path_days; PRAGMA user_version = 8").unwrap();
+    conn.execute_batch(
+        "DROP TABLE path_latest; DROP TABLE path_days; DROP INDEX sweeps_inventory;
+         ALTER TABLE sweeps DROP COLUMN inventory; PRAGMA user_version = 8",
+    )
+    .unwrap();
     drop(conn);
     let st = Store::open(&path).unwrap();
     check(&st, "back-filled");
+    meshes_found(&st, "back-filled");
     assert_eq!(st.latest_per_path().unwrap(), before.0);
     assert_eq!(st.path_days(0, None).unwrap().len(), before.1.len());
 }
@@ -124,10 +148,16 @@ fn postgres_summary_is_kept_on_insert_and_push_and_back_filled() {
     let mut shared = Store::open(Path::new(&url)).unwrap();
     fill(&mut shared);
     check(&shared, "postgres, kept on insert");
+    meshes_found(&shared, "postgres, kept on insert");
     drop(shared);
-    c.query("summary", "DROP TABLE path_latest; DROP TABLE path_days; UPDATE tcplab_schema SET version = 8");
+    c.query(
+        "summary",
+        "DROP TABLE path_latest; DROP TABLE path_days; ALTER TABLE sweeps DROP COLUMN inventory;
+         UPDATE tcplab_schema SET version = 8",
+    );
     let shared = Store::open(Path::new(&url)).unwrap();
     check(&shared, "postgres, back-filled");
+    meshes_found(&shared, "postgres, back-filled");
     // Pushed from SQLite: newest first then an older one, which must not replace it.
     let dir = tempfile::tempdir().unwrap();
     let mut lite = Store::open(&dir.path().join("b.db")).unwrap();
