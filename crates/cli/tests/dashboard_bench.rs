@@ -48,8 +48,11 @@ fn copy_rounds(db: &std::path::Path, n: u64) {
         )
         .unwrap();
         let run = tx.last_insert_rowid();
-        tx.execute("INSERT INTO sweeps SELECT ?1, plan, points_total, inventory FROM sweeps WHERE run_id = 1", [run])
-            .unwrap();
+        tx.execute(
+            "INSERT INTO sweeps SELECT ?1, plan, points_total, inventory FROM sweeps WHERE run_id = 1",
+            [run],
+        )
+        .unwrap();
         tx.execute(
             "INSERT INTO tests (run_id, seq, label, test, status, started_unix_ms, goodput_bps, trans_per_s, spec,
                  result, headline_metric, headline_value, uid, sender, receiver)
