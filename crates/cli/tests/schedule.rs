@@ -198,3 +198,46 @@ fn a_round_measured_while_postgresql_is_down_waits_in_the_spool_and_is_pushed_la
     let left: Vec<_> = std::fs::read_dir(&spool).unwrap().collect();
     assert!(left.is_empty(), "the spool is emptied once everything is pushed: {left:?}");
 }
+
+/// `run` (the suite) and `sweep` take `--every` as the test commands do: two rounds, two
+/// archived runs, not overlapping; `sweep --resume` refuses it.
+#[test]
+fn the_suite_and_a_sweep_run_on_a_schedule_and_resume_refuses_one() {
+    let srv = servers(1);
+    let dir = tempfile::tempdir().unwrap();
+    let port = srv[0].port.to_string();
+    for (name, args) in [
+        ("suite.db", vec!["run", "127.0.0.1", "-p", &port, "-t", "0.2"]),
+        (
+            "sweep.db",
+            vec![
+                "sweep",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--test",
+                "tcp-stream",
+                "-t",
+                "0.2",
+                "--vary",
+                "len=16K,32K",
+            ],
+        ),
+    ] {
+        let db = dir.path().join(name);
+        let out =
+            command().args(&args).args(["--every", "1s", "--rounds", "2", "--db"]).arg(&db).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let runs = run_times(&db);
+        assert_eq!(runs.len(), 2, "{args:?}: one run per round");
+        assert!(runs[1].0 >= runs[0].1, "{args:?}: rounds never overlap: {runs:?}");
+    }
+    let out = command().args(["sweep", "--resume", "1", "--every", "1h"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("'--every <INTERVAL>' cannot be used with '--resume <ID>'")
+            || stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use report::mesh::{Entry, Matrix};
 use results::regression::{Judgement, Verdict};
 use serde::Serialize;
-use stats::regression::{Observation, Rule, Series};
+use stats::regression::{Moments, Observation, Rule, Series};
 use store::{PathResult, Store};
 
 /// How cells are judged and coloured.
@@ -73,18 +73,98 @@ pub fn observation(r: &PathResult) -> Option<Observation> {
     })
 }
 
-/// Every series in the period, judged, keyed by (sender, receiver, test).
-pub fn judgements(st: &Store, j: &Judging) -> store::Result<HashMap<(String, String, String), Judgement>> {
+/// What a grid cell is judged by: its path's history and the newest result's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    /// The verdict on the newest result.
+    pub verdict: Verdict,
+    /// How many earlier results the history holds.
+    pub n: u64,
+    /// Their mean.
+    pub mean: f64,
+    /// The newest result's change against that mean, %.
+    pub change_pct: f64,
+    /// The interval's half-width, % of the mean.
+    pub interval_pct: Option<f64>,
+}
+
+impl From<&Judgement> for Baseline {
+    fn from(j: &Judgement) -> Self {
+        Baseline {
+            verdict: j.verdict,
+            n: j.history.len() as u64,
+            mean: j.history_mean,
+            change_pct: j.change_pct,
+            interval_pct: j.interval_pct,
+        }
+    }
+}
+
+/// Grid baselines keyed by (sender, receiver, test).
+pub type Baselines = HashMap<(String, String, String), Baseline>;
+
+/// Every series in the period, judged from its raw results, keyed by (sender, receiver, test).
+pub fn judgements(st: &Store, j: &Judging) -> store::Result<Baselines> {
     let obs: Vec<Observation> = st.path_results(j.since_unix_ms)?.iter().filter_map(observation).collect();
     Ok(stats::regression::judge_all(&obs, &j.rule)
-        .into_iter()
-        .map(|x| ((x.series.sender.clone(), x.series.receiver.clone(), x.series.test.clone()), x))
+        .iter()
+        .map(|x| ((x.series.sender.clone(), x.series.receiver.clone(), x.series.test.clone()), x.into()))
         .collect())
+}
+
+/// Every path's baseline from the archive's path summary ([`store::summary`]): the newest
+/// result per path against the per-day moments of its history, from the UTC day holding
+/// `since` on. The same statistics as [`judgements`] (the moments are all a one-newest-value
+/// interval needs), over whole days; with `rule.latest` above 1 the raw results are judged.
+pub fn baselines(st: &Store, j: &Judging) -> store::Result<Baselines> {
+    if j.rule.latest > 1 {
+        return judgements(st, j);
+    }
+    let since_day = j.since_unix_ms - j.since_unix_ms % store::summary::DAY_MS;
+    let mut moments: HashMap<(String, String, String, String, String), Moments> = HashMap::new();
+    for d in st.path_days(j.since_unix_ms, None)? {
+        let m = Moments { n: d.n, mean: d.mean, m2: d.m2 };
+        let e = moments.entry((d.sender, d.receiver, d.test, d.label, d.metric)).or_default();
+        *e = e.merge(&m);
+    }
+    let mut out = Baselines::new();
+    for l in st.latest_per_path()?.into_iter().filter(|l| l.started_unix_ms >= since_day) {
+        let Some(metric) = l.metric.clone() else { continue };
+        let key = (l.sender.clone(), l.receiver.clone(), l.test.clone(), l.label.clone(), metric);
+        let all = moments.get(&key).copied().unwrap_or_default();
+        let b = match l.value.filter(|_| l.status == "completed") {
+            None => Baseline {
+                verdict: Verdict::Failed,
+                n: all.n,
+                mean: all.mean,
+                change_pct: 0.0,
+                interval_pct: None,
+            },
+            Some(v) => judge_newest(&all.without(v), v, &key.4, &j.rule),
+        };
+        out.insert((l.sender, l.receiver, l.test), b);
+    }
+    Ok(out)
+}
+
+/// The newest value `v` against a history of moments `h`, as [`stats::regression`] judges it.
+fn judge_newest(h: &Moments, v: f64, metric: &str, rule: &Rule) -> Baseline {
+    let mut b =
+        Baseline { verdict: Verdict::Unknown, n: h.n, mean: h.mean, change_pct: 0.0, interval_pct: None };
+    if h.n == 1 && h.mean != 0.0 {
+        b.change_pct = 100.0 * (v - h.mean) / h.mean;
+    }
+    if let Some(d) = stats::regression::shift_from(h, v, rule.level_pct) {
+        b.change_pct = d.diff_pct;
+        b.interval_pct = d.half_width.map(|w| if d.mean_a == 0.0 { 0.0 } else { 100.0 * w / d.mean_a.abs() });
+        b.verdict = stats::regression::verdict_of(metric, &d, rule.threshold_pct);
+    }
+    b
 }
 
 /// The grid of every inventory's newest round.
 pub fn grids(st: &Store, j: &Judging) -> store::Result<Vec<Grid>> {
-    let judged = judgements(st, j)?;
+    let judged = baselines(st, j)?;
     let mut out = Vec::new();
     for (inventory, id) in st.latest_meshes()? {
         let run = st.load_run(id)?;
@@ -119,7 +199,7 @@ pub fn grids(st: &Store, j: &Judging) -> store::Result<Vec<Grid>> {
     Ok(out)
 }
 
-fn cell(m: &Matrix, e: &Entry, judged: Option<&Judgement>, threshold_pct: f64) -> Cell {
+fn cell(m: &Matrix, e: &Entry, judged: Option<&Baseline>, threshold_pct: f64) -> Cell {
     let (div, unit) = m.scale();
     let plain = |class, text: &str, title: String| Cell { class, text: text.into(), title, share: None };
     match e {
@@ -128,7 +208,7 @@ fn cell(m: &Matrix, e: &Entry, judged: Option<&Judgement>, threshold_pct: f64) -
         Entry::Failed { reason, .. } => plain("failed", "✗", format!("failed: {reason}")),
         Entry::Measured { value, .. } => {
             let text = format!("{:.0}", value / div);
-            let Some(jd) = judged.filter(|jd| jd.history_mean > 0.0) else {
+            let Some(jd) = judged.filter(|jd| jd.mean > 0.0) else {
                 return Cell {
                     class: "new",
                     title: format!("{text} {unit}; no history yet"),
@@ -136,7 +216,7 @@ fn cell(m: &Matrix, e: &Entry, judged: Option<&Judgement>, threshold_pct: f64) -
                     share: None,
                 };
             };
-            let share = value / jd.history_mean;
+            let share = value / jd.mean;
             let t = threshold_pct / 100.0;
             let class = match jd.verdict {
                 Verdict::Regressed => "regressed",
@@ -148,8 +228,8 @@ fn cell(m: &Matrix, e: &Entry, judged: Option<&Judgement>, threshold_pct: f64) -
             let title = format!(
                 "{text} {unit}: {:.0} % of the path's baseline ({:.0} {unit}, {} results), change {:+.1} %{ci}: {:?}",
                 100.0 * share,
-                jd.history_mean / div,
-                jd.history.len(),
+                jd.mean / div,
+                jd.n,
                 jd.change_pct,
                 jd.verdict
             );
@@ -170,4 +250,81 @@ pub fn history(
     let mut v = st.path_detail(since_unix_ms, Some(sender), receiver)?;
     v.retain(|r| test.is_empty() || r.test == test);
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+    use super::*;
+    use results::{Headline, Metric, RunRecord, TestKind, TestResult, TestSpec};
+    use store::{RunKind, RunStatus};
+
+    const DAY: u64 = store::summary::DAY_MS;
+
+    /// Four paths, 3 days of results every 2 h; the newest of path 1 is 30 % slower, of path 2
+    /// failed, of path 3 a little faster.
+    fn archive(dir: &std::path::Path, t0: u64) -> Store {
+        let mut st = Store::open(&dir.join("a.db")).unwrap();
+        for k in 0..36u64 {
+            for p in 0..4u64 {
+                let rec = RunRecord {
+                    tool_version: "0".into(),
+                    command_line: Vec::new(),
+                    started_unix_ms: t0,
+                    local_host: results::HostInfo { hostname: "a".into(), ..Default::default() },
+                    remote_host: None,
+                    tests: Vec::new(),
+                    error: None,
+                    id: None,
+                    sweep: None,
+                    cc: None,
+                };
+                let run = st.begin_run(&rec, RunKind::Test, &format!("s{p}:1")).unwrap();
+                let mut r =
+                    TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "x:1", t0 + k * 7_200_000);
+                let mut v = 1e9 * (1.0 + 0.01 * ((k * 5 + p) % 7) as f64);
+                if k == 35 {
+                    v *= [1.0, 0.7, 1.0, 1.03][p as usize];
+                }
+                r.summary.headline = Some(Headline::measured(Metric::Goodput, v));
+                if k == 35 && p == 2 {
+                    r.status = results::Status::Failed;
+                    r.summary.headline =
+                        Some(Headline { metric: Metric::Goodput, value: None, partial: false });
+                }
+                st.add_test(run, &r).unwrap();
+                st.finish_run(run, RunStatus::Complete, None, t0 + 1).unwrap();
+            }
+        }
+        st
+    }
+
+    #[test]
+    fn summary_baselines_judge_as_the_raw_results_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_700_006_400_000 - 1_700_006_400_000 % DAY;
+        let st = archive(dir.path(), t0);
+        let rule = Rule { level_pct: 95.0, threshold_pct: 10.0, latest: 1 };
+        for since in [t0, t0 + DAY] {
+            let j = Judging { since_unix_ms: since, rule };
+            let (raw, summed) = (judgements(&st, &j).unwrap(), baselines(&st, &j).unwrap());
+            assert_eq!(raw.len(), 4);
+            assert_eq!(raw.keys().collect::<std::collections::BTreeSet<_>>(), summed.keys().collect());
+            for (k, a) in &raw {
+                let b = &summed[k];
+                assert_eq!((a.verdict, a.n), (b.verdict, b.n), "{k:?}");
+                assert!(
+                    (a.mean - b.mean).abs() < 1e-3 && (a.change_pct - b.change_pct).abs() < 1e-9,
+                    "{k:?}"
+                );
+                let (x, y) = (a.interval_pct.unwrap_or(0.0), b.interval_pct.unwrap_or(0.0));
+                assert!((x - y).abs() < 1e-9, "{k:?}: {a:?} {b:?}");
+            }
+            let verdict = |p: &str| summed[&("a".to_string(), format!("{p}:1"), "tcp-stream".into())].verdict;
+            assert_eq!(
+                [verdict("s0"), verdict("s1"), verdict("s2"), verdict("s3")][1..3],
+                [Verdict::Regressed, Verdict::Failed]
+            );
+        }
+    }
 }

@@ -93,6 +93,8 @@ pub fn serve(
             .route("/api/grid", get(grid))
             .route("/cell", get(cell))
             .route("/host", get(host))
+            .route("/cell.csv", get(cell_csv))
+            .route("/host.csv", get(host_csv))
             .route("/run/{id}", get(run))
             .layer(middleware::from_fn_with_state(app.clone(), auth))
             .with_state(app);
@@ -184,7 +186,16 @@ async fn cell(State(app): State<Shared>, Query(q): Query<CellQuery>) -> Result<H
         let results = data::history(st, j.since_unix_ms, &q.sender, Some(&q.receiver), &q.test)?;
         let judged = verdicts_of(&results, &j);
         let title = format!("{} → {} {}", q.sender, q.receiver, q.test);
-        Ok(pages::history(&title, &results, &judged, now_unix_ms(), &q.token))
+        let csv = format!(
+            "/cell.csv?{}",
+            query(&[
+                ("sender", &q.sender),
+                ("receiver", &q.receiver),
+                ("test", &q.test),
+                ("token", &q.token)
+            ])
+        );
+        Ok(pages::history(&title, &results, &judged, now_unix_ms(), &q.token, &csv))
     })
     .await
     .map(Html)
@@ -202,10 +213,53 @@ async fn host(State(app): State<Shared>, Query(q): Query<HostQuery>) -> Result<H
         let j = judging(o);
         let results = data::history(st, j.since_unix_ms, &q.name, None, "")?;
         let judged = verdicts_of(&results, &j);
-        Ok(pages::history(&format!("{} sending", q.name), &results, &judged, now_unix_ms(), &q.token))
+        let csv = format!("/host.csv?{}", query(&[("name", &q.name), ("token", &q.token)]));
+        Ok(pages::history(&format!("{} sending", q.name), &results, &judged, now_unix_ms(), &q.token, &csv))
     })
     .await
     .map(Html)
+}
+
+/// A query string of the non-empty `pairs`, percent-encoded.
+fn query(pairs: &[(&str, &str)]) -> String {
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", enc(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn csv_response(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], body)
+        .into_response()
+}
+
+/// Every result of one path in the window, as CSV.
+async fn cell_csv(State(app): State<Shared>, Query(q): Query<CellQuery>) -> Result<Response, Response> {
+    read(&app, move |st, o| {
+        let results = data::history(st, judging(o).since_unix_ms, &q.sender, Some(&q.receiver), &q.test)?;
+        Ok(pages::csv(&results))
+    })
+    .await
+    .map(csv_response)
+}
+
+/// Every result a host sent in the window, as CSV.
+async fn host_csv(State(app): State<Shared>, Query(q): Query<HostQuery>) -> Result<Response, Response> {
+    read(&app, move |st, o| Ok(pages::csv(&data::history(st, judging(o).since_unix_ms, &q.name, None, "")?)))
+        .await
+        .map(csv_response)
 }
 
 /// The verdicts of the series among `results` (one path's or one host's).

@@ -126,7 +126,37 @@ fn hours_before(now_unix_ms: u64, r: &PathResult) -> f64 {
     -((now_unix_ms.saturating_sub(r.started_unix_ms)) as f64 / 3.6e6)
 }
 
-/// A chart of `parts` of `results`, one curve per receiver and part.
+/// A curve with more points than this is drawn thinned: [`THIN_BUCKETS`] equal spans of
+/// time, each as its mean, minimum and maximum (the page says so; the CSV has every result).
+pub const THIN_ABOVE: usize = 1000;
+/// How many spans a thinned curve has.
+pub const THIN_BUCKETS: usize = 400;
+
+/// `points` (x ascending) as they are, or thinned to per-span mean, minimum and maximum.
+fn thin(name: String, points: Vec<Point>) -> Vec<Series> {
+    if points.len() <= THIN_ABOVE {
+        return vec![Series { name, points }];
+    }
+    let (lo, hi) = (points[0].x, points[points.len() - 1].x);
+    let width = ((hi - lo) / THIN_BUCKETS as f64).max(f64::MIN_POSITIVE);
+    let mut spans: Vec<(f64, f64, f64, f64, usize)> = Vec::new();
+    for p in &points {
+        let k = (((p.x - lo) / width) as usize).min(THIN_BUCKETS - 1);
+        let x = lo + (k as f64 + 0.5) * width;
+        match spans.last_mut().filter(|s| s.0 == x) {
+            Some(s) => *s = (x, s.1 + p.y, s.2.min(p.y), s.3.max(p.y), s.4 + 1),
+            None => spans.push((x, p.y, p.y, p.y, 1)),
+        }
+    }
+    let curve = |suffix: &str, f: fn(&(f64, f64, f64, f64, usize)) -> f64| Series {
+        name: format!("{name}{suffix}"),
+        points: spans.iter().map(|s| Point::new(s.0, f(s))).collect(),
+    };
+    vec![curve(" mean", |s| s.1 / s.4 as f64), curve(" min", |s| s.2), curve(" max", |s| s.3)]
+}
+
+/// A chart of `parts` of `results`, one curve per receiver and part (thinned beyond
+/// [`THIN_ABOVE`] points).
 fn chart(
     title: &str,
     unit: &str,
@@ -147,7 +177,7 @@ fn chart(
                 .filter(|r| r.receiver == name)
                 .filter_map(|r| Some(Point::new(hours_before(now, r), pick(r)? / div)))
                 .collect();
-            chart.series.push(Series { name: format!("{name}{suffix}"), points });
+            chart.series.extend(thin(format!("{name}{suffix}"), points));
         }
     }
     chart
@@ -200,6 +230,7 @@ pub fn history(
     judged: &[Judgement],
     now_unix_ms: u64,
     token: &str,
+    csv_link: &str,
 ) -> String {
     let note = verdict_note(judged);
     let headline = headline_chart(&format!("{title}{note}"), results, judged, now_unix_ms);
@@ -212,9 +243,17 @@ pub fn history(
         }
     }
     let measured = results.iter().filter(|r| r.value.is_some()).count();
+    let drawn = headline.series.iter().map(|s| s.points.len()).sum::<usize>();
+    let tok = if token.is_empty() { String::new() } else { format!("?token={}", esc(token)) };
+    let thinned = if drawn < measured {
+        format!(" Curves of more than {THIN_ABOVE} results are drawn as {THIN_BUCKETS} spans of time, each as its mean, minimum and maximum.")
+    } else {
+        String::new()
+    };
     let mut body = format!(
-        "<p><a href=\"/{}\">← grid</a></p><div id=\"plot\" data-points=\"{measured}\">{}</div>{plots}<h2>verdicts</h2><ul id=\"verdicts\">",
-        if token.is_empty() { String::new() } else { format!("?token={}", esc(token)) },
+        "<p><a href=\"/{tok}\">← grid</a></p><p id=\"counts\">{measured} measured results, {} in all.{thinned} <a href=\"{}\">every result (CSV)</a></p><div id=\"plot\" data-points=\"{measured}\">{}</div>{plots}<h2>verdicts</h2><ul id=\"verdicts\">",
+        results.len(),
+        esc(csv_link),
         headline.render()
     );
     list_verdicts_and_failures(&mut body, results, judged);
@@ -224,6 +263,43 @@ pub fn history(
         esc(title),
         esc(title)
     )
+}
+
+/// Every result of a history as CSV (one line each, oldest first).
+pub fn csv(results: &[PathResult]) -> String {
+    let mut out = String::from(
+        "started_utc,started_unix_ms,sender,receiver,test,label,status,metric,value,retransmits,rtt_mean_us,p50_us,p99_us,run,test_id\n",
+    );
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for r in results {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            report::tables::utc(r.started_unix_ms),
+            r.started_unix_ms,
+            field(&r.sender),
+            field(&r.receiver),
+            field(&r.test),
+            field(&r.label),
+            field(&r.status),
+            field(r.metric.as_deref().unwrap_or("")),
+            num(r.value),
+            num(r.detail.retransmits),
+            num(r.detail.rtt_mean_us),
+            num(r.detail.p50_us),
+            num(r.detail.p99_us),
+            r.run,
+            r.test_id
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -258,12 +334,42 @@ mod tests {
     fn rr_latency_percentiles_over_time_and_no_stream_plots() {
         let h = 3_600_000;
         let results: Vec<PathResult> = (0..5).map(|i| rr(i * h, 50.0 + i as f64, 400.0)).collect();
-        let page = history("a → b tcp-rr", &results, &[], 5 * h, "");
+        let page = history("a → b tcp-rr", &results, &[], 5 * h, "", "/cell.csv");
         let latency = plot(&page, "plot-latency").unwrap();
         assert!(latency.starts_with(" data-points=\"10\""), "{latency}");
         for pct in ["p50", "p99"] {
             assert_eq!(latency.matches(&format!("><title>b {pct}: ")).count(), 5, "{pct} of each result");
         }
         assert!(plot(&page, "plot-retransmits").is_none() && plot(&page, "plot-rtt").is_none());
+    }
+
+    #[test]
+    fn a_year_of_hourly_results_is_drawn_thinned_and_counted_and_all_in_the_csv() {
+        let h = 3_600_000;
+        let results: Vec<PathResult> = (0..8760).map(|i| rr(i * h, 50.0 + (i % 24) as f64, 400.0)).collect();
+        let page = history("a → b tcp-rr", &results, &[], 8760 * h, "", "/cell.csv?x=1&y=2");
+        assert!(page.contains("8760 measured results, 8760 in all."), "counts stated");
+        assert!(page.contains("drawn as 400 spans") && page.contains("href=\"/cell.csv?x=1&amp;y=2\""));
+        let latency = plot(&page, "plot-latency").unwrap();
+        let drawn: usize = latency[" data-points=\"".len()..].split('"').next().unwrap().parse().unwrap();
+        assert!((2 * 3 * (THIN_BUCKETS - 1)..=2 * 3 * THIN_BUCKETS).contains(&drawn), "{drawn}");
+        // Each span's min and max bracket its mean: p50 cycles 50..73 within every span.
+        assert_eq!(
+            latency.matches("><title>b p50 min: ").count(),
+            latency.matches("><title>b p50 max: ").count()
+        );
+        assert!(latency.contains("><title>b p50 min: ") && latency.contains("><title>b p50 max: "));
+        let csv = csv(&results);
+        assert_eq!(csv.lines().count(), 8761);
+        assert!(csv.lines().nth(1).unwrap().contains(",a,b,tcp-rr,rr,completed,trans_per_s,10000,"));
+    }
+    #[test]
+    fn a_short_history_is_drawn_point_by_point() {
+        let results: Vec<PathResult> = (0..THIN_ABOVE as u64).map(|i| rr(i, 1.0, 2.0)).collect();
+        let page = history("a → b", &results, &[], 0, "", "/c");
+        assert!(!page.contains("spans of time"));
+        assert!(plot(&page, "plot-latency")
+            .unwrap()
+            .starts_with(&format!(" data-points=\"{}\"", 2 * THIN_ABOVE)));
     }
 }

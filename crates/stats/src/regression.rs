@@ -45,21 +45,78 @@ pub struct Rule {
     pub latest: usize,
 }
 
+/// A history's count, mean and sum of squared deviations from the mean: all that the
+/// one-newest-value interval needs, so that a summary kept per day (the dashboard's grid) is
+/// judged exactly as the values themselves would be.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Moments {
+    /// Count.
+    pub n: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Sum of squared deviations from the mean.
+    pub m2: f64,
+}
+
+impl Moments {
+    /// The moments of `values` (two passes).
+    pub fn of(values: &[f64]) -> Moments {
+        let n = values.len() as u64;
+        let mean = if n == 0 { 0.0 } else { values.iter().sum::<f64>() / n as f64 };
+        Moments { n, mean, m2: values.iter().map(|x| (x - mean).powi(2)).sum() }
+    }
+
+    /// The moments of both sets together (Chan et al.'s pairwise combination).
+    pub fn merge(&self, o: &Moments) -> Moments {
+        if self.n == 0 || o.n == 0 {
+            return if self.n == 0 { *o } else { *self };
+        }
+        let (a, b) = (self.n as f64, o.n as f64);
+        let delta = o.mean - self.mean;
+        let mean = self.mean + delta * b / (a + b);
+        Moments { n: self.n + o.n, mean, m2: self.m2 + o.m2 + delta * delta * a * b / (a + b) }
+    }
+
+    /// The moments with one value `x` of the set taken out.
+    pub fn without(&self, x: f64) -> Moments {
+        if self.n <= 1 {
+            return Moments::default();
+        }
+        let n = self.n as f64;
+        let mean = (n * self.mean - x) / (n - 1.0);
+        Moments { n: self.n - 1, mean, m2: (self.m2 - (x - mean) * (x - self.mean)).max(0.0) }
+    }
+}
+
 /// The newest values' mean minus the history's, with its interval (see the module docs);
 /// `None` when either is empty.
 pub fn shift(history: &[f64], latest: &[f64], level_pct: f64) -> Option<Difference> {
     if latest.len() != 1 || history.len() < 2 {
         return compare::difference(history, latest, level_pct);
     }
-    let n = history.len() as f64;
-    let mean = history.iter().sum::<f64>() / n;
-    let var = history.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    shift_from(&Moments::of(history), latest[0], level_pct)
+}
+
+/// One newest value `latest` against a history of at least two values given by its moments:
+/// the Student-t prediction interval (see the module docs); `None` with fewer than two.
+pub fn shift_from(history: &Moments, latest: f64, level_pct: f64) -> Option<Difference> {
+    if history.n < 2 {
+        return None;
+    }
+    let n = history.n as f64;
+    let mean = history.mean;
+    let var = history.m2 / (n - 1.0);
     let se = (var * (1.0 + 1.0 / n)).sqrt();
     let half_width =
         if se == 0.0 { Some(0.0) } else { student::two_sided(level_pct / 100.0, n - 1.0).map(|t| t * se) };
-    let diff = latest[0] - mean;
+    let diff = latest - mean;
     let diff_pct = if mean == 0.0 { 0.0 } else { 100.0 * diff / mean };
-    Some(Difference { mean_a: mean, mean_b: latest[0], diff, half_width, diff_pct })
+    Some(Difference { mean_a: mean, mean_b: latest, diff, half_width, diff_pct })
+}
+
+/// The verdict on a difference of metric `metric` (see the module docs).
+pub fn verdict_of(metric: &str, d: &Difference, threshold_pct: f64) -> Verdict {
+    verdict(d, better(metric), threshold_pct)
 }
 
 /// Judges every series in `observations` (any order): the `rule.latest` newest results
@@ -147,6 +204,24 @@ fn mean(v: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Moments merged per part, with one value taken out, judge as the values do.
+        #[test]
+        fn moments_merged_and_reduced_match_the_values(
+            v in proptest::collection::vec(9.0e9..1.1e10f64, 4..60), cut in 1usize..3
+        ) {
+            let cut = cut.min(v.len() - 2);
+            let whole = Moments::of(&v[..v.len() - 1]);
+            let parts = Moments::of(&v[..cut]).merge(&Moments::of(&v[cut..])).without(v[v.len() - 1]);
+            prop_assert_eq!(parts.n, whole.n);
+            prop_assert!((parts.mean - whole.mean).abs() <= 1e-6 * whole.mean);
+            prop_assert!((parts.m2 - whole.m2).abs() <= 1e-6 * whole.m2.max(1.0));
+            let (a, b) = (shift(&v[..v.len() - 1], &[5e9], 95.0), shift_from(&parts, 5e9, 95.0));
+            let (a, b) = (a.unwrap(), b.unwrap());
+            prop_assert!((a.half_width.unwrap() - b.half_width.unwrap()).abs() <= 1e-5 * a.half_width.unwrap().max(1.0));
+        }
+    }
 
     fn series(receiver: &str) -> Series {
         Series {

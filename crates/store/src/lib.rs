@@ -25,6 +25,7 @@ pub mod paths;
 pub mod push;
 mod read;
 pub mod schema;
+pub mod summary;
 mod write;
 
 use std::cell::{RefCell, RefMut};

@@ -207,23 +207,30 @@ impl Store {
     }
 }
 
-const LATEST_MESHES_SQLITE: &str = "
-SELECT json_extract(plan, '$.mesh.inventory'), MAX(run_id) FROM sweeps
-WHERE json_extract(plan, '$.mesh.inventory') IS NOT NULL GROUP BY 1 ORDER BY 1";
+/// A mesh plan's inventory, per engine.
+fn inventory_of_plan(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Sqlite => "json_extract(plan, '$.mesh.inventory')",
+        Engine::Postgres => "(plan::json)->'mesh'->>'inventory'",
+    }
+}
 
-const LATEST_MESHES_POSTGRES: &str = "
-SELECT (plan::json)->'mesh'->>'inventory', MAX(run_id) FROM sweeps
-WHERE (plan::json)->'mesh'->>'inventory' IS NOT NULL GROUP BY 1 ORDER BY 1";
+/// Sets `sweeps.inventory` (schema 9) from the plan of sweep `run`, or of every sweep.
+pub(crate) fn tag_inventory(tx: &mut dyn Sql, run: Option<i64>) -> Result<()> {
+    let set = format!("UPDATE sweeps SET inventory = {}", inventory_of_plan(tx.engine()));
+    match run {
+        Some(id) => tx.execute(&format!("{set} WHERE run_id = ?1"), args![id]),
+        None => tx.execute(&set, &[]),
+    }
+    .map(|_| ())
+    .map_err(sql("recording a mesh's inventory"))
+}
 
 impl Store {
     /// The newest mesh run of each inventory: `(inventory, run id)`, by inventory.
     pub fn latest_meshes(&self) -> Result<Vec<(String, i64)>> {
-        let mut conn = self.conn();
-        let q = match conn.engine() {
-            Engine::Sqlite => LATEST_MESHES_SQLITE,
-            Engine::Postgres => LATEST_MESHES_POSTGRES,
-        };
-        let rows = conn.query(q, &[]).map_err(sql("finding meshes"))?;
+        let q = "SELECT inventory, MAX(run_id) FROM sweeps WHERE inventory IS NOT NULL GROUP BY inventory ORDER BY inventory";
+        let rows = self.conn().query(q, &[]).map_err(sql("finding meshes"))?;
         rows.iter()
             .map(|r| Ok((r.text(0)?, r.i64(1)?)))
             .collect::<std::result::Result<_, DbError>>()

@@ -111,6 +111,7 @@ impl Store {
                 &[Value::Int(target), v[0].clone(), v[1].clone()],
             )
             .map_err(sql("pushing a sweep"))?;
+            crate::paths::tag_inventory(&mut **to, Some(target))?;
         }
         let cc = self
             .conn()
@@ -154,6 +155,7 @@ impl Store {
             match test {
                 Some(t) => {
                     self.push_rows(src_id, t, to)?;
+                    crate::summary::record(&mut **to, t)?;
                     counts.tests_pushed += 1;
                     map.pushed += 1;
                     map.source.insert(src_id, t);

@@ -25,6 +25,10 @@
 //! 8. Paths: `tests.sender` and `tests.receiver`, the ends of the path a test measured (a
 //!    third-party test's ends by inventory name, else the run's client host and server),
 //!    back-filled, indexed with the start time, for `archive regressions` and the dashboard.
+//! 9. Path summary ([`crate::summary`]): `path_latest`, the newest result per path and test,
+//!    and `path_days`, per path, test, metric and UTC day the completed results' count, mean,
+//!    squared deviations, minimum and maximum; kept on every insert, back-filled; and
+//!    `sweeps.inventory`, a mesh's inventory (indexed, back-filled), to find each newest round.
 
 use rusqlite::Connection;
 
@@ -125,6 +129,38 @@ const V8: &str = "
 ALTER TABLE tests ADD COLUMN sender TEXT;
 ALTER TABLE tests ADD COLUMN receiver TEXT;";
 
+const V9: &str = "
+CREATE TABLE path_latest (
+    sender TEXT NOT NULL,
+    receiver TEXT NOT NULL,
+    test TEXT NOT NULL,
+    label TEXT NOT NULL,
+    test_id INTEGER NOT NULL,
+    run_id INTEGER NOT NULL,
+    started_unix_ms INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    metric TEXT,
+    value REAL,
+    PRIMARY KEY (sender, receiver, test, label)
+);
+CREATE TABLE path_days (
+    sender TEXT NOT NULL,
+    receiver TEXT NOT NULL,
+    test TEXT NOT NULL,
+    label TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    day_unix_ms INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    mean REAL NOT NULL,
+    m2 REAL NOT NULL,
+    low REAL NOT NULL,
+    high REAL NOT NULL,
+    PRIMARY KEY (sender, receiver, test, label, metric, day_unix_ms)
+);
+CREATE INDEX path_days_day ON path_days (day_unix_ms);
+ALTER TABLE sweeps ADD COLUMN inventory TEXT;
+CREATE INDEX sweeps_inventory ON sweeps (inventory, run_id);";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V1, None),
@@ -135,6 +171,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V6, None),
     (V7, Some(crate::ids::backfill)),
     (V8, Some(crate::paths::backfill)),
+    (V9, Some(crate::summary::migrate)),
 ];
 
 /// The newest schema version.

@@ -170,6 +170,7 @@ impl Store {
             args![run, text, plan.len() as i64],
         )
         .map_err(sql("recording a sweep"))?;
+        crate::paths::tag_inventory(&mut *tx, Some(run))?;
         tx.commit("recording a sweep")
     }
 
@@ -306,5 +307,6 @@ fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult, uid: &str) 
         .and_then(|r| r.i64(0))
         .map_err(sql("writing a test"))?;
     schema::insert_rows(tx, id, r)?;
+    crate::summary::record(tx, id)?;
     Ok(id)
 }

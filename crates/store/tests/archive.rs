@@ -124,6 +124,12 @@ fn fill_old(conn: &Connection, version: i64) {
         )
         .unwrap();
     }
+    if version >= 4 {
+        conn.execute_batch("UPDATE tests SET headline_metric = 'goodput_bps', headline_value = 3e9").unwrap();
+    }
+    if version >= 8 {
+        conn.execute_batch("UPDATE tests SET sender = 'here', receiver = 'h:1'").unwrap();
+    }
     if version >= 2 {
         conn.execute("INSERT INTO sweeps VALUES (1, ?1, 6)", [serde_json::to_string(&plan()).unwrap()])
             .unwrap();
@@ -175,6 +181,16 @@ fn upgrades_from_every_earlier_version() {
                 .query_row("SELECT sender, receiver FROM tests", [], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap();
             assert_eq!(ends, ("here".to_string(), "h:1".to_string()), "from {version}");
+            // Schema 9 summarises each path: its newest test and its days.
+            let latest = st.latest_per_path().unwrap();
+            assert_eq!(latest.len(), 1, "from {version}");
+            assert_eq!((latest[0].test_id, latest[0].value), (7, Some(3e9)), "from {version}");
+            let days = st.path_days(0, Some(("here", "h:1"))).unwrap();
+            assert_eq!(
+                days.iter().map(|d| (d.n, d.mean)).collect::<Vec<_>>(),
+                vec![(1, 3e9)],
+                "from {version}"
+            );
         }
         // Still writable after the upgrade.
         let id = st.begin_run(&record("here"), RunKind::Test, "h:1").unwrap();

@@ -504,6 +504,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
+    pub schedule: mesh::ScheduleArgs,
+    #[command(flatten)]
     pub path: PathArgs,
 }
 

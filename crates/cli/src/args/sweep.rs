@@ -31,7 +31,7 @@ pub struct SweepArgs {
     #[arg(long = "tie", value_name = "A=B[=C…]")]
     pub tie: Vec<String>,
     /// Continue the interrupted sweep with this run id: its stored plan (test, grid, -t, -I …) is reused; HOST and -p may point elsewhere.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["vary", "tie"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["vary", "tie", "every"])]
     pub resume: Option<i64>,
     #[command(flatten)]
     pub shape: TestShapeArgs,
@@ -47,6 +47,8 @@ pub struct SweepArgs {
     pub path: SweepPath,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub schedule: super::mesh::ScheduleArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,5 +1,5 @@
 //! `tcplab run [HOST]`: the standard suite against HOST, an emulated path, or an embedded
-//! server on 127.0.0.1.
+//! server on 127.0.0.1; once, or with `--every` on a schedule ([`super::schedule`]).
 
 use std::process::ExitCode;
 
@@ -28,5 +28,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<ExitCode> {
         trace_level: a.output.trace_level.level(),
     };
     let link = link_reference(&a.link, results::TestKind::TcpStream)?;
-    pipeline::suite::run(&cfg, &suite(a.time_ms), link, stop)
+    super::schedule::run(&a.schedule, &cfg, stop, |cfg| {
+        pipeline::suite::run(cfg, &suite(a.time_ms), link.clone(), stop)
+    })
 }

@@ -53,7 +53,9 @@ pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
         trace_level: a.output.trace_level.level(),
     };
     let reference = link_reference(&a.path.link, job.plan.base.test)?;
-    pipeline::sweep::run(&cfg, &job, &Grid, reference, stop)
+    super::schedule::run(&a.schedule, &cfg, stop, |cfg| {
+        pipeline::sweep::run(cfg, &job, &Grid, reference.clone(), stop)
+    })
 }
 
 /// The grid expansion of `--vary` and `--tie`.
