@@ -121,7 +121,7 @@ pub fn relabelled(rows: &[&Row], short: &[(&str, &str)]) -> Vec<Row> {
         .collect()
 }
 
-/// Reference lines whose labels do not overprint: a line within [`REF_GAP`] of the largest
+/// Reference lines whose labels do not overprint: a line within `REF_GAP` of the largest
 /// value of one above it keeps its line, and its label joins that one's
 /// (`paper 134.5 (Fig. 2) · model ceiling 134.3`), the lines' order from the top.
 pub fn ref_lines(mut refs: Vec<(f64, String)>) -> Vec<RefLine> {
