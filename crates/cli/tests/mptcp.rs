@@ -99,6 +99,18 @@ fn is_root() -> bool {
     root
 }
 
+#[test]
+fn mptcp_over_one_emulated_path_asks_for_the_second_in_one_line() {
+    if !is_root() {
+        return;
+    }
+    let out = tcplab(&["stream", "--mptcp", "--path", FAST, "-t", "1", "--no-store"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("--path2") && !err.contains("tcplab server --mptcp"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// `stream ARGS -t 4 -J` over an emulated path: its one result.
 fn over_path(args: &[&str]) -> Value {
     let out = tcplab(&[&["stream", "-t", "4", "--no-store", "-J"], args].concat());
