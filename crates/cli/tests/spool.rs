@@ -86,20 +86,13 @@ fn a_run_stored_while_postgresql_is_down_waits_in_the_spool_and_archive_push_del
     let srv = ServerProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
-    let child = command()
-        .args(["stream", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "3", "-i", "0", "--json"])
-        .args(["--db", &url])
-        .env("TCPLAB_SPOOL", &spool)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let port = srv.port.to_string();
+    let child = spawn_spooled(
+        &["stream", "127.0.0.1", "-p", &port, "-t", "3", "-i", "0", "--json", "--db", &url],
+        &spool,
+    );
     // The run has begun in the archive; the server goes away before its test is stored.
-    let begun = wait_for(Duration::from_secs(20), || {
-        let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'runs'";
-        c.query("spooled", made).trim() == "1"
-            && c.query("spooled", "SELECT COUNT(*) FROM runs").trim() == "1"
-    });
+    let begun = wait_for(Duration::from_secs(20), || one_row_in(c, "spooled", "runs"));
     c.stop();
     let out = finish(child, Duration::from_secs(60));
     c.restart();
@@ -351,19 +344,10 @@ fn a_sweep_whose_postgresql_stops_after_its_first_point_keeps_every_point_and_pu
     let srv = ServerProc::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
-    let child = command()
-        .args(["sweep", "127.0.0.1", "-p", &srv.port.to_string(), "--vary", "len=1K,2K,4K,8K"])
-        .args(["-t", "1", "-i", "0", "--json", "--db", &url])
-        .env("TCPLAB_SPOOL", &spool)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let first = wait_for(Duration::from_secs(30), || {
-        let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sweep_points'";
-        c.query("spooled_sweep", made).trim() == "1"
-            && c.query("spooled_sweep", "SELECT COUNT(*) FROM sweep_points").trim() == "1"
-    });
+    let port = srv.port.to_string();
+    let sweep = ["sweep", "127.0.0.1", "-p", &port, "--vary", "len=1K,2K,4K,8K", "-t", "1", "-i", "0"];
+    let child = spawn_spooled(&[&sweep[..], &["--json", "--db", &url]].concat(), &spool);
+    let first = wait_for(Duration::from_secs(30), || one_row_in(c, "spooled_sweep", "sweep_points"));
     c.stop();
     let out = finish(child, Duration::from_secs(90));
     c.restart();
@@ -455,4 +439,21 @@ fn a_mesh_whose_disk_fills_after_its_first_cell_keeps_every_cell_and_the_next_ru
     );
     assert_eq!(got, (4, 4, 4, 1), "the mesh's four cells once each, the run complete");
     assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+/// `tcplab ARGS` started with its spool in `spool`, stdout and stderr captured.
+fn spawn_spooled(args: &[&str], spool: &std::path::Path) -> std::process::Child {
+    command()
+        .args(args)
+        .env("TCPLAB_SPOOL", spool)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Whether database `db` has table `table` holding exactly one row.
+fn one_row_in(c: &pg_cluster::Cluster, db: &str, table: &str) -> bool {
+    let made = format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '{table}'");
+    c.query(db, &made).trim() == "1" && c.query(db, &format!("SELECT COUNT(*) FROM {table}")).trim() == "1"
 }
