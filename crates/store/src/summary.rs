@@ -8,7 +8,7 @@
 //!   count, mean, sum of squared deviations (Welford's update, so no precision is lost to
 //!   large sums), minimum and maximum.
 //!
-//! [`record`] runs in the transaction that inserts a test (by [`crate::Store`] and by
+//! `record` runs in the transaction that inserts a test (by [`crate::Store`] and by
 //! [`crate::push`]); [`rebuild`] fills both from the stored tests in set-based SQL (the
 //! migration's back-fill, and after rows were written by plain SQL).
 
