@@ -63,7 +63,7 @@ pub fn test_config(client: &ClientArgs, path: &PathArgs) -> Result<Config> {
 pub fn path_options(p: &PathArgs) -> Option<PathOptions> {
     let spec = p.path.clone()?;
     let (pcap, host_cpu, path2) = (p.pcap.clone(), p.host_cpu.clone(), p.path2.clone());
-    Some(PathOptions { spec, pcap, host_cpu, seed: p.emu_seed, path2 })
+    Some(PathOptions { spec, pcap, host_cpu, seed: p.emu_seed, path2, mptcp: false })
 }
 
 /// The archive `--db` / `--no-store` choose.

@@ -99,21 +99,39 @@ fn is_root() -> bool {
     root
 }
 
+/// The test's own server over one emulated path listens for MPTCP when the test asks for it:
+/// MPTCP with its one subflow, no fallback.
 #[test]
-fn mptcp_over_one_emulated_path_asks_for_the_second_in_one_line() {
+fn mptcp_over_one_emulated_path_runs_with_one_subflow() {
     if !is_root() {
         return;
     }
-    let out = tcplab(&["stream", "--mptcp", "--path", FAST, "-t", "1", "--no-store"]);
-    assert!(!out.status.success());
-    let err = stderr(&out);
-    assert!(err.contains("--path2") && !err.contains("tcplab server --mptcp"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let t = over_path(&["--mptcp", "--path", FAST, "-t", "2"]);
+    let value = |label| figure(&t, label).and_then(|v| v["value"].as_u64());
+    assert_eq!(value("MPTCP subflows"), Some(1), "{}", t["summary"]);
+    assert_eq!(value("MPTCP connections fallen back to TCP"), Some(0), "{}", t["summary"]);
+    assert!(value("MPTCP subflow 1 bytes").unwrap_or(0) > 0, "{}", t["summary"]);
+    assert!(t["emu"]["second_path"].is_null(), "one path: {}", t["emu"]);
 }
 
-/// `stream ARGS -t 4 -J` over an emulated path: its one result.
+/// With a server CPU quota the test's server is a child process in the quota: it listens for
+/// MPTCP too, on every address, so the second path's subflow joins.
+#[test]
+fn mptcp_over_two_emulated_paths_takes_a_server_cpu_quota() {
+    if !is_root() {
+        return;
+    }
+    let t = over_path(&["--mptcp", "--path", FAST, "--path2", SLOW, "--host-cpu", "server=80%", "-t", "2"]);
+    let value = |label| figure(&t, label).and_then(|v| v["value"].as_u64());
+    assert_eq!(value("MPTCP subflows"), Some(2), "{}", t["summary"]);
+    assert_eq!(value("MPTCP connections fallen back to TCP"), Some(0), "{}", t["summary"]);
+    assert!(value("MPTCP subflow 2 bytes").unwrap_or(0) > 0, "the second path carried data");
+}
+
+/// `stream ARGS -J` over an emulated path (4 s unless ARGS say otherwise): its one result.
 fn over_path(args: &[&str]) -> Value {
-    let out = tcplab(&[&["stream", "-t", "4", "--no-store", "-J"], args].concat());
+    let time: &[&str] = if args.contains(&"-t") { &[] } else { &["-t", "4"] };
+    let out = tcplab(&[&["stream", "--no-store", "-J"], time, args].concat());
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     let t = json_of(&out)["tests"][0].clone();
     assert_eq!(t["status"], "completed", "{args:?}: {}", t["error"]);

@@ -44,6 +44,9 @@ pub struct PathOptions {
     /// A second path between the same two sides (`--path2`), same grammar; MPTCP is readied
     /// over the two and the server listens for it.
     pub path2: Option<String>,
+    /// The test asks for MPTCP (`stream --mptcp`): the server listens with an MPTCP socket
+    /// (over one path too: MPTCP with one subflow). Set from the test by [`Config::serving`].
+    pub mptcp: bool,
 }
 
 /// The archive a run is written to.
@@ -73,4 +76,16 @@ pub struct Config {
     pub trace: Option<PathBuf>,
     /// `--trace-level`: which of the trace's sources run.
     pub trace_level: crate::segment_trace::TraceLevel,
+}
+
+impl Config {
+    /// This configuration for running `spec`: over an emulated path, the server listens for
+    /// MPTCP when `spec` asks for it (a plain TCP test keeps a plain TCP server).
+    pub fn serving(&self, spec: &results::TestSpec) -> Config {
+        let mut cfg = self.clone();
+        if let Target::Path(p) = &mut cfg.target {
+            p.mptcp = engine::registry::mptcp::asks(spec);
+        }
+        cfg
+    }
 }

@@ -143,6 +143,40 @@ pub fn start_emulator(
     Emulator::start(spec, path, &opts).context("starting the link emulator")
 }
 
+/// Starts the test's server in the server side's namespace: in this process, or as a child
+/// process inside `quota`. It listens with an MPTCP socket when the test asks for MPTCP
+/// (`mptcp`) or there is a second path (`multipath`); with a second path on every address,
+/// so that the second subflow joins at the second path's.
+fn start_server(
+    emu: &Emulator,
+    multipath: bool,
+    mptcp: bool,
+    quota: Option<&CpuQuota>,
+) -> Result<(ServerKind, u16)> {
+    let ip = if multipath {
+        IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(emu.addr(Role::Server))
+    };
+    let bind = SocketAddr::new(ip, 0);
+    let mptcp = mptcp || multipath;
+    match quota {
+        None => {
+            let cfg = ServerConfig { bind, max_concurrent: 4, mptcp, ..ServerConfig::default() };
+            // Spawned inside the namespace, so that the server's threads (and the UDP
+            // sockets they bind to the path's address) live there too.
+            let handle = emu.netns(Role::Server).run(|| Server::bind(cfg).and_then(|s| s.spawn()))??;
+            let port = handle.addr.port();
+            Ok((ServerKind::InProcess(handle), port))
+        }
+        Some(quota) => {
+            let child = ServerChild::spawn(emu.netns(Role::Server), bind, Some(quota), mptcp)?;
+            let port = child.port;
+            Ok((ServerKind::Child(child), port))
+        }
+    }
+}
+
 impl Session {
     /// Starts the emulator and a server on its far side.
     pub fn start(p: &PathOptions) -> Result<Session> {
@@ -155,31 +189,7 @@ impl Session {
             Some(spec2) => Some((spec2.clone(), second_path(&mut emu, spec2)?)),
             None => None,
         };
-        let multipath = second.is_some();
-        // An MPTCP server listens on every address: the second subflow joins at the second.
-        let ip = if multipath {
-            IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
-        } else {
-            IpAddr::V4(emu.addr(Role::Server))
-        };
-        let bind = SocketAddr::new(ip, 0);
-        let (server, port) = match &quotas.server {
-            None => {
-                let cfg =
-                    ServerConfig { bind, max_concurrent: 4, mptcp: multipath, ..ServerConfig::default() };
-                // Spawned inside the namespace, so that the server's threads (and the UDP
-                // sockets they bind to the path's address) live there too.
-                let handle = emu.netns(Role::Server).run(|| Server::bind(cfg).and_then(|s| s.spawn()))??;
-                let port = handle.addr.port();
-                (ServerKind::InProcess(handle), port)
-            }
-            Some(_) if multipath => bail!("--path2 takes no server CPU quota (--host-cpu server=…)"),
-            Some(quota) => {
-                let child = ServerChild::spawn(emu.netns(Role::Server), bind, Some(quota))?;
-                let port = child.port;
-                (ServerKind::Child(child), port)
-            }
-        };
+        let (server, port) = start_server(&emu, second.is_some(), p.mptcp, quotas.server.as_ref())?;
         Ok(Session { emu, spec: spec.clone(), path, second, server, port, quotas })
     }
 

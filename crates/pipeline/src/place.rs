@@ -228,12 +228,6 @@ impl Place {
             Kind::Mesh => anyhow::bail!("a mesh measures each of its cells as a third-party test"),
             Kind::Remote | Kind::Iperf3 | Kind::Embedded(_) => None,
         };
-        if session.is_some_and(|s| s.second_path().is_none()) && engine::registry::mptcp::asks(spec) {
-            anyhow::bail!(
-                "--mptcp on an emulated path needs a second path to add subflows over (--path2 SPEC); \
-                 the emulated server listens for MPTCP only then"
-            );
-        }
         let runner = match self.kind {
             Kind::Iperf3 => engine::iperf3::run_test,
             _ => engine::run_test,

@@ -19,12 +19,13 @@ pub struct ServerChild {
 
 impl ServerChild {
     /// Starts `tcplab server` on `bind` (port 0: any) in `ns`, inside `quota` if given, and
-    /// waits for its `listening on ADDR` line.
-    pub fn spawn(ns: &NetNs, bind: SocketAddr, quota: Option<&CpuQuota>) -> Result<ServerChild> {
+    /// waits for its `listening on ADDR` line; with `mptcp` it listens for MPTCP (`--mptcp`).
+    pub fn spawn(ns: &NetNs, bind: SocketAddr, quota: Option<&CpuQuota>, mptcp: bool) -> Result<ServerChild> {
         let exe = std::env::current_exe().context("finding the tcplab executable")?;
         let mut cmd = Command::new(exe);
         cmd.args(["server", "--bind", &bind.ip().to_string(), "--port", &bind.port().to_string()])
             .args(["--max-concurrent", "4"])
+            .args(mptcp.then_some("--mptcp"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

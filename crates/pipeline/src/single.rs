@@ -23,7 +23,7 @@ pub fn run(
     stop: &StopFlag,
 ) -> Result<ExitCode> {
     let busy_wait = if confidence.is_some() { Duration::from_secs(3) } else { Duration::ZERO };
-    let mut run = Run::begin(cfg, RunKind::Test, busy_wait)?;
+    let mut run = Run::begin(&cfg.serving(spec), RunKind::Test, busy_wait)?;
     let mut result = run.test(spec, confidence, stop, |_| reference, true);
     run.end(|run| {
         // One test: the path's counters over the whole session, every packet of the
