@@ -241,3 +241,42 @@ fn the_suite_and_a_sweep_run_on_a_schedule_and_resume_refuses_one() {
         stderr(&out)
     );
 }
+
+/// `compare-cc` takes `--every/--rounds` as the test commands do (its interleaving is
+/// `--repeat`): two rounds on loopback, one archived comparison each with a stream per
+/// control, not overlapping.
+#[test]
+fn compare_cc_runs_on_a_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cc.db");
+    let args =
+        ["compare-cc", "--cc", "reno,cubic", "-t", "1", "--window", "1", "--every", "1s", "--rounds", "2"];
+    let out = command().args(args).arg("--db").arg(&db).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = run_times(&db);
+    assert_eq!(runs.len(), 2, "one run per round: {runs:?}");
+    assert!(runs[1].0 >= runs[0].1, "rounds never overlap: {runs:?}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let per_run: Vec<i64> = conn
+        .prepare("SELECT COUNT(*) FROM tests GROUP BY run_id ORDER BY run_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(per_run, [2, 2], "a stream per control in each round");
+}
+
+/// A study (hours long, resumed with `--resume`) refuses a schedule in one line that says
+/// why and what to use instead.
+#[test]
+fn a_study_refuses_every_in_one_line() {
+    for flag in [["--every", "1s"], ["--rounds", "2"]] {
+        let out = command().args(["study", "tcp-atm-2000", "--quick"]).args(flag).output().unwrap();
+        assert!(!out.status.success(), "{flag:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("study takes no {}", flag[0])) && err.contains("--resume"), "{err}");
+        assert!(err.contains("with --every"), "names what to use instead: {err}");
+    }
+}

@@ -31,9 +31,10 @@ pub struct CompareCcArgs {
     /// Seconds at the start of each stream left out of its figures (slow start).
     #[arg(short = 'O', long = "omit", value_name = "SECS", value_parser = parse::seconds_ms, allow_negative_numbers = true, default_value = "0")]
     pub omit_ms: u64,
-    /// Run every control this many times, interleaved (reno, cubic, bbr, reno, …) to spread drift.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub rounds: u32,
+    /// Run every control this many times, interleaved (reno, cubic, bbr, reno, …) to spread
+    /// drift. (`--rounds` counts scheduled comparisons, with --every.)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
     /// All controls at once through the path: per-flow shares, Jain's index, convergence time
     /// (a remote server needs --max-concurrent at least the number of controls).
     #[arg(long)]
@@ -48,4 +49,6 @@ pub struct CompareCcArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub schedule: super::mesh::ScheduleArgs,
 }

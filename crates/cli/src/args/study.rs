@@ -41,4 +41,21 @@ pub struct StudyArgs {
     pub resume: Option<Option<i64>>,
     #[command(flatten)]
     pub store: StoreArgs,
+    /// Refused in one line (a study is resumed, not repeated): `--every`, `--jitter` or
+    /// `--rounds` as the test commands spell them, with their value.
+    #[arg(long = "every", value_name = "INTERVAL", hide = true)]
+    pub every: Option<String>,
+    #[arg(long = "jitter", value_name = "DURATION", hide = true)]
+    pub jitter: Option<String>,
+    #[arg(long = "rounds", value_name = "N", hide = true)]
+    pub rounds: Option<String>,
+}
+
+impl StudyArgs {
+    /// The schedule flag given (`--every`, `--jitter`, `--rounds`), if any: a study refuses it.
+    pub fn schedule_flag(&self) -> Option<&'static str> {
+        [("--every", &self.every), ("--jitter", &self.jitter), ("--rounds", &self.rounds)]
+            .into_iter()
+            .find_map(|(flag, v)| v.as_ref().map(|_| flag))
+    }
 }

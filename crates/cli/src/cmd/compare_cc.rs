@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use engine::StopFlag;
 use pipeline::compare_cc::Plan;
-use pipeline::{Config, Target};
+use pipeline::{Config, Storage, Target};
 use results::TestKind;
 
 use crate::args::cc::CompareCcArgs;
@@ -16,7 +16,7 @@ use crate::settings::{check, path_options, remote, storage};
 /// Probes on the idle path before each stream: enough for a median.
 const IDLE_PROBES: u32 = 5;
 
-/// Runs the comparison.
+/// Runs the comparison, once or with `--every` on a schedule ([`super::schedule`]).
 pub fn run(a: &CompareCcArgs, stop: &StopFlag) -> Result<ExitCode> {
     let target = match (&a.host, path_options(&a.path)) {
         (Some(_), Some(_)) => bail!("--path runs its own server across the emulated link; drop HOST"),
@@ -28,11 +28,12 @@ pub fn run(a: &CompareCcArgs, stop: &StopFlag) -> Result<ExitCode> {
         target,
         format: format_of(&a.output),
         report: a.output.report.clone(),
-        storage: storage(&a.store),
+        storage: Storage { spool_dir: a.schedule.spool_dir.clone(), ..storage(&a.store) },
         trace: a.output.trace.clone(),
         trace_level: a.output.trace_level.level(),
     };
-    pipeline::compare_cc::run(&cfg, &plan(a)?, stop)
+    let plan = plan(a)?;
+    super::schedule::run(&a.schedule, &cfg, stop, |cfg| pipeline::compare_cc::run(cfg, &plan, stop))
 }
 
 /// The plan the flags ask for, checked.
@@ -70,7 +71,7 @@ fn plan(a: &CompareCcArgs) -> Result<Plan> {
     Ok(Plan {
         base: check(&base)?,
         controls,
-        rounds: a.rounds,
+        rounds: a.repeat,
         window: Duration::from_millis(a.window_ms),
         concurrent: a.concurrent,
         probe_interval: Duration::from_millis(a.probe_interval),

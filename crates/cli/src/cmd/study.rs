@@ -11,6 +11,13 @@ use crate::settings::{client_key, remote, storage};
 
 /// Runs `tcplab study`.
 pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
+    if let Some(flag) = a.schedule_flag() {
+        bail!(
+            "study takes no {flag}: a study runs for hours and continues after a stop with --resume, \
+             so it is not repeated in rounds; start it from a timer (cron, systemd), or schedule \
+             `run`, `mesh` or a test command with --every"
+        );
+    }
     if a.name == "list" {
         print!("{}", list());
         return Ok(ExitCode::SUCCESS);
