@@ -457,3 +457,93 @@ fn one_row_in(c: &pg_cluster::Cluster, db: &str, table: &str) -> bool {
     let made = format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '{table}'");
     c.query(db, &made).trim() == "1" && c.query(db, &format!("SELECT COUNT(*) FROM {table}")).trim() == "1"
 }
+
+/// Sends SIGINT to `child` (a tcplab this test started).
+fn interrupt(child: &Child) {
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+}
+
+/// `(tests, distinct test ids, points, whether complete)` of archived run 1 in `db`.
+fn first_run(db: &Path) -> (i64, i64, i64, i64) {
+    (
+        count_in(db, "SELECT COUNT(*) FROM tests WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(DISTINCT uid) FROM tests WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(*) FROM sweep_points WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(*) FROM runs WHERE id = 1 AND status = 'complete'"),
+    )
+}
+
+#[test]
+fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appends_them_once() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let port = srv.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let sweep = |args: &[&str]| {
+        command()
+            .arg("sweep")
+            .args(args)
+            .args(["--json", "--spool-dir"])
+            .arg(&spool)
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The first session is interrupted once its first point is archived.
+    let child = sweep(&["127.0.0.1", "-p", &port, "--vary", "len=1K,2K,4K,8K", "-t", "1", "-i", "0"]);
+    let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") >= 1);
+    interrupt(&child);
+    let out = finish(child, Duration::from_secs(60));
+    assert!(first, "the first point reached the archive: {}", stderr(&out));
+    let archived = count_in(&db, "SELECT COUNT(*) FROM sweep_points");
+    assert!((1..4).contains(&archived), "interrupted part-way: {archived} points\n{}", stderr(&out));
+
+    // The resumed session: the disk fills once it has reopened the run.
+    let child = sweep(&["--resume", "1"]);
+    let reopened = wait_for(Duration::from_secs(30), || {
+        count_in(&db, "SELECT COUNT(*) FROM runs WHERE status = 'running'") == 1
+    });
+    disk.fill();
+    let out = finish(child, Duration::from_secs(90));
+    assert!(reopened, "the resume reopened the run: {}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(errors[0].contains("waits in the spool") && errors[0].contains("tcplab archive push"), "{err}");
+    let doc = json_of(&out);
+    let left = 4 - archived as usize;
+    let points = doc["sweep"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), left, "the resumed points are in --json: {doc}");
+    assert!(doc["tests"].as_array().unwrap().iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM sweep_points"), archived, "the archive took none of them");
+
+    // Room again: the next run delivers the resumed points into the sweep's own run.
+    disk.free();
+    let next = command()
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert!(
+        stderr(&next).contains(&format!("spool: pushed {left} test(s) (0 new run(s))")),
+        "{}",
+        stderr(&next)
+    );
+    assert_eq!(first_run(&db), (4, 4, 4, 1), "the sweep's four points once each, the run complete");
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM runs"), 2, "the sweep and the stream, no copy of either");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+

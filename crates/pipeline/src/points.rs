@@ -67,6 +67,7 @@ pub fn stored(storage: &Storage, id: i64, kind: Kind) -> Result<(Job, String)> {
     if storage.disabled {
         bail!("--resume reads the archive; it cannot be combined with --no-store");
     }
+    crate::spool::Spool::deliver(storage);
     let st = open_store(storage.db.as_deref())?;
     let sweep = st.load_sweep(id)?;
     let is = Kind::of(&sweep.plan);
