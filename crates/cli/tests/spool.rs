@@ -547,3 +547,62 @@ fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appen
     assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }
 
+/// tcp-atm-2000 against a HOST: nine loopback cases, the smallest study.
+const STUDY: [&str; 5] = ["study", "tcp-atm-2000", "127.0.0.1", "--quick", "-t"];
+
+#[test]
+fn a_study_whose_disk_fills_spools_its_cases_and_its_resume_counts_them_done_once_delivered() {
+    use std::io::{BufRead, BufReader};
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let port = srv.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let study = |more: &[&str]| {
+        let mut cmd = command();
+        cmd.args(STUDY).args(["1", "-p", &port, "--db"]).arg(&db).args(more).env("TCPLAB_SPOOL", &spool);
+        cmd
+    };
+    // The first session: the disk fills after its first case, and it is interrupted after its
+    // fourth, so three or more cases wait in the spool only.
+    let mut child = study(&[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in lines.lines().map_while(Result::ok) {
+            if line.starts_with("[4/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") >= 1);
+    disk.fill();
+    let fourth = rx.recv_timeout(Duration::from_secs(60)).is_ok();
+    interrupt(&child);
+    let status = finish(child, Duration::from_secs(60)).status;
+    let err = reader.join().unwrap();
+    assert!(first && fourth, "the study ran its first four cases:\n{err}");
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("waits in the spool") && err.contains("tcplab archive push"), "{err}");
+    let done = err.lines().filter(|l| l.starts_with('[')).count();
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM sweep_points"), 1, "the full disk took no more: {err}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+
+    // Room again: the resume delivers the spool first, and counts every case it held as done.
+    disk.free();
+    let out = study(&["--resume"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("spool: pushed {} test(s) (0 new run(s))", done - 1)), "{err}");
+    assert!(err.contains(&format!("resuming run 1: {done} of 9 tests done")), "{err}");
+    assert_eq!(first_run(&db), (9, 9, 9, 1), "the study's nine cases once each, the run complete");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
