@@ -4,7 +4,10 @@
 //! `--json` output, the run moves whole to the local spool, one line says where it waits, the
 //! exit status is 2, and the next run or `archive push` delivers it (no duplicate). The same
 //! for a sweep whose PostgreSQL stops after its first point and a mesh whose disk fills after
-//! its first cell: every point is measured, shown in `--json` and delivered once. And
+//! its first cell: every point is measured, shown in `--json` and delivered once. A resumed
+//! sweep whose disk fills spools its new points under the run it continues, and delivering
+//! them completes that run; a study whose disk fills spools its cases, and its `--resume`
+//! delivers them first and counts them done. And
 //! `stream --every` against a real server on loopback: bounded rounds, one run each, never
 //! overlapping; failed rounds do not end the schedule; SIGINT ends it cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
