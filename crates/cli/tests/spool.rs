@@ -525,8 +525,11 @@ fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appen
     let doc = json_of(&out);
     let left = 4 - archived as usize;
     let points = doc["sweep"]["points"].as_array().unwrap();
-    assert_eq!(points.len(), left, "the resumed points are in --json: {doc}");
-    assert!(doc["tests"].as_array().unwrap().iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(points.len(), 4, "the resumed points in --json, beside the archived ones: {doc}");
+    assert_eq!(doc["sweep"]["complete"], true, "{doc}");
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "{doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
     assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
     assert_eq!(count_in(&db, "SELECT COUNT(*) FROM sweep_points"), archived, "the archive took none of them");
 

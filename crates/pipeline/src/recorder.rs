@@ -20,6 +20,10 @@ pub struct Recorder {
     /// The run's id in the archive, if it began there.
     archive_run: Option<i64>,
     spool: Option<Spool>,
+    /// The archive, kept for reading once the run moved to the spool.
+    archive: Option<Store>,
+    /// Whether the run continues one begun by an earlier process (`--resume`).
+    resumed: bool,
     kept: Kept,
     /// Why the run moved to the spool.
     diverted: Option<String>,
@@ -75,7 +79,16 @@ impl Recorder {
         if let (Some(sp), Some(_)) = (&spool, &store) {
             sp.flush_and_say();
         }
-        Ok(Recorder { store, run: None, archive_run: None, spool, kept: Kept::default(), diverted: None })
+        Ok(Recorder {
+            store,
+            run: None,
+            archive_run: None,
+            spool,
+            archive: None,
+            resumed: false,
+            kept: Kept::default(),
+            diverted: None,
+        })
     }
 
     /// The run id in the archive, once begun there.
@@ -86,6 +99,16 @@ impl Recorder {
     /// The open archive, if any (none once the run moved to the spool).
     pub fn store(&mut self) -> Option<&mut Store> {
         self.store.as_mut().filter(|_| self.diverted.is_none())
+    }
+
+    /// What the archive holds of a resumed run that then moved to the spool: the points of
+    /// its earlier sessions (`None` when the run did not move, was not resumed, or the archive
+    /// cannot be read now).
+    pub fn earlier_sessions(&self) -> Option<RunRecord> {
+        let (Some(st), Some(id)) = (self.archive.as_ref().filter(|_| self.resumed), self.archive_run) else {
+            return None;
+        };
+        st.load_run(id).ok()
     }
 
     /// Where the run waits and why, once the archive failed to take it.
@@ -120,7 +143,7 @@ impl Recorder {
         // Not moved to the spool: the archive failing before any test is a plain error.
         st.reopen_run(id, Some(&this_process()))?;
         self.kept.begun = Some((header, RunKind::Sweep, server, uid));
-        (self.run, self.archive_run) = (Some(id), Some(id));
+        (self.run, self.archive_run, self.resumed) = (Some(id), Some(id), true);
         Ok(())
     }
 
@@ -196,7 +219,8 @@ impl Recorder {
             "the archive did not store this run ({why:#}); it waits in the spool {} and is delivered by the next run or `tcplab archive push`",
             spool.file.display()
         ));
-        (self.store, self.run) = (Some(st), Some(run));
+        self.archive = self.store.replace(st);
+        self.run = Some(run);
         Ok(())
     }
 
