@@ -5,8 +5,8 @@
 //! exit status is 2, and the next run or `archive push` delivers it (no duplicate). The same
 //! for a sweep whose PostgreSQL stops after its first point and a mesh whose disk fills after
 //! its first cell: every point is measured, shown in `--json` and delivered once. A resumed
-//! sweep whose disk fills spools its new points under the run it continues, and delivering
-//! them completes that run; a study whose disk fills spools its cases, and its `--resume`
+//! sweep whose disk fills (and a resumed mesh whose PostgreSQL stops) spools its new points
+//! under the run it continues, and delivering them completes that run; a study whose disk fills spools its cases, and its `--resume`
 //! delivers them first and counts them done. And
 //! `stream --every` against a real server on loopback: bounded rounds, one run each, never
 //! overlapping; failed rounds do not end the schedule; SIGINT ends it cleanly.
@@ -610,5 +610,74 @@ fn a_study_whose_disk_fills_spools_its_cases_and_its_resume_counts_them_done_onc
     assert!(err.contains(&format!("spool: pushed {} test(s) (0 new run(s))", done - 1)), "{err}");
     assert!(err.contains(&format!("resuming run 1: {done} of 9 tests done")), "{err}");
     assert_eq!(first_run(&db), (9, 9, 9, 1), "the study's nine cases once each, the run complete");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+/// The number of sweep points in PostgreSQL database `db` (0 before its tables exist).
+fn pg_points(c: &pg_cluster::Cluster, db: &str) -> i64 {
+    let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sweep_points'";
+    if c.query(db, made).trim() != "1" {
+        return 0;
+    }
+    c.query(db, "SELECT COUNT(*) FROM sweep_points").trim().parse().unwrap_or(0)
+}
+
+#[test]
+fn a_resumed_mesh_whose_postgresql_stops_spools_its_new_cells_and_push_completes_the_run() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled_mesh_resume");
+    let servers: Vec<ServerProc> = (0..2).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("hosts.toml");
+    let text: String = ["a", "b"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
+        .collect();
+    std::fs::write(&inv, text).unwrap();
+    let spool = dir.path().join("spool");
+    let inv = inv.to_str().unwrap();
+    // The first session is interrupted once a cell is archived.
+    let child = spawn_spooled(&["mesh", inv, "-t", "1", "-i", "0", "--json", "--db", &url], &spool);
+    let first = wait_for(Duration::from_secs(30), || pg_points(c, "spooled_mesh_resume") >= 1);
+    interrupt(&child);
+    let out = finish(child, Duration::from_secs(60));
+    assert!(first, "a cell reached the archive: {}", stderr(&out));
+    let archived = pg_points(c, "spooled_mesh_resume");
+    assert!((1..4).contains(&archived), "interrupted part-way: {archived} cells\n{}", stderr(&out));
+
+    // The resumed session: PostgreSQL stops once the run is reopened.
+    let child = spawn_spooled(&["mesh", "--resume", "1", "--json", "--db", &url], &spool);
+    let running = "SELECT COUNT(*) FROM runs WHERE status = 'running'";
+    let reopened = wait_for(Duration::from_secs(30), || c.query("spooled_mesh_resume", running) == "1");
+    c.stop();
+    let out = finish(child, Duration::from_secs(90));
+    c.restart();
+    let err = stderr(&out);
+    assert!(reopened, "the resume reopened the run: {err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(errors[0].contains("waits in the spool"), "{err}");
+    let doc = json_of(&out);
+    let tests = doc["tests"].as_array().unwrap();
+    assert!(tests.len() >= 4 - archived as usize, "the resumed cells are in --json: {doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query(
+        "spooled_mesh_resume",
+        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
+    );
+    assert_eq!(got.trim(), "1 4 4 complete 4", "the one mesh, complete, its four cells once each");
     assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }
