@@ -4,7 +4,10 @@
 //! `--json` output, the run moves whole to the local spool, one line says where it waits, the
 //! exit status is 2, and the next run or `archive push` delivers it (no duplicate). The same
 //! for a sweep whose PostgreSQL stops after its first point and a mesh whose disk fills after
-//! its first cell: every point is measured, shown in `--json` and delivered once. And
+//! its first cell: every point is measured, shown in `--json` and delivered once. A resumed
+//! sweep whose disk fills (and a resumed mesh whose PostgreSQL stops) spools its new points
+//! under the run it continues, and delivering them completes that run; a study whose disk fills spools its cases, and its `--resume`
+//! delivers them first and counts them done. And
 //! `stream --every` against a real server on loopback: bounded rounds, one run each, never
 //! overlapping; failed rounds do not end the schedule; SIGINT ends it cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
@@ -456,4 +459,225 @@ fn spawn_spooled(args: &[&str], spool: &std::path::Path) -> std::process::Child 
 fn one_row_in(c: &pg_cluster::Cluster, db: &str, table: &str) -> bool {
     let made = format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '{table}'");
     c.query(db, &made).trim() == "1" && c.query(db, &format!("SELECT COUNT(*) FROM {table}")).trim() == "1"
+}
+
+/// Sends SIGINT to `child` (a tcplab this test started).
+fn interrupt(child: &Child) {
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+}
+
+/// `(tests, distinct test ids, points, whether complete)` of archived run 1 in `db`.
+fn first_run(db: &Path) -> (i64, i64, i64, i64) {
+    (
+        count_in(db, "SELECT COUNT(*) FROM tests WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(DISTINCT uid) FROM tests WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(*) FROM sweep_points WHERE run_id = 1"),
+        count_in(db, "SELECT COUNT(*) FROM runs WHERE id = 1 AND status = 'complete'"),
+    )
+}
+
+#[test]
+fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appends_them_once() {
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let port = srv.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let sweep = |args: &[&str]| {
+        command()
+            .arg("sweep")
+            .args(args)
+            .args(["--json", "--spool-dir"])
+            .arg(&spool)
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The first session is interrupted once its first point is archived.
+    let child = sweep(&["127.0.0.1", "-p", &port, "--vary", "len=1K,2K,4K,8K", "-t", "1", "-i", "0"]);
+    let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") >= 1);
+    interrupt(&child);
+    let out = finish(child, Duration::from_secs(60));
+    assert!(first, "the first point reached the archive: {}", stderr(&out));
+    let archived = count_in(&db, "SELECT COUNT(*) FROM sweep_points");
+    assert!((1..4).contains(&archived), "interrupted part-way: {archived} points\n{}", stderr(&out));
+
+    // The resumed session: the disk fills once it has reopened the run.
+    let child = sweep(&["--resume", "1"]);
+    let reopened = wait_for(Duration::from_secs(30), || {
+        count_in(&db, "SELECT COUNT(*) FROM runs WHERE status = 'running'") == 1
+    });
+    disk.fill();
+    let out = finish(child, Duration::from_secs(90));
+    assert!(reopened, "the resume reopened the run: {}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(errors[0].contains("waits in the spool") && errors[0].contains("tcplab archive push"), "{err}");
+    let doc = json_of(&out);
+    let left = 4 - archived as usize;
+    let points = doc["sweep"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4, "the resumed points in --json, beside the archived ones: {doc}");
+    assert_eq!(doc["sweep"]["complete"], true, "{doc}");
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "{doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM sweep_points"), archived, "the archive took none of them");
+
+    // Room again: the next run delivers the resumed points into the sweep's own run.
+    disk.free();
+    let next = command()
+        .args(["stream", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert!(
+        stderr(&next).contains(&format!("spool: pushed {left} test(s) (0 new run(s))")),
+        "{}",
+        stderr(&next)
+    );
+    assert_eq!(first_run(&db), (4, 4, 4, 1), "the sweep's four points once each, the run complete");
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM runs"), 2, "the sweep and the stream, no copy of either");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+/// tcp-atm-2000 against a HOST: nine loopback cases, the smallest study.
+const STUDY: [&str; 5] = ["study", "tcp-atm-2000", "127.0.0.1", "--quick", "-t"];
+
+#[test]
+fn a_study_whose_disk_fills_spools_its_cases_and_its_resume_counts_them_done_once_delivered() {
+    use std::io::{BufRead, BufReader};
+    if !root() {
+        return;
+    }
+    let srv = ServerProc::start(&[]);
+    let port = srv.port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+    let db = disk.0.join("results.db");
+    let spool = dir.path().join("spool");
+    let study = |more: &[&str]| {
+        let mut cmd = command();
+        cmd.args(STUDY).args(["1", "-p", &port, "--db"]).arg(&db).args(more).env("TCPLAB_SPOOL", &spool);
+        cmd
+    };
+    // The first session: the disk fills after its first case, and it is interrupted after its
+    // fourth, so three or more cases wait in the spool only.
+    let mut child = study(&[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in lines.lines().map_while(Result::ok) {
+            if line.starts_with("[4/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") >= 1);
+    disk.fill();
+    let fourth = rx.recv_timeout(Duration::from_secs(60)).is_ok();
+    interrupt(&child);
+    let status = finish(child, Duration::from_secs(60)).status;
+    let err = reader.join().unwrap();
+    assert!(first && fourth, "the study ran its first four cases:\n{err}");
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("waits in the spool") && err.contains("tcplab archive push"), "{err}");
+    let done = err.lines().filter(|l| l.starts_with('[')).count();
+    assert_eq!(count_in(&db, "SELECT COUNT(*) FROM sweep_points"), 1, "the full disk took no more: {err}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+
+    // Room again: the resume delivers the spool first, and counts every case it held as done.
+    disk.free();
+    let out = study(&["--resume"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("spool: pushed {} test(s) (0 new run(s))", done - 1)), "{err}");
+    assert!(err.contains(&format!("resuming run 1: {done} of 9 tests done")), "{err}");
+    assert_eq!(first_run(&db), (9, 9, 9, 1), "the study's nine cases once each, the run complete");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
+}
+
+/// The number of sweep points in PostgreSQL database `db` (0 before its tables exist).
+fn pg_points(c: &pg_cluster::Cluster, db: &str) -> i64 {
+    let made = "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sweep_points'";
+    if c.query(db, made).trim() != "1" {
+        return 0;
+    }
+    c.query(db, "SELECT COUNT(*) FROM sweep_points").trim().parse().unwrap_or(0)
+}
+
+#[test]
+fn a_resumed_mesh_whose_postgresql_stops_spools_its_new_cells_and_push_completes_the_run() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let _alone = pg_cluster::alone();
+    let url = c.new_db("spooled_mesh_resume");
+    let servers: Vec<ServerProc> = (0..2).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("hosts.toml");
+    let text: String = ["a", "b"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
+        .collect();
+    std::fs::write(&inv, text).unwrap();
+    let spool = dir.path().join("spool");
+    let inv = inv.to_str().unwrap();
+    // The first session is interrupted once a cell is archived.
+    let child = spawn_spooled(&["mesh", inv, "-t", "1", "-i", "0", "--json", "--db", &url], &spool);
+    let first = wait_for(Duration::from_secs(30), || pg_points(c, "spooled_mesh_resume") >= 1);
+    interrupt(&child);
+    let out = finish(child, Duration::from_secs(60));
+    assert!(first, "a cell reached the archive: {}", stderr(&out));
+    let archived = pg_points(c, "spooled_mesh_resume");
+    assert!((1..4).contains(&archived), "interrupted part-way: {archived} cells\n{}", stderr(&out));
+
+    // The resumed session: PostgreSQL stops once the run is reopened.
+    let child = spawn_spooled(&["mesh", "--resume", "1", "--json", "--db", &url], &spool);
+    let running = "SELECT COUNT(*) FROM runs WHERE status = 'running'";
+    let reopened = wait_for(Duration::from_secs(30), || c.query("spooled_mesh_resume", running) == "1");
+    c.stop();
+    let out = finish(child, Duration::from_secs(90));
+    c.restart();
+    let err = stderr(&out);
+    assert!(reopened, "the resume reopened the run: {err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{err}");
+    assert!(errors[0].contains("waits in the spool"), "{err}");
+    let doc = json_of(&out);
+    let tests = doc["tests"].as_array().unwrap();
+    assert!(tests.len() >= 4 - archived as usize, "the resumed cells are in --json: {doc}");
+    assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
+    assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
+
+    let push = command()
+        .args(["archive", "push", "--to", &url, "--spool-dir"])
+        .arg(&spool)
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    let got = c.query(
+        "spooled_mesh_resume",
+        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
+    );
+    assert_eq!(got.trim(), "1 4 4 complete 4", "the one mesh, complete, its four cells once each");
+    assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }

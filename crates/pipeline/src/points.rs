@@ -67,6 +67,7 @@ pub fn stored(storage: &Storage, id: i64, kind: Kind) -> Result<(Job, String)> {
     if storage.disabled {
         bail!("--resume reads the archive; it cannot be combined with --no-store");
     }
+    crate::spool::Spool::deliver(storage);
     let st = open_store(storage.db.as_deref())?;
     let sweep = st.load_sweep(id)?;
     let is = Kind::of(&sweep.plan);
@@ -159,7 +160,11 @@ pub fn shown(
             return stored;
         }
     }
-    let (mut points, tests): (Vec<SweepPoint>, Vec<TestResult>) = ran.into_iter().unzip();
+    let (mut points, mut tests) = earlier_points(run, &ran);
+    for (p, t) in ran {
+        points.push(p);
+        tests.push(t);
+    }
     for (i, p) in points.iter_mut().enumerate() {
         p.test_index = i as u32;
     }
@@ -168,4 +173,16 @@ pub fn shown(
     let mut shown = record(tests, remote, None, run.started());
     shown.sweep = Some(results::Sweep { plan: plan.clone(), points, complete });
     shown
+}
+
+/// A resumed run that moved to the spool: the points its earlier sessions left in the
+/// archive (as far as the archive can still be read) that this session did not run, with
+/// their tests.
+fn earlier_points(run: &Run, ran: &[(SweepPoint, TestResult)]) -> (Vec<SweepPoint>, Vec<TestResult>) {
+    let Some(earlier) = run.rec.earlier_sessions() else { return (Vec::new(), Vec::new()) };
+    let points = earlier.sweep.iter().flat_map(|s| &s.points);
+    points
+        .filter(|p| !ran.iter().any(|(q, _)| q.index == p.index))
+        .filter_map(|p| Some((p.clone(), earlier.tests.get(p.test_index as usize)?.clone())))
+        .unzip()
 }

@@ -20,6 +20,10 @@ pub struct Recorder {
     /// The run's id in the archive, if it began there.
     archive_run: Option<i64>,
     spool: Option<Spool>,
+    /// The archive, kept for reading once the run moved to the spool.
+    archive: Option<Store>,
+    /// Whether the run continues one begun by an earlier process (`--resume`).
+    resumed: bool,
     kept: Kept,
     /// Why the run moved to the spool.
     diverted: Option<String>,
@@ -75,7 +79,16 @@ impl Recorder {
         if let (Some(sp), Some(_)) = (&spool, &store) {
             sp.flush_and_say();
         }
-        Ok(Recorder { store, run: None, archive_run: None, spool, kept: Kept::default(), diverted: None })
+        Ok(Recorder {
+            store,
+            run: None,
+            archive_run: None,
+            spool,
+            archive: None,
+            resumed: false,
+            kept: Kept::default(),
+            diverted: None,
+        })
     }
 
     /// The run id in the archive, once begun there.
@@ -86,6 +99,16 @@ impl Recorder {
     /// The open archive, if any (none once the run moved to the spool).
     pub fn store(&mut self) -> Option<&mut Store> {
         self.store.as_mut().filter(|_| self.diverted.is_none())
+    }
+
+    /// What the archive holds of a resumed run that then moved to the spool: the points of
+    /// its earlier sessions (`None` when the run did not move, was not resumed, or the archive
+    /// cannot be read now).
+    pub fn earlier_sessions(&self) -> Option<RunRecord> {
+        let (Some(st), Some(id)) = (self.archive.as_ref().filter(|_| self.resumed), self.archive_run) else {
+            return None;
+        };
+        st.load_run(id).ok()
     }
 
     /// Where the run waits and why, once the archive failed to take it.
@@ -107,12 +130,20 @@ impl Recorder {
         Ok(())
     }
 
-    /// Continues run `id` (a resumed sweep).
+    /// Continues run `id` (a resumed sweep, mesh or study: a run of kind sweep). Its stable
+    /// id, header and plan are kept, so that when the archive fails later the points of this
+    /// session move to the spool under the run's own id: pushed, they join the part already
+    /// archived (the archive takes what it lacks, by stable id).
     pub fn resume(&mut self, id: i64) -> Result<()> {
-        if let Some(st) = self.store.as_mut() {
-            st.reopen_run(id, Some(&this_process()))?;
-            (self.run, self.archive_run) = (Some(id), Some(id));
-        }
+        let Some(st) = self.store.as_mut() else { return Ok(()) };
+        let mut header = st.load_run(id)?;
+        let (uid, server) = (st.run_uid(id)?, st.server_of(id)?);
+        self.kept.sweep = header.sweep.take().map(|s| s.plan);
+        header.tests.clear();
+        // Not moved to the spool: the archive failing before any test is a plain error.
+        st.reopen_run(id, Some(&this_process()))?;
+        self.kept.begun = Some((header, RunKind::Sweep, server, uid));
+        (self.run, self.archive_run, self.resumed) = (Some(id), Some(id), true);
         Ok(())
     }
 
@@ -177,30 +208,8 @@ impl Recorder {
 
     /// Writes the whole run into the spool, under its stable ids, and writes there from now on.
     fn divert(&mut self, why: anyhow::Error) -> Result<()> {
-        let (Some(spool), Some((header, kind, server, uid))) = (&self.spool, &self.kept.begun) else {
-            return Err(why);
-        };
-        let into = || -> Result<(Store, i64)> {
-            let mut st = Store::open_creating_dir(&spool.file)?;
-            let run = st.begin_run_as(header, *kind, server, &this_process(), uid)?;
-            for (t, u) in &self.kept.tests {
-                st.add_test_as(run, t, u)?;
-            }
-            if let Some(h) = &self.kept.remote {
-                st.set_remote_host(run, h)?;
-            }
-            if let Some(c) = &self.kept.cc {
-                st.set_cc_study(run, c)?;
-            }
-            if let Some(plan) = &self.kept.sweep {
-                st.begin_sweep(run, plan)?;
-            }
-            for (p, r, u) in &self.kept.points {
-                st.add_point_as(run, p, r, u)?;
-            }
-            Ok((st, run))
-        };
-        let (st, run) = into().map_err(|e| {
+        let Some(spool) = self.spool.clone().filter(|_| self.kept.begun.is_some()) else { return Err(why) };
+        let (st, run) = self.replay(&spool).map_err(|e| {
             anyhow::anyhow!(
                 "{why:#}; the spool {} could not take it either ({e:#}): the results are only in this output",
                 spool.file.display()
@@ -210,8 +219,44 @@ impl Recorder {
             "the archive did not store this run ({why:#}); it waits in the spool {} and is delivered by the next run or `tcplab archive push`",
             spool.file.display()
         ));
-        (self.store, self.run) = (Some(st), Some(run));
+        self.archive = self.store.replace(st);
+        self.run = Some(run);
         Ok(())
+    }
+
+    /// Writes everything kept of the run into `spool`'s file; the file and the run's id there.
+    fn replay(&self, spool: &Spool) -> Result<(Store, i64)> {
+        let (header, kind, server, uid) = self.kept.begun.as_ref().context("no run begun")?;
+        let mut st = Store::open_creating_dir(&spool.file)?;
+        let (run, fresh) = match st.run_by_uid(uid) {
+            // A resumed run whose earlier session waits in the spool still: continued there.
+            Ok(run) => (run, false),
+            Err(store::Error::NoUid(_)) => {
+                (st.begin_run_as(header, *kind, server, &this_process(), uid)?, true)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for (t, u) in &self.kept.tests {
+            st.add_test_as(run, t, u)?;
+        }
+        if let Some(h) = &self.kept.remote {
+            st.set_remote_host(run, h)?;
+        }
+        if let Some(c) = &self.kept.cc {
+            st.set_cc_study(run, c)?;
+        }
+        if let Some(plan) = self.kept.sweep.as_ref().filter(|_| fresh) {
+            st.begin_sweep(run, plan)?;
+        }
+        for (p, r, u) in &self.kept.points {
+            match st.add_point_as(run, p, r, u) {
+                // Measured again because the spool could not be delivered before the resume
+                // read the archive: the point the spool holds is kept.
+                Err(store::Error::Duplicate { .. }) => {}
+                other => other?,
+            }
+        }
+        Ok((st, run))
     }
 }
 

@@ -120,6 +120,15 @@ impl Spool {
         })
     }
 
+    /// Delivers what waits in the spool of the archive `s` chooses (nothing with `--no-store`),
+    /// saying so on stderr. A resume calls it before it reads the archive, so that the points
+    /// an earlier session left in the spool count as done.
+    pub fn deliver(s: &crate::Storage) {
+        if let Ok(Some(spool)) = Spool::of(s) {
+            spool.flush_and_say();
+        }
+    }
+
     /// [`Spool::flush`], saying on stderr what happened: pushed, or why the results wait.
     pub fn flush_and_say(&self) {
         match self.flush() {

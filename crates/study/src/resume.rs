@@ -68,6 +68,8 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
     if opts.storage.disabled {
         bail!("--resume reads the archive; it cannot be combined with --no-store");
     }
+    // Cases an earlier session left in the spool are delivered first, so they count as done.
+    pipeline::spool::Spool::deliver(&opts.storage);
     let st = pipeline::recorder::open_store(opts.storage.db.as_deref())?;
     let id = match want {
         Resume::Run(id) => id,

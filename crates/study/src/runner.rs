@@ -60,9 +60,9 @@ fn open(cfg: &Config, plan: &SweepPlan, resume: Option<i64>) -> Result<Run> {
         return Run::resume(cfg, id, busy);
     }
     let mut run = Run::begin(cfg, RunKind::Sweep, busy)?;
-    if let (Some(id), Some(st)) = (run.rec.run_id(), run.rec.store()) {
-        st.begin_sweep(id, plan)?;
-    }
+    // An archive that fails here moves the run to the spool; only when neither can take it
+    // does the study stop before measuring.
+    run.rec.sweep(plan)?;
     Ok(run)
 }
 
@@ -278,10 +278,9 @@ fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResu
     ];
     params.extend(crate::resume::rtt_params(rtt));
     let point = point_of(index, params, r);
-    let stored = match (run.rec.run_id(), run.rec.store()) {
-        (Some(id), Some(st)) => st.add_point(id, &point, r).map_err(anyhow::Error::from),
-        _ => Ok(()),
-    };
+    // The archive failing moves the run to the spool (delivered by the next run or `archive
+    // push`); a case neither can take is still measured and reported, and the study exits 2.
+    let stored = run.rec.point(&point, r);
     run.note(stored);
 }
 

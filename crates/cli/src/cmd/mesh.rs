@@ -17,7 +17,8 @@ use crate::settings::{self, storage};
 
 /// Runs (or resumes) a mesh, once or on a schedule.
 pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
-    let storage = storage(&a.store);
+    // --spool-dir before the resume reads the archive: a resume delivers that spool first.
+    let storage = pipeline::Storage { spool_dir: a.schedule.spool_dir.clone(), ..storage(&a.store) };
     let job = match (a.resume, &a.inventory) {
         (Some(id), _) => pipeline::mesh::stored(&storage, id)?,
         (None, Some(path)) => {
@@ -34,7 +35,7 @@ pub fn run(a: &MeshArgs, stop: &StopFlag) -> Result<ExitCode> {
         target: Target::Mesh { inventory, key: crate::settings::client_key(a.key_file.as_deref())? },
         format: format_of(&a.output),
         report: a.output.report.clone(),
-        storage: pipeline::Storage { spool_dir: a.schedule.spool_dir.clone(), ..storage },
+        storage,
         trace: None,
         trace_level: Default::default(),
     };

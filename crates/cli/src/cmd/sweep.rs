@@ -22,7 +22,8 @@ const PORT: u16 = 9180;
 
 /// Runs (or resumes) a sweep.
 pub fn run(a: &SweepArgs, stop: &StopFlag) -> Result<ExitCode> {
-    let storage = storage(&a.store);
+    // --spool-dir before the resume reads the archive: a resume delivers that spool first.
+    let storage = pipeline::Storage { spool_dir: a.schedule.spool_dir.clone(), ..storage(&a.store) };
     let (job, stored) = match a.resume {
         Some(id) => pipeline::sweep::stored(&storage, id)?,
         None => (Job { plan: new_plan(a)?, resume: None, done: BTreeSet::new() }, Stored::Loopback),
