@@ -163,15 +163,7 @@ fn runs_in(db: &Path) -> i64 {
 
 #[test]
 fn a_run_stored_on_a_full_disk_waits_in_the_spool_and_the_next_run_delivers_it() {
-    if !root() {
-        return;
-    }
-    let srv = ServerProc::start(&[]);
-    let port = srv.port.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
-    let db = disk.0.join("results.db");
-    let spool = dir.path().join("spool");
+    let Some(Rig { srv: _srv, port, dir: _dir, disk, db, spool }) = Rig::new() else { return };
     let stream = |t: &str| {
         let mut cmd = command();
         cmd.args(["stream", "127.0.0.1", "-p", &port, "-t", t, "-i", "0", "--json", "--spool-dir"])
@@ -305,17 +297,30 @@ fn a_scheduled_round_while_postgresql_is_down_waits_in_the_same_spool() {
     let err = stderr(&out);
     assert!(err.contains("round 1: done") && err.contains("they wait in"), "{err}");
     assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
-    let push = command()
-        .args(["archive", "push", "--to", &url, "--spool-dir"])
-        .arg(&spool)
-        .arg("--db")
-        .arg(dir.path().join("empty.db"))
-        .output()
-        .unwrap();
-    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+    push_spool(&url, &spool, dir.path());
     let got = c.query("spooled_every", "SELECT COUNT(*) || ' ' || MIN(status) FROM runs");
     assert_eq!(got.trim(), "1 complete", "the round reached the archive once");
     assert!(spool_files(&spool).is_empty());
+}
+
+/// `tcplab archive push` of `spool` into the PostgreSQL archive at `url`, which must succeed.
+fn push_spool(url: &str, spool: &Path, scratch: &Path) {
+    let push = command()
+        .args(["archive", "push", "--to", url, "--spool-dir"])
+        .arg(spool)
+        .arg("--db")
+        .arg(scratch.join("empty.db"))
+        .output()
+        .unwrap();
+    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
+}
+
+/// "runs tests distinct-tests status points" of a PostgreSQL archive, for the once-each checks.
+fn runs_tests_points(c: &pg_cluster::Cluster, db: &str) -> String {
+    c.query(
+        db,
+        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
+    )
 }
 
 /// The one error line of a sweep or mesh that moved to the spool, and its `n` points in
@@ -356,18 +361,8 @@ fn a_sweep_whose_postgresql_stops_after_its_first_point_keeps_every_point_and_pu
     c.restart();
     assert!(first, "the first point reached the archive: {}", stderr(&out));
     assert_points_wait(&out, &spool, 4);
-    let push = command()
-        .args(["archive", "push", "--to", &url, "--spool-dir"])
-        .arg(&spool)
-        .arg("--db")
-        .arg(dir.path().join("empty.db"))
-        .output()
-        .unwrap();
-    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
-    let got = c.query(
-        "spooled_sweep",
-        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
-    );
+    push_spool(&url, &spool, dir.path());
+    let got = runs_tests_points(c, "spooled_sweep");
     assert_eq!(got.trim(), "1 4 4 complete 4", "one run, complete, its four points once each");
     assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }
@@ -376,58 +371,59 @@ fn count_in(db: &Path, sql: &str) -> i64 {
     rusqlite::Connection::open(db).and_then(|c| c.query_row(sql, [], |r| r.get(0))).unwrap_or(0)
 }
 
-#[test]
-fn a_mesh_whose_disk_fills_after_its_first_cell_keeps_every_cell_and_the_next_run_delivers_them() {
-    if !root() {
-        return;
-    }
+/// `cmd` with `--spool-dir spool --db db`, started with its output piped.
+fn spawn_archived(cmd: &mut Command, spool: &Path, db: &Path) -> Child {
+    cmd.arg("--spool-dir").arg(spool).arg("--db").arg(db);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// A short stream to the loopback server on `port`, archived in `db` with `spool`, which
+/// must succeed (it delivers what waits in the spool first).
+fn short_stream(port: &str, spool: &Path, db: &Path) -> Output {
+    let next = command()
+        .args(["stream", "127.0.0.1", "-p", port, "-t", "0.3", "-i", "0", "--spool-dir"])
+        .arg(spool)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    next
+}
+
+/// Two loopback servers that take third-party tests, and an inventory naming them `a` and `b`
+/// in `dir`.
+fn two_host_mesh(dir: &Path) -> (Vec<ServerProc>, PathBuf) {
     let servers: Vec<ServerProc> = (0..2).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let inv = dir.path().join("hosts.toml");
+    let inv = dir.join("hosts.toml");
     let text: String = ["a", "b"]
         .iter()
         .zip(&servers)
         .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
         .collect();
     std::fs::write(&inv, text).unwrap();
+    (servers, inv)
+}
+
+#[test]
+fn a_mesh_whose_disk_fills_after_its_first_cell_keeps_every_cell_and_the_next_run_delivers_them() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (servers, inv) = two_host_mesh(dir.path());
     let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
     let db = disk.0.join("results.db");
     let spool = dir.path().join("spool");
-    let child = command()
-        .arg("mesh")
-        .arg(&inv)
-        .args(["-t", "1", "-i", "0", "--json", "--spool-dir"])
-        .arg(&spool)
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spawn_archived(command().arg("mesh").arg(&inv).args(["-t", "1", "-i", "0", "--json"]), &spool, &db);
     let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") == 1);
     disk.fill();
     let out = finish(child, Duration::from_secs(90));
     assert!(first, "the first cell reached the archive: {}", stderr(&out));
     assert_points_wait(&out, &spool, 4);
     disk.free();
-    let next = command()
-        .args([
-            "stream",
-            "127.0.0.1",
-            "-p",
-            &servers[0].port.to_string(),
-            "-t",
-            "0.3",
-            "-i",
-            "0",
-            "--spool-dir",
-        ])
-        .arg(&spool)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    let next = short_stream(&servers[0].port.to_string(), &spool, &db);
     assert!(
         stderr(&next).contains("spool: pushed 3 test(s)"),
         "the three cells not yet archived: {}",
@@ -466,6 +462,31 @@ fn interrupt(child: &Child) {
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
 }
 
+/// A loopback server, and an archive on a 1 MiB tmpfs that a test can fill, beside a spool
+/// (root only: `None` elsewhere).
+struct Rig {
+    srv: ServerProc,
+    port: String,
+    dir: tempfile::TempDir,
+    disk: Mount,
+    db: PathBuf,
+    spool: PathBuf,
+}
+
+impl Rig {
+    fn new() -> Option<Rig> {
+        if !root() {
+            return None;
+        }
+        let srv = ServerProc::start(&[]);
+        let port = srv.port.to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
+        let (db, spool) = (disk.0.join("results.db"), dir.path().join("spool"));
+        Some(Rig { srv, port, dir, disk, db, spool })
+    }
+}
+
 /// `(tests, distinct test ids, points, whether complete)` of archived run 1 in `db`.
 fn first_run(db: &Path) -> (i64, i64, i64, i64) {
     (
@@ -478,28 +499,8 @@ fn first_run(db: &Path) -> (i64, i64, i64, i64) {
 
 #[test]
 fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appends_them_once() {
-    if !root() {
-        return;
-    }
-    let srv = ServerProc::start(&[]);
-    let port = srv.port.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
-    let db = disk.0.join("results.db");
-    let spool = dir.path().join("spool");
-    let sweep = |args: &[&str]| {
-        command()
-            .arg("sweep")
-            .args(args)
-            .args(["--json", "--spool-dir"])
-            .arg(&spool)
-            .arg("--db")
-            .arg(&db)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let Some(Rig { srv: _srv, port, dir: _dir, disk, db, spool }) = Rig::new() else { return };
+    let sweep = |args: &[&str]| spawn_archived(command().arg("sweep").args(args).arg("--json"), &spool, &db);
     // The first session is interrupted once its first point is archived.
     let child = sweep(&["127.0.0.1", "-p", &port, "--vary", "len=1K,2K,4K,8K", "-t", "1", "-i", "0"]);
     let first = wait_for(Duration::from_secs(30), || count_in(&db, "SELECT COUNT(*) FROM sweep_points") >= 1);
@@ -535,14 +536,7 @@ fn a_resumed_sweep_whose_disk_fills_spools_its_new_points_and_the_next_run_appen
 
     // Room again: the next run delivers the resumed points into the sweep's own run.
     disk.free();
-    let next = command()
-        .args(["stream", "127.0.0.1", "-p", &port, "-t", "0.3", "-i", "0", "--spool-dir"])
-        .arg(&spool)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    let next = short_stream(&port, &spool, &db);
     assert!(
         stderr(&next).contains(&format!("spool: pushed {left} test(s) (0 new run(s))")),
         "{}",
@@ -559,15 +553,7 @@ const STUDY: [&str; 5] = ["study", "tcp-atm-2000", "127.0.0.1", "--quick", "-t"]
 #[test]
 fn a_study_whose_disk_fills_spools_its_cases_and_its_resume_counts_them_done_once_delivered() {
     use std::io::{BufRead, BufReader};
-    if !root() {
-        return;
-    }
-    let srv = ServerProc::start(&[]);
-    let port = srv.port.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let disk = Mount::tmpfs(&dir.path().join("disk"), "1m");
-    let db = disk.0.join("results.db");
-    let spool = dir.path().join("spool");
+    let Some(Rig { srv: _srv, port, dir: _dir, disk, db, spool }) = Rig::new() else { return };
     let study = |more: &[&str]| {
         let mut cmd = command();
         cmd.args(STUDY).args(["1", "-p", &port, "--db"]).arg(&db).args(more).env("TCPLAB_SPOOL", &spool);
@@ -627,15 +613,8 @@ fn a_resumed_mesh_whose_postgresql_stops_spools_its_new_cells_and_push_completes
     let Some(c) = pg_cluster::shared() else { return };
     let _alone = pg_cluster::alone();
     let url = c.new_db("spooled_mesh_resume");
-    let servers: Vec<ServerProc> = (0..2).map(|_| ServerProc::start(&["--allow-third-party"])).collect();
     let dir = tempfile::tempdir().unwrap();
-    let inv = dir.path().join("hosts.toml");
-    let text: String = ["a", "b"]
-        .iter()
-        .zip(&servers)
-        .map(|(name, s)| format!("[[host]]\nname = \"{name}\"\naddress = \"127.0.0.1:{}\"\n", s.port))
-        .collect();
-    std::fs::write(&inv, text).unwrap();
+    let (_servers, inv) = two_host_mesh(dir.path());
     let spool = dir.path().join("spool");
     let inv = inv.to_str().unwrap();
     // The first session is interrupted once a cell is archived.
@@ -666,18 +645,8 @@ fn a_resumed_mesh_whose_postgresql_stops_spools_its_new_cells_and_push_completes
     assert!(tests.iter().all(|t| t["status"] == "completed"), "{doc}");
     assert_eq!(spool_files(&spool).len(), 1, "{:?}", spool_files(&spool));
 
-    let push = command()
-        .args(["archive", "push", "--to", &url, "--spool-dir"])
-        .arg(&spool)
-        .arg("--db")
-        .arg(dir.path().join("empty.db"))
-        .output()
-        .unwrap();
-    assert_eq!(push.status.code(), Some(0), "{}", stderr(&push));
-    let got = c.query(
-        "spooled_mesh_resume",
-        "SELECT COUNT(DISTINCT r.uid) || ' ' || COUNT(t.uid) || ' ' || COUNT(DISTINCT t.uid) || ' ' || MIN(r.status) || ' ' || (SELECT COUNT(*) FROM sweep_points) FROM runs r JOIN tests t ON t.run_id = r.id",
-    );
+    push_spool(&url, &spool, dir.path());
+    let got = runs_tests_points(c, "spooled_mesh_resume");
     assert_eq!(got.trim(), "1 4 4 complete 4", "the one mesh, complete, its four cells once each");
     assert!(spool_files(&spool).is_empty(), "{:?}", spool_files(&spool));
 }
