@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use results::{AxisScale, Figure, FigureValue, OwnPlot, OwnTable, PlotAxis, Summary, TestResult};
 
-use crate::plot::{AxisSpec, LineChart, Point, Series};
+use crate::plot::{AxisSpec, LineChart, Point, ScaleKind, Series, TickFormat};
 use crate::tables::Table;
 
 use crate::units::{bytes, micros, rate};
@@ -73,11 +73,9 @@ pub fn own_table(t: &OwnTable) -> Table {
 
 /// A type's own plot as a line chart, titled `label: title`.
 pub fn own_chart(label: &str, p: &OwnPlot) -> LineChart {
-    let axis = |a: &PlotAxis| match a.scale {
-        AxisScale::Linear => AxisSpec::linear(&a.label),
-        AxisScale::Log2Bytes => AxisSpec::sizes(&a.label),
-    };
-    let mut chart = LineChart::new(&format!("{label}: {}", p.title), axis(&p.x), axis(&p.y));
+    let values = |i: usize| p.series.iter().flat_map(move |s| s.points.iter().map(move |pt| pt[i]));
+    let (x, y) = (plot_axis(&p.x, values(0)), plot_axis(&p.y, values(1)));
+    let mut chart = LineChart::new(&format!("{label}: {}", p.title), x, y);
     chart.legend = p.legend.clone();
     chart.series = p
         .series
@@ -88,6 +86,26 @@ pub fn own_chart(label: &str, p: &OwnPlot) -> LineChart {
         })
         .collect();
     chart
+}
+
+/// The chart axis of a declared plot axis over its values: a fitted one goes log-10 (and says
+/// so in its label) when its positive values span [`results::extra::FITTED_LOG_SPAN`] or more.
+fn plot_axis(a: &PlotAxis, values: impl Iterator<Item = f64>) -> AxisSpec {
+    match a.scale {
+        AxisScale::Linear => AxisSpec::linear(&a.label),
+        AxisScale::Log2Bytes => AxisSpec::sizes(&a.label),
+        AxisScale::Fitted => {
+            let (lo, hi) = values
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            if hi / lo >= results::extra::FITTED_LOG_SPAN {
+                let label = format!("{}, log scale", a.label);
+                AxisSpec { label, kind: ScaleKind::Log10, format: TickFormat::Number, zero: false }
+            } else {
+                AxisSpec::linear(&a.label)
+            }
+        }
+    }
 }
 
 /// The text of a test's own tables (aligned columns, then their notes) and plots (each curve's
@@ -104,7 +122,7 @@ pub fn own_block(o: &mut String, t: &TestResult) {
             for c in &p.series {
                 let x = |x: f64| match p.x.scale {
                     AxisScale::Log2Bytes => crate::units::bytes(x.max(0.0) as u64),
-                    AxisScale::Linear => crate::units::sig3(x),
+                    AxisScale::Linear | AxisScale::Fitted => crate::units::sig3(x),
                 };
                 let pts: Vec<String> =
                     c.points.iter().map(|&[a, b]| format!("{}→{}", x(a), crate::units::sig3(b))).collect();
@@ -169,6 +187,23 @@ mod tests {
         let got: Vec<String> = own_views(&combined).into_iter().map(|(run, _)| run).collect();
         assert_eq!(got, [" · run 1", " · run 2"]);
         assert!(crate::text::test_summary(&combined).contains("Widget cost · run 2:"));
+    }
+
+    /// A fitted axis stays linear while its values are close, and goes log-10 once one value
+    /// (a stalled size) is 20 times another, so that the rest are not flattened against 0.
+    #[test]
+    fn a_fitted_axis_goes_log_when_one_value_would_flatten_the_rest() {
+        let axis = PlotAxis { label: "µs per segment".into(), scale: AxisScale::Fitted };
+        let close = plot_axis(&axis, [2.0, 5.0, 30.0].into_iter());
+        assert_eq!((close.kind, close.label.as_str()), (ScaleKind::Linear, "µs per segment"));
+        let stalled = plot_axis(&axis, [0.0, 2.0, 5.0, 40.0, f64::NAN].into_iter());
+        assert_eq!((stalled.kind, stalled.label.as_str()), (ScaleKind::Log10, "µs per segment, log scale"));
+        assert_eq!(plot_axis(&axis, std::iter::empty()).kind, ScaleKind::Linear, "no values");
+        let mut t = crate::fixture::stream(8192, 65536, 1.0);
+        own(&mut t, 400.0);
+        t.summary.own_plots[0].y.scale = AxisScale::Fitted;
+        let html = crate::html::document(&[crate::fixture::run(vec![t])]);
+        assert!(html.contains("µs per widget, log scale"), "1.5 and 400 µs: the chart is drawn log-10");
     }
 
     #[test]

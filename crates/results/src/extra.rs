@@ -131,7 +131,15 @@ pub enum AxisScale {
     Linear,
     /// Byte sizes on a log-2 scale (`64`, `4K`).
     Log2Bytes,
+    /// Plain numbers on the scale that shows them all: linear from 0, or log-10 when the
+    /// positive values span [`FITTED_LOG_SPAN`] or more (one stalled point would flatten the
+    /// rest against the axis).
+    Fitted,
 }
+
+/// How many times the largest positive value of a [`AxisScale::Fitted`] axis must exceed the
+/// smallest for the axis to go log-10.
+pub const FITTED_LOG_SPAN: f64 = 20.0;
 
 /// One curve of an [`OwnPlot`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -38,7 +38,7 @@ pub fn plot(title: &str, c: &SegmentCost) -> OwnPlot {
     OwnPlot {
         title: title.into(),
         x: PlotAxis { label: "message size".into(), scale: AxisScale::Log2Bytes },
-        y: PlotAxis { label: "µs per segment".into(), scale: AxisScale::Linear },
+        y: PlotAxis { label: "µs per segment".into(), scale: AxisScale::Fitted },
         legend: "side, method".into(),
         series,
     }
