@@ -17,7 +17,10 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-TCPLAB=${TCPLAB:-$ROOT/target/release/tcplab}
+if [ -z "${TCPLAB:-}" ]; then    # the release build of this tree, brought up to date
+    TCPLAB=$ROOT/target/release/tcplab
+    (cd "$ROOT" && cargo build --release -q -p tcplab) || exit 2
+fi
 DB=${DB:-$ROOT/target/studies.db}
 OUT=${OUT:-$ROOT/target/studies}
 UNTIL=${UNTIL:-+170 min}
@@ -28,10 +31,6 @@ mkdir -p "$OUT" || exit 2
 log() { printf '[studies %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-if [ ! -x "$TCPLAB" ]; then
-    log "building $TCPLAB"
-    (cd "$ROOT" && cargo build --release -q -p tcplab) || exit 2
-fi
 # Priority over other work on the host: nice alone does not reach across autogroups.
 echo -15 2>/dev/null > "/proc/$$/autogroup" || log "could not raise this group's priority (not root?)"
 
