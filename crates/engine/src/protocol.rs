@@ -269,36 +269,15 @@ fn role_from_wire(role: w::Role) -> r::Role {
 }
 
 fn socket_to_wire(s: r::SocketReport) -> w::SocketReport {
-    let r::SocketReport {
-        sndbuf_requested,
-        sndbuf_actual,
-        rcvbuf_requested,
-        rcvbuf_actual,
-        mss,
-        congestion,
-        nodelay,
-    } = s;
-    w::SocketReport {
-        sndbuf_requested,
-        sndbuf_actual,
-        rcvbuf_requested,
-        rcvbuf_actual,
-        mss,
-        congestion,
-        nodelay,
-    }
+    let r::SocketReport { send, receive, mss, congestion, nodelay } = s;
+    let grant = |g: r::BufferGrant| w::BufferGrant { requested: g.requested, actual: g.actual };
+    w::SocketReport { send: grant(send), receive: grant(receive), mss, congestion, nodelay }
 }
 
 fn socket_from_wire(s: w::SocketReport) -> r::SocketReport {
-    r::SocketReport {
-        sndbuf_requested: s.sndbuf_requested,
-        sndbuf_actual: s.sndbuf_actual,
-        rcvbuf_requested: s.rcvbuf_requested,
-        rcvbuf_actual: s.rcvbuf_actual,
-        mss: s.mss,
-        congestion: s.congestion,
-        nodelay: s.nodelay,
-    }
+    let w::SocketReport { send, receive, mss, congestion, nodelay } = s;
+    let grant = |g: w::BufferGrant| r::BufferGrant { requested: g.requested, actual: g.actual };
+    r::SocketReport { send: grant(send), receive: grant(receive), mss, congestion, nodelay }
 }
 
 fn tcp_to_wire(t: r::TcpInfoSummary) -> w::TcpInfoReport {
@@ -616,7 +595,11 @@ mod tests {
             bytes_total: 1000,
             calls: 10,
             transactions: 0,
-            socket: r::SocketReport { sndbuf_actual: 4096, congestion: "cubic".into(), ..Default::default() },
+            socket: r::SocketReport {
+                send: r::BufferGrant { requested: None, actual: 4096 },
+                congestion: "cubic".into(),
+                ..Default::default()
+            },
             tcp: Some(r::TcpInfoSummary { retransmits: 3, rtt_min_us: 20, ..Default::default() }),
             placement: r::Placement {
                 pinned_cpu: Some(1),

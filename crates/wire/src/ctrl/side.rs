@@ -69,24 +69,68 @@ pub struct StreamReport {
     pub udp: Option<UdpCounts>,
 }
 
+/// One socket buffer as asked for and as the kernel reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferGrant {
+    /// The size asked for, if one was.
+    pub requested: Option<u32>,
+    /// The size getsockopt reported.
+    pub actual: u32,
+}
+
 /// Socket options as requested and as the kernel reported them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "SocketFields", into = "SocketFields")]
 pub struct SocketReport {
-    /// SO_SNDBUF asked for.
-    pub sndbuf_requested: Option<u32>,
-    /// SO_SNDBUF from getsockopt.
-    pub sndbuf_actual: u32,
-    /// SO_RCVBUF asked for.
-    pub rcvbuf_requested: Option<u32>,
-    /// SO_RCVBUF from getsockopt.
-    pub rcvbuf_actual: u32,
+    /// SO_SNDBUF.
+    pub send: BufferGrant,
+    /// SO_RCVBUF.
+    pub receive: BufferGrant,
     /// TCP_MAXSEG from getsockopt.
     pub mss: u32,
     /// TCP_CONGESTION in use.
     pub congestion: String,
     /// TCP_NODELAY set.
     pub nodelay: bool,
+}
+
+/// A [`SocketReport`] as protocol 2 sends it: each buffer's two figures by name.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SocketFields {
+    sndbuf_requested: Option<u32>,
+    sndbuf_actual: u32,
+    rcvbuf_requested: Option<u32>,
+    rcvbuf_actual: u32,
+    mss: u32,
+    congestion: String,
+    nodelay: bool,
+}
+
+impl From<SocketFields> for SocketReport {
+    fn from(f: SocketFields) -> SocketReport {
+        SocketReport {
+            send: BufferGrant { requested: f.sndbuf_requested, actual: f.sndbuf_actual },
+            receive: BufferGrant { requested: f.rcvbuf_requested, actual: f.rcvbuf_actual },
+            mss: f.mss,
+            congestion: f.congestion,
+            nodelay: f.nodelay,
+        }
+    }
+}
+
+impl From<SocketReport> for SocketFields {
+    fn from(s: SocketReport) -> SocketFields {
+        SocketFields {
+            sndbuf_requested: s.send.requested,
+            sndbuf_actual: s.send.actual,
+            rcvbuf_requested: s.receive.requested,
+            rcvbuf_actual: s.receive.actual,
+            mss: s.mss,
+            congestion: s.congestion,
+            nodelay: s.nodelay,
+        }
+    }
 }
 
 /// TCP_INFO over a whole stream.
@@ -361,9 +405,8 @@ mod tests {
             calls: 1000,
             transactions: 0,
             socket: SocketReport {
-                sndbuf_actual: 212_992,
-                rcvbuf_requested: Some(131_072),
-                rcvbuf_actual: 262_144,
+                send: BufferGrant { requested: None, actual: 212_992 },
+                receive: BufferGrant { requested: Some(131_072), actual: 262_144 },
                 ..SocketReport::default()
             },
             tcp: None,
