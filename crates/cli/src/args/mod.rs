@@ -510,6 +510,9 @@ pub struct RunArgs {
 }
 
 #[cfg(test)]
+mod duration_tests;
+
+#[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
