@@ -398,8 +398,15 @@ fn udp_to_wire(u: r::UdpCounts) -> w::UdpCounts {
 }
 
 fn reading_to_wire(r: r::udp::PathReading) -> w::PathReading {
-    let r::udp::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors } = r;
-    w::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors }
+    let r::udp::PathReading {
+        at_s,
+        datagrams,
+        if_skbs,
+        if_bytes,
+        udp_mib_skbs,
+        udp_mib_receive_buffer_errors,
+    } = r;
+    w::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_receive_buffer_errors }
 }
 
 /// Counters only grow: an end reading below its start is refused (the summary subtracts).
@@ -410,7 +417,7 @@ fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Erro
         ("if_skbs", s.if_skbs, e.if_skbs),
         ("if_bytes", s.if_bytes, e.if_bytes),
         ("udp_mib_skbs", s.udp_mib_skbs, e.udp_mib_skbs),
-        ("udp_mib_rcvbuf_errors", s.udp_mib_rcvbuf_errors, e.udp_mib_rcvbuf_errors),
+        ("udp_mib_rcvbuf_errors", s.udp_mib_receive_buffer_errors, e.udp_mib_receive_buffer_errors),
     ] {
         at_most(&format!("{at}.path.start"), (field, start), (field, end))?;
     }
@@ -426,7 +433,7 @@ fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Erro
         if_skbs: r.if_skbs,
         if_bytes: r.if_bytes,
         udp_mib_skbs: r.udp_mib_skbs,
-        udp_mib_rcvbuf_errors: r.udp_mib_rcvbuf_errors,
+        udp_mib_receive_buffer_errors: r.udp_mib_receive_buffer_errors,
     };
     Ok(r::udp::PathWindow { interface: p.interface, start: reading(p.start), end: reading(p.end) })
 }

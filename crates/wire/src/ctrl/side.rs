@@ -253,7 +253,8 @@ pub struct PathReading {
     /// The namespace's UDP datagram counter (skbs).
     pub udp_mib_skbs: u64,
     /// The namespace's UDP receive-buffer errors.
-    pub udp_mib_rcvbuf_errors: u64,
+    #[serde(rename = "udp_mib_rcvbuf_errors")]
+    pub udp_mib_receive_buffer_errors: u64,
 }
 
 /// One reporting interval.
@@ -466,6 +467,18 @@ mod tests {
         assert_eq!(parsed, Message::Results { side: Box::new(report()) });
         let bytes = Message::Results { side: Box::new(report()) }.encode().unwrap();
         assert_eq!(std::str::from_utf8(&bytes[4..]).unwrap(), RESULTS);
+    }
+
+    /// A path reading as protocol 2 sends it, names and order, byte for byte.
+    #[test]
+    fn a_path_reading_keeps_its_wire_names() {
+        let text = concat!(
+            r#"{"at_s":-0.5,"datagrams":1,"if_skbs":2,"if_bytes":3,"udp_mib_skbs":4,"#,
+            r#""udp_mib_rcvbuf_errors":5}"#
+        );
+        let r: PathReading = serde_json::from_str(text).unwrap();
+        assert_eq!(r.udp_mib_receive_buffer_errors, 5);
+        assert_eq!(serde_json::to_string(&r).unwrap(), text);
     }
 
     #[test]
