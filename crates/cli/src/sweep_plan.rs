@@ -200,7 +200,8 @@ fn apply_ties(axes: &mut [Axis], tie: &[String], kind: TestKind) -> Result<()> {
     for t in tie {
         let names: Vec<&str> = t.split('=').map(str::trim).collect();
         if names.len() < 2 {
-            bail!("--tie '{t}' needs at least two names (e.g. sndbuf=rcvbuf=len)");
+            let (a, b, c) = (setting::SNDBUF.id, setting::RCVBUF.id, setting::LEN.id);
+            bail!("--tie '{t}' needs at least two names (e.g. {a}={b}={c})");
         }
         let mut tied = Vec::new();
         for n in names {
@@ -559,6 +560,8 @@ mod tests {
         assert!(err(&["len=1K", "len=2K"], &[]).contains("twice"));
         assert!(err(&["len=1K"], &["sndbuf=rcvbuf"]).contains("exactly one"));
         assert!(err(&["len=1K"], &["len=congestion"]).contains("different kinds"));
+        let lone = err(&["len=1K"], &["len"]);
+        assert!(lone.contains("needs at least two names (e.g. sndbuf=rcvbuf=len)"), "{lone}");
         assert!(err(&["len=0"], &[]).contains("sweep point len=0"));
         assert!(err(&["len=1..4G:+1", "rcvbuf=1..4G:+1"], &[]).contains("more than"));
     }

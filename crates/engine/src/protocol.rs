@@ -412,13 +412,7 @@ fn reading_to_wire(r: r::udp::PathReading) -> w::PathReading {
 /// Counters only grow: an end reading below its start is refused (the summary subtracts).
 fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Error> {
     let (s, e) = (&p.start, &p.end);
-    for (field, start, end) in [
-        ("datagrams", s.datagrams, e.datagrams),
-        ("if_skbs", s.if_skbs, e.if_skbs),
-        ("if_bytes", s.if_bytes, e.if_bytes),
-        ("udp_mib_skbs", s.udp_mib_skbs, e.udp_mib_skbs),
-        ("udp_mib_rcvbuf_errors", s.udp_mib_receive_buffer_errors, e.udp_mib_receive_buffer_errors),
-    ] {
+    for ((field, start), (_, end)) in s.counters().into_iter().zip(e.counters()) {
         at_most(&format!("{at}.path.start"), (field, start), (field, end))?;
     }
     if !(s.at_s.is_finite() && e.at_s.is_finite() && e.at_s >= s.at_s) {
@@ -593,6 +587,18 @@ fn latency_from_wire(at: &str, l: w::LatencyReport) -> Result<r::LatencySummary,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path counter that shrinks over the window is refused, named as the wire names it.
+    #[test]
+    fn a_path_counter_below_its_start_is_refused_by_its_wire_name() {
+        let start = w::PathReading { udp_mib_receive_buffer_errors: 9, ..w::PathReading::default() };
+        let window = |end| w::PathWindow { interface: "veth0".into(), start: start.clone(), end };
+        let grown = w::PathReading { at_s: 1.0, datagrams: 3, ..start.clone() };
+        assert!(path_from_wire("remote", window(grown.clone())).is_ok());
+        let shrunk = w::PathReading { udp_mib_receive_buffer_errors: 8, ..grown };
+        let err = path_from_wire("remote", window(shrunk)).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("remote.path.start.udp_mib_rcvbuf_errors"), "{err}");
+    }
 
     fn stream(index: u32, udp: Option<r::UdpCounts>) -> r::StreamStats {
         r::StreamStats {

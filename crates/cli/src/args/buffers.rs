@@ -1,6 +1,6 @@
-//! One flag per socket buffer and end (`--sndbuf`, `--rcvbuf`, `--remote-sndbuf`,
-//! `--remote-rcvbuf`), made from the settings table: the flag, its limit and its id are the
-//! setting's, so a buffer is spelled once, in [`results::setting`].
+//! One flag per socket buffer and end, made from the settings table: each flag's name and id
+//! are its setting's ([`results::Buffer::setting`]), so a buffer is spelled once, in
+//! [`results::setting`].
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use results::{Buffer, End, Setting};

@@ -257,6 +257,20 @@ pub struct PathReading {
     pub udp_mib_receive_buffer_errors: u64,
 }
 
+impl PathReading {
+    /// Its counters (every figure but the time), each under its name on the wire: all of them
+    /// only grow.
+    pub fn counters(&self) -> [(&'static str, u64); 5] {
+        [
+            ("datagrams", self.datagrams),
+            ("if_skbs", self.if_skbs),
+            ("if_bytes", self.if_bytes),
+            ("udp_mib_skbs", self.udp_mib_skbs),
+            ("udp_mib_rcvbuf_errors", self.udp_mib_receive_buffer_errors),
+        ]
+    }
+}
+
 /// One reporting interval.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -479,6 +493,11 @@ mod tests {
         let r: PathReading = serde_json::from_str(text).unwrap();
         assert_eq!(r.udp_mib_receive_buffer_errors, 5);
         assert_eq!(serde_json::to_string(&r).unwrap(), text);
+        let v = serde_json::to_value(&r).unwrap();
+        for (name, n) in r.counters() {
+            assert_eq!(v[name], n, "{name} is the counter's wire name");
+        }
+        assert_eq!(v.as_object().map(|o| o.len()), Some(r.counters().len() + 1), "every counter but at_s");
     }
 
     #[test]
