@@ -191,7 +191,7 @@ pub fn plan(base: &TestSpec, vary: &[String], tie: &[String], metric: &str) -> R
     for i in 0..plan.len() {
         let (spec, params) = point_spec(&plan, i)?;
         crate::settings::check_spec(&spec, "sweep")
-            .with_context(|| format!("sweep point {}", describe(&params)))?;
+            .with_context(|| format!("sweep point {}", written(&params)))?;
     }
     Ok(plan)
 }
@@ -247,6 +247,15 @@ fn check_disjoint(axes: &[Axis]) -> Result<()> {
 /// `len=512 rcvbuf=4096`.
 pub fn describe(params: &[ParamSetting]) -> String {
     params.iter().map(|p| format!("{}={}", p.name, p.value)).collect::<Vec<_>>().join(" ")
+}
+
+/// `rcvbuf=1G duration_ms=7200 s`: each value as its setting's flag writes it (the units the
+/// error that follows states its limit in).
+fn written(params: &[ParamSetting]) -> String {
+    let value = |p: &ParamSetting| {
+        setting::find(&p.name).map_or_else(|| p.value.to_string(), |s| s.kind.write(&p.value))
+    };
+    params.iter().map(|p| format!("{}={}", p.name, value(p))).collect::<Vec<_>>().join(" ")
 }
 
 /// The spec and parameter settings of point `index` (row-major, last axis fastest). Axes
@@ -563,6 +572,8 @@ mod tests {
         let lone = err(&["len=1K"], &["len"]);
         assert!(lone.contains("needs at least two names (e.g. sndbuf=rcvbuf=len)"), "{lone}");
         assert!(err(&["len=0"], &[]).contains("sweep point len=0"));
+        let big = err(&["window=1G"], &[]);
+        assert!(big.starts_with("sweep point window=1G: ") && big.contains("at most 512M"), "{big}");
         assert!(err(&["len=1..4G:+1", "rcvbuf=1..4G:+1"], &[]).contains("more than"));
     }
 }
