@@ -324,6 +324,37 @@ mod tests {
         assert!(values_of(Reading::of(ValueKind::Text), "a..b").is_err());
     }
 
+    /// A sweep's refusal of an out-of-range point names only flags `tcplab sweep` has (or the
+    /// setting's label where it has none), for every setting with a limit each type takes.
+    #[test]
+    fn a_refused_point_names_only_flags_of_sweep() {
+        let mut wrong = Vec::new();
+        let (mut tried, mut named) = (0, 0);
+        for kind in TestKind::ALL {
+            let base = engine::registry::defaults(kind);
+            for s in setting::ALL.iter().filter(|s| s.limit.is_some() && takes(kind, s)) {
+                tried += 1;
+                let e = match plan(&base, &[format!("{}=0", s.id)], &[], "goodput_bps") {
+                    Ok(_) => String::new(),
+                    Err(e) => format!("{e:#}"),
+                };
+                let reason = e.split_once(": ").map_or("", |(_, r)| r);
+                let flags: Vec<&str> = reason
+                    .split(|c: char| c.is_whitespace() || "/,:;()'".contains(c))
+                    .filter(|w| {
+                        w.starts_with('-') && w.trim_start_matches('-').starts_with(char::is_alphabetic)
+                    })
+                    .collect();
+                named += usize::from(!flags.is_empty());
+                if reason.is_empty() || flags.iter().any(|f| !crate::settings::has_flag("sweep", f)) {
+                    wrong.push(format!("{} {}=0: {e}", kind.id(), s.id));
+                }
+            }
+        }
+        assert!(tried >= 30 && named >= tried / 2, "{tried} tried, {named} naming a flag");
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
     #[test]
     fn grid_ties_and_point_specs() {
         let base = TestSpec::new(TestKind::TcpStream);
