@@ -79,6 +79,19 @@ fn seconds(s: &str) -> Result<std::time::Duration, String> {
     model::units::parse_duration(s, model::units::BareNumber::Seconds).map_err(|e| e.to_string())
 }
 
+/// A whole number of seconds in the one duration grammar (`90`, `90s`, `2m`), from 1 to
+/// 100,000 s: for flags whose consumer counts whole seconds (`tcplab study -t`).
+pub fn whole_seconds(s: &str) -> Result<u64, String> {
+    let d = seconds(s)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("'{s}' is not a whole number of seconds"));
+    }
+    match d.as_secs() {
+        n @ 1..=100_000 => Ok(n),
+        _ => Err(format!("'{s}' is out of range (1 s to 100000 s)")),
+    }
+}
+
 /// `d` in whole milliseconds, rounded to the nearest.
 pub fn millis_rounded(d: std::time::Duration) -> u64 {
     let ms = d.as_nanos().saturating_add(500_000) / 1_000_000;
@@ -391,6 +404,17 @@ mod tests {
         assert_eq!(rr_sizes("64,128"), Ok((64, 128)));
         assert_eq!(rr_sizes("100"), Ok((100, 100)));
         assert!(rr_sizes("1,x").is_err());
+    }
+
+    #[test]
+    fn whole_seconds_read_the_one_grammar() {
+        assert_eq!(
+            (whole_seconds("90"), whole_seconds("90s"), whole_seconds("2m")),
+            (Ok(90), Ok(90), Ok(120))
+        );
+        assert!(whole_seconds("1500ms").is_err_and(|e| e.contains("whole number")));
+        assert!(whole_seconds("0").is_err_and(|e| e.contains("out of range")));
+        assert!(whole_seconds("2d").is_err() && whole_seconds("ten").is_err());
     }
 
     #[test]

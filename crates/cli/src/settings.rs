@@ -152,15 +152,8 @@ pub(crate) fn apply_timing(spec: &mut TestSpec, t: &TimingArgs) {
 /// table's combined `window` writes it (the one place that says which buffers it sets), then
 /// each buffer's own flag over it.
 pub(crate) fn apply_buffers(spec: &mut TestSpec, b: &BufferArgs) {
-    use results::setting;
-    let given = [
-        (&setting::WINDOW, b.window),
-        (&setting::SNDBUF, b.sndbuf),
-        (&setting::RCVBUF, b.rcvbuf),
-        (&setting::REMOTE_SNDBUF, b.remote_sndbuf),
-        (&setting::REMOTE_RCVBUF, b.remote_rcvbuf),
-    ];
-    for (s, v) in given.into_iter().filter_map(|(s, v)| Some((s, v?))) {
+    let window = b.window.map(|w| (&results::setting::WINDOW, w));
+    for (s, v) in window.into_iter().chain(b.each.given.iter().copied()) {
         // A byte count of a u32 is always a value these settings take.
         let _ = (s.set)(spec, &results::ParamValue::Int(v.into()));
     }

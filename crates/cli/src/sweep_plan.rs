@@ -191,7 +191,7 @@ pub fn plan(base: &TestSpec, vary: &[String], tie: &[String], metric: &str) -> R
     for i in 0..plan.len() {
         let (spec, params) = point_spec(&plan, i)?;
         crate::settings::check_spec(&spec, "sweep")
-            .with_context(|| format!("sweep point {}", describe(&params)))?;
+            .with_context(|| format!("sweep point {}", written(&params)))?;
     }
     Ok(plan)
 }
@@ -200,7 +200,8 @@ fn apply_ties(axes: &mut [Axis], tie: &[String], kind: TestKind) -> Result<()> {
     for t in tie {
         let names: Vec<&str> = t.split('=').map(str::trim).collect();
         if names.len() < 2 {
-            bail!("--tie '{t}' needs at least two names (e.g. sndbuf=rcvbuf=len)");
+            let (a, b, c) = (setting::SNDBUF.id, setting::RCVBUF.id, setting::LEN.id);
+            bail!("--tie '{t}' needs at least two names (e.g. {a}={b}={c})");
         }
         let mut tied = Vec::new();
         for n in names {
@@ -246,6 +247,15 @@ fn check_disjoint(axes: &[Axis]) -> Result<()> {
 /// `len=512 rcvbuf=4096`.
 pub fn describe(params: &[ParamSetting]) -> String {
     params.iter().map(|p| format!("{}={}", p.name, p.value)).collect::<Vec<_>>().join(" ")
+}
+
+/// `rcvbuf=1G duration_ms=7200 s`: each value as its setting's flag writes it (the units the
+/// error that follows states its limit in).
+fn written(params: &[ParamSetting]) -> String {
+    let value = |p: &ParamSetting| {
+        setting::find(&p.name).map_or_else(|| p.value.to_string(), |s| s.kind.write(&p.value))
+    };
+    params.iter().map(|p| format!("{}={}", p.name, value(p))).collect::<Vec<_>>().join(" ")
 }
 
 /// The spec and parameter settings of point `index` (row-major, last axis fastest). Axes
@@ -312,6 +322,37 @@ mod tests {
         assert!(values_of(Reading::of(ValueKind::Bytes), "1..8:+0").is_err());
         assert!(values_of(Reading::of(ValueKind::Bytes), "1..8:?3").is_err());
         assert!(values_of(Reading::of(ValueKind::Text), "a..b").is_err());
+    }
+
+    /// A sweep's refusal of an out-of-range point names only flags `tcplab sweep` has (or the
+    /// setting's label where it has none), for every setting with a limit each type takes.
+    #[test]
+    fn a_refused_point_names_only_flags_of_sweep() {
+        let mut wrong = Vec::new();
+        let (mut tried, mut named) = (0, 0);
+        for kind in TestKind::ALL {
+            let base = engine::registry::defaults(kind);
+            for s in setting::ALL.iter().filter(|s| s.limit.is_some() && takes(kind, s)) {
+                tried += 1;
+                let e = match plan(&base, &[format!("{}=0", s.id)], &[], "goodput_bps") {
+                    Ok(_) => String::new(),
+                    Err(e) => format!("{e:#}"),
+                };
+                let reason = e.split_once(": ").map_or("", |(_, r)| r);
+                let flags: Vec<&str> = reason
+                    .split(|c: char| c.is_whitespace() || "/,:;()'".contains(c))
+                    .filter(|w| {
+                        w.starts_with('-') && w.trim_start_matches('-').starts_with(char::is_alphabetic)
+                    })
+                    .collect();
+                named += usize::from(!flags.is_empty());
+                if reason.is_empty() || flags.iter().any(|f| !crate::settings::has_flag("sweep", f)) {
+                    wrong.push(format!("{} {}=0: {e}", kind.id(), s.id));
+                }
+            }
+        }
+        assert!(tried >= 30 && named >= tried / 2, "{tried} tried, {named} naming a flag");
+        assert!(wrong.is_empty(), "{wrong:#?}");
     }
 
     #[test]
@@ -559,7 +600,11 @@ mod tests {
         assert!(err(&["len=1K", "len=2K"], &[]).contains("twice"));
         assert!(err(&["len=1K"], &["sndbuf=rcvbuf"]).contains("exactly one"));
         assert!(err(&["len=1K"], &["len=congestion"]).contains("different kinds"));
+        let lone = err(&["len=1K"], &["len"]);
+        assert!(lone.contains("needs at least two names (e.g. sndbuf=rcvbuf=len)"), "{lone}");
         assert!(err(&["len=0"], &[]).contains("sweep point len=0"));
+        let big = err(&["window=1G"], &[]);
+        assert!(big.starts_with("sweep point window=1G: ") && big.contains("at most 512M"), "{big}");
         assert!(err(&["len=1..4G:+1", "rcvbuf=1..4G:+1"], &[]).contains("more than"));
     }
 }

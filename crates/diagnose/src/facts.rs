@@ -1,7 +1,10 @@
 //! The measured facts of one direction of a stream test, read out of a [`TestResult`]: what
 //! the rules look at, nothing else, so the rules can be tested with crafted values.
 
-use results::{CpuUsage, EmuReport, Reference, Role, SideMeasurement, StreamStats, TestResult, WarningKind};
+use results::{
+    Buffer, BufferGrant, CpuUsage, EmuReport, End, Reference, Role, Setting, SideMeasurement, StreamStats,
+    TestResult, WarningKind,
+};
 
 /// What the link emulator dropped in the direction the data flowed (`--path`), packets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,14 +74,10 @@ pub struct Facts {
     pub rwnd_limited_frac: Option<f64>,
     /// Send-buffer-limited time ÷ busy time, when sampled.
     pub sndbuf_limited_frac: Option<f64>,
-    /// Receiver's SO_RCVBUF as granted (getsockopt; Linux doubles the request), when known.
-    pub rcvbuf_bytes: Option<u64>,
-    /// Receiver's SO_RCVBUF as requested, if it was.
-    pub rcvbuf_requested: Option<u64>,
-    /// Sender's SO_SNDBUF as granted, when known.
-    pub sndbuf_bytes: Option<u64>,
-    /// Sender's SO_SNDBUF as requested, if it was.
-    pub sndbuf_requested: Option<u64>,
+    /// The receiver's receive buffer (read it with [`Facts::buffer`]).
+    pub receive_buffer: BufferFact,
+    /// The sender's send buffer (read it with [`Facts::buffer`]).
+    pub send_buffer: BufferFact,
     /// Segment size the sender used, when sampled.
     pub mss_bytes: Option<u64>,
     /// TCP_NODELAY on.
@@ -145,10 +144,8 @@ impl Facts {
             rtt_us: d.rtt_mean_us.map(f64::from),
             rwnd_limited_frac: d.rwnd_limited_frac,
             sndbuf_limited_frac: d.sndbuf_limited_frac,
-            rcvbuf_bytes: granted(read.first().map(|s| s.socket.rcvbuf_actual)),
-            rcvbuf_requested: read.first().and_then(|s| s.socket.rcvbuf_requested).map(u64::from),
-            sndbuf_bytes: granted(sent.first().map(|s| s.socket.sndbuf_actual)),
-            sndbuf_requested: sent.first().and_then(|s| s.socket.sndbuf_requested).map(u64::from),
+            receive_buffer: BufferFact::of(read.first().map(|s| s.socket.buffer(Buffer::Receive))),
+            send_buffer: BufferFact::of(sent.first().map(|s| s.socket.buffer(Buffer::Send))),
             mss_bytes: sampled
                 .as_ref()
                 .and_then(|t| t.first())
@@ -196,16 +193,43 @@ impl Facts {
     /// The largest window TCP could have used, bytes: the smaller of what the receiver's
     /// and the sender's socket buffers were granted (each bounds the data in flight).
     pub fn granted_window(&self) -> Option<u64> {
-        match (self.rcvbuf_bytes, self.sndbuf_bytes) {
-            (Some(r), Some(s)) => Some(r.min(s)),
-            (r, s) => r.or(s),
+        Buffer::ALL.iter().filter_map(|&b| self.buffer(b).granted).min()
+    }
+
+    /// Buffer `b` where it bounds the flow: the receiver's receive buffer, the sender's send
+    /// buffer.
+    pub fn buffer(&self, b: Buffer) -> BufferFact {
+        match b {
+            Buffer::Send => self.send_buffer,
+            Buffer::Receive => self.receive_buffer,
         }
+    }
+
+    /// The setting (flag, label) that asks for buffer `b` at the end that holds it here.
+    pub fn buffer_setting(&self, b: Buffer) -> &'static Setting {
+        let (sender, receiver) =
+            if self.client_sends { (End::Client, End::Server) } else { (End::Server, End::Client) };
+        b.setting(if b == Buffer::Send { sender } else { receiver })
     }
 }
 
-/// A buffer size getsockopt reported (0: not reported).
-fn granted(v: Option<u32>) -> Option<u64> {
-    v.filter(|&b| b > 0).map(u64::from)
+/// A socket buffer of the flow as its end asked for it and as the kernel granted it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferFact {
+    /// As granted (getsockopt; Linux doubles the request), when known.
+    pub granted: Option<u64>,
+    /// As requested, if it was.
+    pub requested: Option<u64>,
+}
+
+impl BufferFact {
+    /// The fact of a recorded grant (an actual size of 0 was not reported).
+    fn of(g: Option<BufferGrant>) -> BufferFact {
+        BufferFact {
+            granted: g.map(|g| g.actual).filter(|&b| b > 0).map(u64::from),
+            requested: g.and_then(|g| g.requested).map(u64::from),
+        }
+    }
 }
 
 /// The emulator's release lateness in the data's direction.
@@ -290,9 +314,9 @@ mod tests {
     use super::*;
     use results::{DirectionSummary, ProcessCpu, SocketReport, Summary, TestKind, TestSpec, Warning};
 
-    fn side(role: Role, calls: u64, process_s: f64, rcvbuf: u32) -> SideMeasurement {
-        let socket =
-            SocketReport { rcvbuf_actual: rcvbuf, rcvbuf_requested: Some(rcvbuf / 2), ..Default::default() };
+    fn side(role: Role, calls: u64, process_s: f64, buffer: u32) -> SideMeasurement {
+        let receive = results::BufferGrant { requested: Some(buffer / 2), actual: buffer };
+        let socket = SocketReport { receive, ..Default::default() };
         let stream = StreamStats {
             index: 0,
             role,
@@ -334,7 +358,7 @@ mod tests {
         let f = Facts::of(&r, 0).unwrap_or_default();
         assert!(f.client_sends);
         assert_eq!((f.avg_write_bytes, f.avg_read_bytes), (Some(100_000.0), Some(1000.0)));
-        assert_eq!((f.rcvbuf_bytes, f.rcvbuf_requested), (Some(4096), Some(2048)));
+        assert_eq!(f.buffer(Buffer::Receive), BufferFact { granted: Some(4096), requested: Some(2048) });
         assert_eq!(f.sender_cpu.as_ref().map(|c| (c.process_pct, c.threads)), Some((90.0, 1)));
         assert_eq!(f.receiver_cpu.as_ref().map(|c| c.throttled_pct), Some(50.0));
         assert!(Facts::of(&r, 1).is_none());

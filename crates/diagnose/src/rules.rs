@@ -3,8 +3,7 @@
 //! A rule never reads an unmeasured figure as 0: what it needs and was not measured, it does
 //! not claim. The thresholds are the constants below, documented in docs/diagnosis.md.
 
-use results::setting;
-use results::{Cause, Finding, ReferenceKind};
+use results::{Buffer, Cause, Finding, ReferenceKind};
 
 use crate::facts::{Facts, SideCpu};
 use model::human::{micros, rate, size};
@@ -120,7 +119,8 @@ fn link_offered(f: &Facts) -> Option<f64> {
 /// autotuned window that closes is the symptom of slow reads, not a limit of its own.
 fn window_bound(f: &Facts) -> bool {
     let fixed = |share: Option<f64>, asked: Option<u64>| asked.and(share).unwrap_or(0.0);
-    fixed(f.rwnd_limited_frac, f.rcvbuf_requested) + fixed(f.sndbuf_limited_frac, f.sndbuf_requested)
+    fixed(f.rwnd_limited_frac, f.buffer(Buffer::Receive).requested)
+        + fixed(f.sndbuf_limited_frac, f.buffer(Buffer::Send).requested)
         >= WINDOW_BOUND_FRAC
 }
 
@@ -268,44 +268,45 @@ fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
     (c.cores_busy - own / 100.0 - c.softirq_cores).max(0.0)
 }
 
-/// The receiver's advertised window: TCP_INFO rwnd-limited time, the granted rcvbuf against
-/// the BDP, or the trace's ACK samples at the window.
+/// The receiver's advertised window: TCP_INFO rwnd-limited time, the granted receive buffer
+/// against the BDP, or the trace's ACK samples at the window.
 pub fn receive_window(f: &Facts) -> Option<Finding> {
-    let flag = if f.client_sends { setting::REMOTE_RCVBUF.flag } else { setting::RCVBUF.flag };
+    let (buf, flag) = (f.buffer(Buffer::Receive), f.buffer_setting(Buffer::Receive).flag);
     let limited = f.rwnd_limited_frac.filter(|&x| x >= RWND_LIMITED_FRAC);
-    let short_of_bdp = bdp_bytes(f)
-        .filter(|&bdp| f.rcvbuf_requested.is_some() && f.rcvbuf_bytes.is_some_and(|r| (r as f64) < bdp));
+    let short_of_bdp =
+        bdp_bytes(f).filter(|&bdp| buf.requested.is_some() && buf.granted.is_some_and(|r| (r as f64) < bdp));
     let traced = traced_window(f);
     if limited.is_none() && short_of_bdp.is_none() && traced.is_none() {
         return None;
     }
     // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
     // is more often the symptom of a slow receiver.
-    let weight = match (limited, f.rcvbuf_requested) {
+    let weight = match (limited, buf.requested) {
         (Some(x), Some(_)) if x >= 0.9 => 0.96,
         (Some(_), Some(_)) => 0.92,
         (Some(x), None) => 0.5 + 0.35 * x,
         (None, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
     };
-    let (bound_text, bound_bps) = window_bound_text(f, f.rcvbuf_bytes);
-    let granted = f.rcvbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
+    let (bound_text, bound_bps) = window_bound_text(f, buf.granted);
+    let granted = buf.granted.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {
         cause: Cause::ReceiveWindow,
         weight,
         evidence: format!(
-            "receive-window limited {} of busy time; receiver rcvbuf granted {granted}{}{}",
+            "receive-window limited {} of busy time; receiver {} granted {granted}{}{}",
             f.rwnd_limited_frac.map_or_else(|| "–".to_string(), pct),
-            asked(f.rcvbuf_requested),
-            if f.rcvbuf_requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
-        ) + &few_segments(f, f.rcvbuf_bytes)
+            Buffer::Receive.name(),
+            asked(buf.requested),
+            if buf.requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
+        ) + &few_segments(f, buf.granted)
             + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
-        advice: match f.rcvbuf_requested {
+        advice: match buf.requested {
             Some(asked) => buffer_advice(f, flag, asked),
             None => format!(
                 "the receiver did not read fast enough to keep its (autotuned) window open: check its CPU and read size, or set {flag} to a large value"
             ),
         },
-        bound_bps: bound_bps.filter(|_| f.rcvbuf_requested.is_some()),
+        bound_bps: bound_bps.filter(|_| buf.requested.is_some()),
     })
 }
 
@@ -327,30 +328,27 @@ fn traced_window(f: &Facts) -> Option<(f64, String)> {
 /// The sender's socket buffer.
 pub fn send_buffer(f: &Facts) -> Option<Finding> {
     let limited = f.sndbuf_limited_frac.filter(|&x| x >= SNDBUF_LIMITED_FRAC)?;
-    let flag = if f.client_sends { setting::SNDBUF.flag } else { setting::REMOTE_SNDBUF.flag };
-    let (bound_text, bound_bps) = window_bound_text(f, f.sndbuf_bytes);
-    let granted = f.sndbuf_bytes.map_or_else(|| "–".to_string(), |b| size(b as f64));
+    let (buf, flag) = (f.buffer(Buffer::Send), f.buffer_setting(Buffer::Send).flag);
+    let (bound_text, bound_bps) = window_bound_text(f, buf.granted);
+    let granted = buf.granted.map_or_else(|| "–".to_string(), |b| size(b as f64));
     Some(Finding {
         cause: Cause::SendBuffer,
         // A buffer the user fixed comes before the CPU or load around it, as a fixed receive
         // window does; an autotuned one that fills is more often a symptom.
-        weight: match f.sndbuf_requested {
+        weight: match buf.requested {
             Some(_) if limited >= 0.9 => 0.96,
             Some(_) => 0.92,
             None => 0.5 + 0.3 * limited,
         },
         evidence: format!(
-            "send-buffer limited {} of busy time; sender sndbuf granted {granted}{}{}",
+            "send-buffer limited {} of busy time; sender {} granted {granted}{}{}",
             pct(limited),
-            asked(f.sndbuf_requested),
-            if f.sndbuf_requested.is_some() {
-                bound_text
-            } else {
-                " (autotuned; its size at the start)".into()
-            }
+            Buffer::Send.name(),
+            asked(buf.requested),
+            if buf.requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
         ),
-        advice: buffer_advice(f, flag, f.sndbuf_requested.or(f.sndbuf_bytes).unwrap_or(0)),
-        bound_bps: bound_bps.filter(|_| f.sndbuf_requested.is_some()),
+        advice: buffer_advice(f, flag, buf.requested.or(buf.granted).unwrap_or(0)),
+        bound_bps: bound_bps.filter(|_| buf.requested.is_some()),
     })
 }
 /// Share of the traced sending time with room in both the announced window and cwnd from
@@ -400,10 +398,10 @@ pub(crate) fn traced_room(f: &Facts) -> Option<String> {
 /// Nagle on with buffers of only a few segments (theory.md §7).
 pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     let mss = f.mss_bytes.filter(|_| !f.nodelay)? as f64;
-    let (name, bytes) = [("rcvbuf", f.rcvbuf_requested), ("sndbuf", f.sndbuf_requested)]
+    let (name, bytes) = [Buffer::Receive, Buffer::Send]
         .into_iter()
-        .filter_map(|(n, b)| b.map(|b| (n, b)))
-        .min_by_key(|(_, b)| *b)?;
+        .filter_map(|b| f.buffer(b).requested.map(|n| (b.name(), n)))
+        .min_by_key(|(_, n)| *n)?;
     let segments = bytes as f64 / mss;
     if segments >= STOP_AND_GO_SEGMENTS {
         return None;
@@ -501,7 +499,7 @@ fn window_bound_text(f: &Facts, window: Option<u64>) -> (String, Option<f64>) {
 fn few_segments(f: &Facts, window: Option<u64>) -> String {
     let (Some(window), Some(mss)) = (window, f.mss_bytes.filter(|&m| m > 0)) else { return String::new() };
     let segments = window as f64 / mss as f64;
-    if f.rcvbuf_requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
+    if f.buffer(Buffer::Receive).requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
         return String::new();
     }
     format!(
@@ -537,7 +535,7 @@ fn buffer_advice(f: &Facts, flag: &str, now: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::PathDrops;
+    use crate::facts::{BufferFact, PathDrops};
     use results::Reference;
 
     fn base() -> Facts {
@@ -548,8 +546,8 @@ mod tests {
             rtt_us: Some(50.0),
             rwnd_limited_frac: Some(0.0),
             sndbuf_limited_frac: Some(0.0),
-            rcvbuf_bytes: Some(131_072),
-            sndbuf_bytes: Some(16_384),
+            receive_buffer: BufferFact { granted: Some(131_072), requested: None },
+            send_buffer: BufferFact { granted: Some(16_384), requested: None },
             mss_bytes: Some(1448),
             send_len: 131_072,
             recv_len: 131_072,
@@ -774,7 +772,8 @@ mod tests {
     fn a_window_of_under_three_segments_says_it_stalls() {
         let mut f = base();
         (f.goodput_bps, f.rtt_us, f.mss_bytes, f.nodelay) = (331e3, Some(797.0), Some(9128), true);
-        (f.rwnd_limited_frac, f.rcvbuf_requested, f.rcvbuf_bytes) = (Some(1.0), Some(8192), Some(16_384));
+        (f.rwnd_limited_frac, f.receive_buffer.requested, f.receive_buffer.granted) =
+            (Some(1.0), Some(8192), Some(16_384));
         f.reference = link_ref(134e6);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
         assert!(x.evidence.contains("1.8 segments of 9128 B"), "{}", x.evidence);
@@ -791,7 +790,7 @@ mod tests {
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("did not read fast enough")));
         assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
-        f.rcvbuf_requested = Some(4096);
+        f.receive_buffer.requested = Some(4096);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
         assert_eq!(x.map(|x| x.weight), Some(0.96), "a fixed window ranks above CPU");
@@ -799,11 +798,11 @@ mod tests {
         f.rwnd_limited_frac = Some(0.0);
         f.client_sends = false;
         f.rtt_us = Some(170_000.0);
-        f.rcvbuf_requested = Some(65_536);
+        f.receive_buffer.requested = Some(65_536);
         f.reference = link_ref(1e9);
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 20.3 MiB")), "{x:?}");
-        f.rcvbuf_requested = None;
+        f.receive_buffer.requested = None;
         assert!(receive_window(&f).is_none());
     }
 
@@ -814,9 +813,9 @@ mod tests {
         assert!(
             send_buffer(&f).is_some_and(|x| x.advice.contains("--sndbuf") && (x.weight - 0.65).abs() < 1e-9)
         );
-        f.sndbuf_requested = Some(65_536);
+        f.send_buffer.requested = Some(65_536);
         assert_eq!(send_buffer(&f).map(|x| x.weight), Some(0.92), "a fixed buffer ranks above CPU and load");
-        f.sndbuf_requested = None;
+        f.send_buffer.requested = None;
         f.client_sends = false;
         assert!(send_buffer(&f).is_some_and(|x| x.advice.contains("--remote-sndbuf")));
         f.sndbuf_limited_frac = Some(0.1);
@@ -852,12 +851,12 @@ mod tests {
     #[test]
     fn stop_and_go_needs_nagle_and_tiny_buffers() {
         let mut f = base();
-        f.rcvbuf_requested = Some(4096);
+        f.receive_buffer.requested = Some(4096);
         assert!(stop_and_go(&f).is_some_and(|x| x.evidence.contains("2.8 segments")));
         f.nodelay = true;
         assert!(stop_and_go(&f).is_none());
         f.nodelay = false;
-        f.rcvbuf_requested = Some(65_536);
+        f.receive_buffer.requested = Some(65_536);
         assert!(stop_and_go(&f).is_none());
     }
 
@@ -866,7 +865,7 @@ mod tests {
     #[test]
     fn a_fixed_tiny_buffer_comes_before_the_cpu_it_keeps_busy() {
         let mut f = base();
-        f.rcvbuf_requested = Some(4096);
+        f.receive_buffer.requested = Some(4096);
         f.sender_cpu = Some(cpu(100.0));
         let (tiny, busy) = (stop_and_go(&f), sender_cpu(&f));
         assert!(busy.is_some(), "the sender's core was saturated");
@@ -940,13 +939,13 @@ mod tests {
         // study atm-loss: 8 KiB asked, 16 KiB granted, RTT 702 µs, 113.7 Mbit/s measured.
         let mut f = base();
         (f.goodput_bps, f.rtt_us) = (113.7e6, Some(702.0));
-        (f.rcvbuf_requested, f.rcvbuf_bytes) = (Some(8192), Some(16_384));
+        (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(8192), Some(16_384));
         f.rwnd_limited_frac = Some(0.6);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
         assert!(x.evidence.contains("16.0 KiB ÷ RTT 702 µs allows 187 Mbit/s"), "{}", x.evidence);
         assert!(x.bound_bps.is_some_and(|b| b >= 113.7e6));
         // A granted window that allows less than was measured prints no bound at all.
-        f.rcvbuf_bytes = Some(8192);
+        f.receive_buffer.granted = Some(8192);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
         assert!(!x.evidence.contains("allows") && x.bound_bps.is_none(), "{}", x.evidence);
     }
@@ -965,7 +964,8 @@ mod tests {
         // stream --path atm-oc3-clip -l 1K -N -w 8K: rwnd-limited 99.6 %.
         let mut f = base();
         (f.send_len, f.avg_write_bytes, f.nodelay) = (1024, Some(1000.0), true);
-        (f.rcvbuf_requested, f.rcvbuf_bytes, f.rwnd_limited_frac) = (Some(8192), Some(16_384), Some(0.996));
+        (f.receive_buffer.requested, f.receive_buffer.granted, f.rwnd_limited_frac) =
+            (Some(8192), Some(16_384), Some(0.996));
         assert_eq!(crate::diagnose(&f).primary.cause, Cause::ReceiveWindow);
     }
 

@@ -3,10 +3,10 @@
 //! "no limit identified" as a sentence, and a verdict named from the findings it prints.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
-use diagnose::facts::{Facts, PathDrops, SideCpu};
+use diagnose::facts::{BufferFact, Facts, PathDrops, SideCpu};
 use diagnose::verdict::BOUND_SLACK;
 use proptest::prelude::*;
-use results::{Cause, Diagnosis, Reference, ReferenceKind};
+use results::{Buffer, Cause, Diagnosis, Reference, ReferenceKind};
 
 fn opt<T: std::fmt::Debug + Clone + 'static>(
     s: impl Strategy<Value = T> + 'static,
@@ -42,7 +42,7 @@ prop_compose! {
         flags in (any::<bool>(), any::<bool>(), any::<bool>()),
         cpus in (opt(cpu()), opt(cpu())),
     ) -> Facts {
-        let (rcvbuf_bytes, sndbuf_bytes, rcvbuf_requested, sndbuf_requested) = bufs;
+        let (receive_granted, send_granted, receive_requested, send_requested) = bufs;
         let (send_len, avg_write_bytes, avg_read_bytes) = calls;
         let (retransmits, segments_out, drops) = loss;
         let (nodelay, same_host, client_sends) = flags;
@@ -54,10 +54,8 @@ prop_compose! {
             rtt_us,
             rwnd_limited_frac: rwnd,
             sndbuf_limited_frac: sndbuf_frac,
-            rcvbuf_bytes,
-            rcvbuf_requested,
-            sndbuf_bytes,
-            sndbuf_requested,
+            receive_buffer: BufferFact { granted: receive_granted, requested: receive_requested },
+            send_buffer: BufferFact { granted: send_granted, requested: send_requested },
             mss_bytes: mss,
             nodelay,
             send_len,
@@ -108,7 +106,7 @@ fn check(f: &Facts, d: &Diagnosis) {
         }
     }
     let causes: Vec<Cause> = std::iter::once(&d.primary).chain(&d.contributing).map(|x| x.cause).collect();
-    if f.rwnd_limited_frac.is_none() && f.rcvbuf_requested.is_none() {
+    if f.rwnd_limited_frac.is_none() && f.buffer(Buffer::Receive).requested.is_none() {
         assert!(!causes.contains(&Cause::ReceiveWindow), "window from nothing: {d:?}");
     }
     if f.sndbuf_limited_frac.is_none() {

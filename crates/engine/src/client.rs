@@ -380,7 +380,7 @@ impl Session<'_> {
     }
 
     fn open_data(&self, addr: SocketAddr, auth: &DataAuth, count: u32) -> Result<Vec<DataSocket>, Error> {
-        let opts = End::Client.socket_opts(self.spec);
+        let opts = crate::side::socket_opts(End::Client, self.spec);
         let mut out = Vec::new();
         for index in 0..count {
             let sock = self.socket(addr, &opts)?;

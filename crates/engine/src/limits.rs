@@ -480,11 +480,15 @@ mod tests {
             (Box::new(|s| s.interval_ms = 5), "interval_ms"),
             (Box::new(|s| s.omit_ms = 10_000), "omit_ms"),
             (Box::new(|s| s.mss = Some(10)), "mss"),
-            (Box::new(|s| s.remote_rcvbuf = Some(0)), "remote_rcvbuf"),
             (Box::new(|s| s.congestion = Some("bbr; rm -rf".into())), "congestion"),
             (Box::new(|s| s.bytes_limit = Some(0)), "bytes_limit"),
             (Box::new(|s| s.burst = 0), "burst"),
         ];
+        let buffers = setting::ALL.iter().filter(|s| s.limit == Some(setting::Limit::Buffer));
+        let cases = cases.into_iter().chain(buffers.map(|b| {
+            let zero: Mutation = Box::new(|s| (b.set)(s, &results::ParamValue::Int(0)).unwrap_or_default());
+            (zero, b.id)
+        }));
         for (mutate, field) in cases {
             let mut s = base.clone();
             mutate(&mut s);

@@ -269,36 +269,15 @@ fn role_from_wire(role: w::Role) -> r::Role {
 }
 
 fn socket_to_wire(s: r::SocketReport) -> w::SocketReport {
-    let r::SocketReport {
-        sndbuf_requested,
-        sndbuf_actual,
-        rcvbuf_requested,
-        rcvbuf_actual,
-        mss,
-        congestion,
-        nodelay,
-    } = s;
-    w::SocketReport {
-        sndbuf_requested,
-        sndbuf_actual,
-        rcvbuf_requested,
-        rcvbuf_actual,
-        mss,
-        congestion,
-        nodelay,
-    }
+    let r::SocketReport { send, receive, mss, congestion, nodelay } = s;
+    let grant = |g: r::BufferGrant| w::BufferGrant { requested: g.requested, actual: g.actual };
+    w::SocketReport { send: grant(send), receive: grant(receive), mss, congestion, nodelay }
 }
 
 fn socket_from_wire(s: w::SocketReport) -> r::SocketReport {
-    r::SocketReport {
-        sndbuf_requested: s.sndbuf_requested,
-        sndbuf_actual: s.sndbuf_actual,
-        rcvbuf_requested: s.rcvbuf_requested,
-        rcvbuf_actual: s.rcvbuf_actual,
-        mss: s.mss,
-        congestion: s.congestion,
-        nodelay: s.nodelay,
-    }
+    let w::SocketReport { send, receive, mss, congestion, nodelay } = s;
+    let grant = |g: w::BufferGrant| r::BufferGrant { requested: g.requested, actual: g.actual };
+    r::SocketReport { send: grant(send), receive: grant(receive), mss, congestion, nodelay }
 }
 
 fn tcp_to_wire(t: r::TcpInfoSummary) -> w::TcpInfoReport {
@@ -419,20 +398,21 @@ fn udp_to_wire(u: r::UdpCounts) -> w::UdpCounts {
 }
 
 fn reading_to_wire(r: r::udp::PathReading) -> w::PathReading {
-    let r::udp::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors } = r;
-    w::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_rcvbuf_errors }
+    let r::udp::PathReading {
+        at_s,
+        datagrams,
+        if_skbs,
+        if_bytes,
+        udp_mib_skbs,
+        udp_mib_receive_buffer_errors,
+    } = r;
+    w::PathReading { at_s, datagrams, if_skbs, if_bytes, udp_mib_skbs, udp_mib_receive_buffer_errors }
 }
 
 /// Counters only grow: an end reading below its start is refused (the summary subtracts).
 fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Error> {
     let (s, e) = (&p.start, &p.end);
-    for (field, start, end) in [
-        ("datagrams", s.datagrams, e.datagrams),
-        ("if_skbs", s.if_skbs, e.if_skbs),
-        ("if_bytes", s.if_bytes, e.if_bytes),
-        ("udp_mib_skbs", s.udp_mib_skbs, e.udp_mib_skbs),
-        ("udp_mib_rcvbuf_errors", s.udp_mib_rcvbuf_errors, e.udp_mib_rcvbuf_errors),
-    ] {
+    for ((field, start), (_, end)) in s.counters().into_iter().zip(e.counters()) {
         at_most(&format!("{at}.path.start"), (field, start), (field, end))?;
     }
     if !(s.at_s.is_finite() && e.at_s.is_finite() && e.at_s >= s.at_s) {
@@ -447,7 +427,7 @@ fn path_from_wire(at: &str, p: w::PathWindow) -> Result<r::udp::PathWindow, Erro
         if_skbs: r.if_skbs,
         if_bytes: r.if_bytes,
         udp_mib_skbs: r.udp_mib_skbs,
-        udp_mib_rcvbuf_errors: r.udp_mib_rcvbuf_errors,
+        udp_mib_receive_buffer_errors: r.udp_mib_receive_buffer_errors,
     };
     Ok(r::udp::PathWindow { interface: p.interface, start: reading(p.start), end: reading(p.end) })
 }
@@ -608,6 +588,18 @@ fn latency_from_wire(at: &str, l: w::LatencyReport) -> Result<r::LatencySummary,
 mod tests {
     use super::*;
 
+    /// A path counter that shrinks over the window is refused, named as the wire names it.
+    #[test]
+    fn a_path_counter_below_its_start_is_refused_by_its_wire_name() {
+        let start = w::PathReading { udp_mib_receive_buffer_errors: 9, ..w::PathReading::default() };
+        let window = |end| w::PathWindow { interface: "veth0".into(), start: start.clone(), end };
+        let grown = w::PathReading { at_s: 1.0, datagrams: 3, ..start.clone() };
+        assert!(path_from_wire("remote", window(grown.clone())).is_ok());
+        let shrunk = w::PathReading { udp_mib_receive_buffer_errors: 8, ..grown };
+        let err = path_from_wire("remote", window(shrunk)).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("remote.path.start.udp_mib_rcvbuf_errors"), "{err}");
+    }
+
     fn stream(index: u32, udp: Option<r::UdpCounts>) -> r::StreamStats {
         r::StreamStats {
             index,
@@ -616,7 +608,11 @@ mod tests {
             bytes_total: 1000,
             calls: 10,
             transactions: 0,
-            socket: r::SocketReport { sndbuf_actual: 4096, congestion: "cubic".into(), ..Default::default() },
+            socket: r::SocketReport {
+                send: r::BufferGrant { requested: None, actual: 4096 },
+                congestion: "cubic".into(),
+                ..Default::default()
+            },
             tcp: Some(r::TcpInfoSummary { retransmits: 3, rtt_min_us: 20, ..Default::default() }),
             placement: r::Placement {
                 pinned_cpu: Some(1),

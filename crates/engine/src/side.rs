@@ -420,36 +420,16 @@ fn tcp_summary(info: &TcpInfo, rtts: &[u32]) -> TcpInfoSummary {
 }
 
 /// Which end of a test this process is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
-    /// The `tcplab stream/rr/crr/run` side.
-    Client,
-    /// The `tcplab server` side.
-    Server,
-}
+pub use results::End;
 
-impl End {
-    /// The socket buffers this end asks for, `(SO_SNDBUF, SO_RCVBUF)`: the client's
-    /// `--sndbuf/--rcvbuf`, the server's `--remote-sndbuf/--remote-rcvbuf` (the one place that
-    /// says whose buffers are whose).
-    pub fn buffers(self, spec: &TestSpec) -> (Option<u32>, Option<u32>) {
-        match self {
-            End::Client => (spec.sndbuf, spec.rcvbuf),
-            End::Server => (spec.remote_sndbuf, spec.remote_rcvbuf),
-        }
-    }
-
-    /// The options this end's TCP data sockets are asked for: its buffers, and the TCP
-    /// options both ends share.
-    pub fn socket_opts(self, spec: &TestSpec) -> netio::DataSocketOpts {
-        let (sndbuf, rcvbuf) = self.buffers(spec);
-        netio::DataSocketOpts {
-            sndbuf,
-            rcvbuf,
-            nodelay: spec.nodelay,
-            mss: spec.mss,
-            congestion: spec.congestion.clone(),
-        }
+/// The options `end`'s TCP data sockets are asked for: its buffers, and the TCP options both
+/// ends share.
+pub fn socket_opts(end: End, spec: &TestSpec) -> netio::DataSocketOpts {
+    netio::DataSocketOpts {
+        buffers: spec.buffers(end),
+        nodelay: spec.nodelay,
+        mss: spec.mss,
+        congestion: spec.congestion.clone(),
     }
 }
 
@@ -475,21 +455,15 @@ impl DataSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::udp_flow::Buffers;
     use results::setting;
 
     #[test]
-    fn each_end_asks_for_its_own_buffers() {
-        let mut spec = TestSpec::new(results::TestKind::UdpStream);
-        for (s, n) in [(&setting::SNDBUF, 1), (&setting::RCVBUF, 2), (&setting::REMOTE_SNDBUF, 3)] {
-            (s.set)(&mut spec, &results::ParamValue::Int(n << 12)).unwrap_or_else(|e| panic!("{e}"));
-        }
-        assert_eq!(End::Client.buffers(&spec), (Some(4096), Some(8192)));
-        assert_eq!(End::Server.buffers(&spec), (Some(12_288), None));
-        let opts = End::Server.socket_opts(&TestSpec { mss: Some(1200), ..spec.clone() });
-        assert_eq!((opts.sndbuf, opts.rcvbuf, opts.mss), (Some(12_288), None, Some(1200)));
-        let floored = Buffers::of(&spec, End::Client).at_least(6000);
-        assert_eq!((floored.sndbuf, floored.rcvbuf), (Some(6000), Some(8192)));
-        assert_eq!(Buffers::of(&spec, End::Server).at_least(1 << 20).rcvbuf, None, "the OS default stays");
+    fn an_end_asks_for_its_own_buffers_and_the_shared_tcp_options() {
+        let mut spec = TestSpec { mss: Some(1200), ..TestSpec::new(results::TestKind::TcpStream) };
+        (setting::REMOTE_SNDBUF.set)(&mut spec, &results::ParamValue::Int(12_288))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let opts = socket_opts(End::Server, &spec);
+        assert_eq!((opts.buffers.send, opts.buffers.receive, opts.mss), (Some(12_288), None, Some(1200)));
+        assert_eq!(socket_opts(End::Client, &spec).buffers, results::BufferSizes::default());
     }
 }

@@ -18,7 +18,7 @@ use std::io::{self, ErrorKind};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use results::{SocketReport, TestSpec};
+use results::{Buffer, BufferSizes, SocketReport, TestSpec};
 use wire::{Datagram, Message};
 
 use crate::auth::DataAuth;
@@ -46,45 +46,13 @@ pub struct UdpFlow {
     pub path: Option<PathProbe>,
 }
 
-/// Socket buffer sizes for one end.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Buffers {
-    /// SO_SNDBUF.
-    pub sndbuf: Option<u32>,
-    /// SO_RCVBUF.
-    pub rcvbuf: Option<u32>,
-}
-
-impl Buffers {
-    /// The buffers `end` asks for in `spec`.
-    pub fn of(spec: &TestSpec, end: crate::side::End) -> Buffers {
-        let (sndbuf, rcvbuf) = end.buffers(spec);
-        Buffers { sndbuf, rcvbuf }
-    }
-
-    /// Each buffer asked for raised to `floor` bytes at least (one datagram and some room,
-    /// as iperf3 does); one not asked for stays the OS default.
-    pub fn at_least(self, floor: u32) -> Buffers {
-        Buffers { sndbuf: self.sndbuf.map(|n| n.max(floor)), rcvbuf: self.rcvbuf.map(|n| n.max(floor)) }
-    }
-}
-
 fn io_err(what: &'static str) -> impl Fn(io::Error) -> Error {
     move |source| Error::Io { what, source }
 }
 
 /// Applies buffer sizes and `SO_NO_CHECK`; reports what the kernel granted.
-pub fn apply(sock: &UdpSocket, spec: &TestSpec, bufs: Buffers) -> Result<SocketReport, Error> {
-    let s = socket2::SockRef::from(sock);
-    let fail = |option: &'static str, value: u32| {
-        move |source| Error::Socket(netio::SockError::Option { option, value: value.to_string(), source })
-    };
-    if let Some(n) = bufs.sndbuf {
-        s.set_send_buffer_size(n as usize).map_err(fail("SO_SNDBUF", n))?;
-    }
-    if let Some(n) = bufs.rcvbuf {
-        s.set_recv_buffer_size(n as usize).map_err(fail("SO_RCVBUF", n))?;
-    }
+pub fn apply(sock: &UdpSocket, spec: &TestSpec, bufs: BufferSizes) -> Result<SocketReport, Error> {
+    netio::sockopt::set_buffers(sock, bufs)?;
     if spec.no_checksum {
         if sock.local_addr().map(|a| a.is_ipv6()).unwrap_or(false) {
             return Err(Error::Rejected(wire::Rejection::field(
@@ -92,13 +60,13 @@ pub fn apply(sock: &UdpSocket, spec: &TestSpec, bufs: Buffers) -> Result<SocketR
                 "--no-checksum applies to IPv4 only: IPv6 requires the UDP checksum",
             )));
         }
-        netio::udp::disable_checksum(sock).map_err(fail("SO_NO_CHECK", 1))?;
+        netio::udp::disable_checksum(sock).map_err(|source| {
+            Error::Socket(netio::SockError::Option { option: "SO_NO_CHECK", value: "1".into(), source })
+        })?;
     }
     Ok(SocketReport {
-        sndbuf_requested: bufs.sndbuf,
-        sndbuf_actual: s.send_buffer_size().unwrap_or(0) as u32,
-        rcvbuf_requested: bufs.rcvbuf,
-        rcvbuf_actual: s.recv_buffer_size().unwrap_or(0) as u32,
+        send: netio::sockopt::granted(sock, Buffer::Send, bufs),
+        receive: netio::sockopt::granted(sock, Buffer::Receive, bufs),
         ..SocketReport::default()
     })
 }
@@ -123,7 +91,7 @@ pub fn await_hellos(
     peer: IpAddr,
     deadline: Instant,
     spec: &TestSpec,
-    bufs: Buffers,
+    bufs: BufferSizes,
     gone: &dyn Fn() -> bool,
 ) -> Result<Vec<UdpFlow>, Error> {
     let mut pending: Vec<Option<UdpSocket>> = socks.into_iter().map(Some).collect();
@@ -196,7 +164,7 @@ fn connect_flow(
     index: u32,
     to: SocketAddr,
     spec: &TestSpec,
-    bufs: Buffers,
+    bufs: BufferSizes,
 ) -> Result<UdpFlow, Error> {
     sock.connect(to).map_err(io_err("connecting a UDP socket"))?;
     sock.set_nonblocking(false).map_err(io_err("setting a UDP socket blocking"))?;
@@ -211,7 +179,7 @@ pub fn client_flows(
     server: IpAddr,
     ports: &[u16],
     bind: Option<IpAddr>,
-    bufs: Buffers,
+    bufs: BufferSizes,
 ) -> Result<Vec<UdpFlow>, Error> {
     if ports.len() != crate::registry::of(spec.test).data_connections(spec) as usize {
         let detail = format!(

@@ -94,7 +94,7 @@ fn reading(timeline: &Timeline, at: Instant, datagrams: u64, s: &PathSnapshot, r
         if_skbs: if sender { s.interface.tx_packets } else { s.interface.rx_packets },
         if_bytes: if sender { s.interface.tx_bytes } else { s.interface.rx_bytes },
         udp_mib_skbs: if sender { udp.out_datagrams } else { udp.in_datagrams },
-        udp_mib_rcvbuf_errors: if sender { 0 } else { udp.rcvbuf_errors },
+        udp_mib_receive_buffer_errors: if sender { 0 } else { udp.receive_buffer_errors },
     }
 }
 
@@ -111,14 +111,20 @@ mod tests {
         let timeline = Timeline::new(&spec, start, 1000);
         let s = PathSnapshot {
             interface: IfCounters { rx_packets: 1, rx_bytes: 2, tx_packets: 3, tx_bytes: 4 },
-            udp: Some(UdpMib { in_datagrams: 5, out_datagrams: 6, in_errors: 7, rcvbuf_errors: 8 }),
+            udp: Some(UdpMib { in_datagrams: 5, out_datagrams: 6, in_errors: 7, receive_buffer_errors: 8 }),
         };
         let tx = reading(&timeline, start + Duration::from_millis(1500), 9, &s, Role::Send);
-        assert_eq!((tx.if_skbs, tx.if_bytes, tx.udp_mib_skbs, tx.udp_mib_rcvbuf_errors), (3, 4, 6, 0));
+        assert_eq!(
+            (tx.if_skbs, tx.if_bytes, tx.udp_mib_skbs, tx.udp_mib_receive_buffer_errors),
+            (3, 4, 6, 0)
+        );
         assert!((tx.at_s - 1.5).abs() < 1e-9 && tx.datagrams == 9);
         let before = start.checked_sub(Duration::from_millis(20)).unwrap_or(start);
         let rx = reading(&timeline, before, 0, &s, Role::Recv);
-        assert_eq!((rx.if_skbs, rx.if_bytes, rx.udp_mib_skbs, rx.udp_mib_rcvbuf_errors), (1, 2, 5, 8));
+        assert_eq!(
+            (rx.if_skbs, rx.if_bytes, rx.udp_mib_skbs, rx.udp_mib_receive_buffer_errors),
+            (1, 2, 5, 8)
+        );
         assert!(rx.at_s <= 0.0, "a setup reading lies before the start: {}", rx.at_s);
     }
 }

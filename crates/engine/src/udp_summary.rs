@@ -134,7 +134,7 @@ fn path(side: &SideMeasurement, role: Role) -> Option<PathPackets> {
         skbs_per_s: per_s(skbs as f64, window_s),
         datagrams_per_skb: if skbs > 0 { datagrams as f64 / skbs as f64 } else { 0.0 },
         udp_mib_skbs: delta(|r| r.udp_mib_skbs),
-        udp_mib_rcvbuf_errors: delta(|r| r.udp_mib_rcvbuf_errors),
+        udp_mib_receive_buffer_errors: delta(|r| r.udp_mib_receive_buffer_errors),
     })
 }
 
@@ -237,7 +237,7 @@ mod tests {
             if_skbs,
             if_bytes: if_skbs * 1000,
             udp_mib_skbs: if_skbs / 2,
-            udp_mib_rcvbuf_errors: 0,
+            udp_mib_receive_buffer_errors: 0,
         };
         Some(PathWindow { interface: interface.into(), start: r(start), end: r(end) })
     }

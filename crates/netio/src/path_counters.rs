@@ -41,7 +41,7 @@ pub struct UdpMib {
     /// `InErrors`: receive errors, receive-buffer drops included.
     pub in_errors: u64,
     /// `RcvbufErrors`: skbs dropped because a socket's receive buffer was full.
-    pub rcvbuf_errors: u64,
+    pub receive_buffer_errors: u64,
 }
 
 /// Both at one instant.
@@ -94,7 +94,7 @@ pub fn parse_snmp_udp(text: &str) -> Option<UdpMib> {
         in_datagrams: get("InDatagrams")?,
         out_datagrams: get("OutDatagrams")?,
         in_errors: get("InErrors")?,
-        rcvbuf_errors: get("RcvbufErrors")?,
+        receive_buffer_errors: get("RcvbufErrors")?,
     })
 }
 
@@ -215,7 +215,10 @@ UdpLite: 9 9 9 9 9 9 9 9 9
     #[test]
     fn snmp_udp_row_is_read_by_column_name_and_udplite_is_not_taken() {
         let m = parse_snmp_udp(SNMP).unwrap();
-        assert_eq!(m, UdpMib { in_datagrams: 205, out_datagrams: 1000, in_errors: 795, rcvbuf_errors: 795 });
+        assert_eq!(
+            m,
+            UdpMib { in_datagrams: 205, out_datagrams: 1000, in_errors: 795, receive_buffer_errors: 795 }
+        );
         assert_eq!(parse_snmp_udp("Udp: InDatagrams OutDatagrams\nUdp: 1\n"), None, "ragged rows");
         assert_eq!(parse_snmp_udp("Ip: 1 2\n"), None);
     }

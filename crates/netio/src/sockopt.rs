@@ -3,17 +3,15 @@
 use std::io;
 use std::os::fd::AsFd;
 
-use results::SocketReport;
+use results::{Buffer, BufferGrant, BufferSizes, SocketReport};
 use socket2::SockRef;
 use thiserror::Error;
 
 /// Options asked for on one end's data sockets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DataSocketOpts {
-    /// SO_SNDBUF.
-    pub sndbuf: Option<u32>,
-    /// SO_RCVBUF.
-    pub rcvbuf: Option<u32>,
+    /// SO_SNDBUF and SO_RCVBUF.
+    pub buffers: BufferSizes,
     /// TCP_NODELAY.
     pub nodelay: bool,
     /// TCP_MAXSEG.
@@ -37,12 +35,7 @@ pub enum SockError {
 pub fn apply<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> Result<(), SockError> {
     let s = SockRef::from(sock);
     let fail = |option, value: String| move |source| SockError::Option { option, value, source };
-    if let Some(n) = opts.sndbuf {
-        s.set_send_buffer_size(n as usize).map_err(fail("SO_SNDBUF", n.to_string()))?;
-    }
-    if let Some(n) = opts.rcvbuf {
-        s.set_recv_buffer_size(n as usize).map_err(fail("SO_RCVBUF", n.to_string()))?;
-    }
+    set_buffers(sock, opts.buffers)?;
     if opts.nodelay {
         s.set_tcp_nodelay(true).map_err(fail("TCP_NODELAY", "1".into()))?;
     }
@@ -99,6 +92,35 @@ pub fn set_congestion<S: AsFd>(sock: &S, name: &str) -> Result<(), SockError> {
     })
 }
 
+/// Sets the socket buffers asked for (SO_SNDBUF, SO_RCVBUF); one not asked for keeps the OS
+/// default and its autotuning.
+pub fn set_buffers<S: AsFd>(sock: &S, sizes: BufferSizes) -> Result<(), SockError> {
+    let s = SockRef::from(sock);
+    for b in Buffer::ALL {
+        let Some(n) = sizes.get(b) else { continue };
+        let (option, set) = match b {
+            Buffer::Send => ("SO_SNDBUF", s.set_send_buffer_size(n as usize)),
+            Buffer::Receive => ("SO_RCVBUF", s.set_recv_buffer_size(n as usize)),
+        };
+        set.map_err(|source| SockError::Option { option, value: n.to_string(), source })?;
+    }
+    Ok(())
+}
+
+/// Buffer `b` of a socket as `asked` requested it and as getsockopt reports it (0 when it
+/// cannot be read).
+pub fn granted<S: AsFd>(sock: &S, b: Buffer, asked: BufferSizes) -> BufferGrant {
+    let s = SockRef::from(sock);
+    let actual = match b {
+        Buffer::Send => s.send_buffer_size(),
+        Buffer::Receive => s.recv_buffer_size(),
+    };
+    BufferGrant {
+        requested: asked.get(b),
+        actual: actual.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+    }
+}
+
 /// What the kernel reports for a socket after [`apply`].
 pub fn report<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> SocketReport {
     let s = SockRef::from(sock);
@@ -107,10 +129,8 @@ pub fn report<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> SocketReport {
         .map(|v| String::from_utf8_lossy(&v).trim_end_matches('\0').to_string())
         .unwrap_or_default();
     SocketReport {
-        sndbuf_requested: opts.sndbuf,
-        sndbuf_actual: s.send_buffer_size().unwrap_or(0) as u32,
-        rcvbuf_requested: opts.rcvbuf,
-        rcvbuf_actual: s.recv_buffer_size().unwrap_or(0) as u32,
+        send: granted(sock, Buffer::Send, opts.buffers),
+        receive: granted(sock, Buffer::Receive, opts.buffers),
         mss: s.tcp_mss().unwrap_or(0),
         congestion,
         nodelay: s.tcp_nodelay().unwrap_or(false),
@@ -128,5 +148,16 @@ mod tests {
             .unwrap_or_else(|e| unreachable!("{e}"));
         set_window_clamp(&c, 4096).unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(window_clamp(&c).ok(), Some(4096));
+    }
+
+    #[test]
+    fn buffers_asked_for_are_set_and_reported_with_what_the_kernel_granted() {
+        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| unreachable!("{e}"));
+        let asked = BufferSizes { send: None, receive: Some(8192) };
+        set_buffers(&u, asked).unwrap_or_else(|e| unreachable!("{e}"));
+        let rcv = granted(&u, Buffer::Receive, asked);
+        assert_eq!(rcv, BufferGrant { requested: Some(8192), actual: 16_384 }, "Linux doubles SO_RCVBUF");
+        let snd = granted(&u, Buffer::Send, asked);
+        assert!(snd.requested.is_none() && snd.actual > 0, "{snd:?}");
     }
 }

@@ -3,33 +3,34 @@
 //! RFC 4180 quoting. A headline that was not measured (a failed test) is an empty field,
 //! never 0; `goodput_bps` and `trans_per_s` are the headline under its metric's column.
 
-use results::{Interval, RunRecord, TestResult};
+use results::{setting, Interval, RunRecord, Setting, TestResult};
 
-/// Columns of [`tests`].
-pub const TEST_COLUMNS: &[&str] = &[
-    "run_id",
-    "point",
-    "seq",
-    "label",
-    "test",
-    "status",
-    "server",
-    "started_unix_ms",
-    "duration_ms",
-    "parallel",
-    "direction",
-    "send_len",
-    "recv_len",
-    "request_len",
-    "response_len",
-    "burst",
-    "nodelay",
-    "mss",
-    "congestion",
-    "sndbuf",
-    "rcvbuf",
-    "remote_sndbuf",
-    "remote_rcvbuf",
+/// Columns of [`tests`] before the settings: where the row comes from.
+const LEAD_COLUMNS: &[&str] =
+    &["run_id", "point", "seq", "label", "test", "status", "server", "started_unix_ms"];
+
+/// The settings with a column of [`tests`], in column order: each column is named by the
+/// setting's id and holds its value as the table reads it (empty when unset).
+const SETTING_COLUMNS: &[&Setting] = &[
+    &setting::DURATION_MS,
+    &setting::PARALLEL,
+    &setting::DIRECTION,
+    &setting::SEND_LEN,
+    &setting::RECV_LEN,
+    &setting::REQUEST_LEN,
+    &setting::RESPONSE_LEN,
+    &setting::BURST,
+    &setting::NODELAY,
+    &setting::MSS,
+    &setting::CONGESTION,
+    &setting::SNDBUF,
+    &setting::RCVBUF,
+    &setting::REMOTE_SNDBUF,
+    &setting::REMOTE_RCVBUF,
+];
+
+/// Columns of [`tests`] after the settings: what was measured.
+const MEASURED_COLUMNS: &[&str] = &[
     "headline_metric",
     "headline_value",
     "goodput_bps",
@@ -50,6 +51,12 @@ pub const TEST_COLUMNS: &[&str] = &[
     "warnings",
 ];
 
+/// Columns of [`tests`].
+pub fn test_columns() -> Vec<&'static str> {
+    let settings = SETTING_COLUMNS.iter().map(|s| s.id);
+    LEAD_COLUMNS.iter().copied().chain(settings).chain(MEASURED_COLUMNS.iter().copied()).collect()
+}
+
 /// Quotes a field when it needs it.
 pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -65,7 +72,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// The header and one row per test of every run in `runs`.
 pub fn tests(runs: &[RunRecord]) -> String {
-    let mut o = TEST_COLUMNS.join(",");
+    let mut o = test_columns().join(",");
     o.push('\n');
     for run in runs {
         for (seq, t) in run.tests.iter().enumerate() {
@@ -90,13 +97,12 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         sm.headline_value().filter(|_| headline.is_some_and(|m| m.is_bit_rate() == bit_rate))
     };
     let status = serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from));
-    let direction = serde_json::to_value(s.direction).ok().and_then(|v| v.as_str().map(String::from));
     let warnings: Vec<String> = t
         .warnings
         .iter()
         .filter_map(|w| serde_json::to_value(w.kind).ok().and_then(|v| v.as_str().map(String::from)))
         .collect();
-    vec![
+    let lead = [
         opt(run_id),
         opt(point),
         seq.to_string(),
@@ -105,21 +111,9 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         status.unwrap_or_default(),
         t.server.clone(),
         t.started_unix_ms.to_string(),
-        s.duration_ms.to_string(),
-        s.parallel.to_string(),
-        direction.unwrap_or_default(),
-        s.send_len.to_string(),
-        s.recv_len.to_string(),
-        s.request_len.to_string(),
-        s.response_len.to_string(),
-        s.burst.to_string(),
-        s.nodelay.to_string(),
-        opt(s.mss),
-        s.congestion.clone().unwrap_or_default(),
-        opt(s.sndbuf),
-        opt(s.rcvbuf),
-        opt(s.remote_sndbuf),
-        opt(s.remote_rcvbuf),
+    ];
+    let settings = SETTING_COLUMNS.iter().map(|c| opt((c.get)(s)));
+    let measured = [
         opt(headline.map(|m| m.id())),
         opt(sm.headline_value()),
         opt(in_column(true)),
@@ -144,7 +138,8 @@ fn test_row(run_id: Option<i64>, point: Option<u32>, seq: usize, t: &TestResult)
         opt(head.map(|e| e.width_pct)),
         opt(rep.map(|r| r.met)),
         warnings.join(" "),
-    ]
+    ];
+    lead.into_iter().chain(settings).chain(measured).collect()
 }
 
 /// Columns of [`intervals`].
@@ -201,7 +196,27 @@ mod tests {
     fn empty_runs_give_the_header_only() {
         let h = tests(&[]);
         assert_eq!(h.lines().count(), 1);
-        assert_eq!(h.trim_end().split(',').count(), TEST_COLUMNS.len());
+        assert_eq!(h.trim_end().split(',').count(), test_columns().len());
         assert_eq!(intervals(&[]).lines().count(), 1);
+    }
+
+    /// A setting's column holds the spec field as the record stores it (a number, a name,
+    /// `true`/`false`), empty when unset: the table's reading changes no cell.
+    #[test]
+    fn a_setting_column_holds_the_recorded_value() {
+        let mut spec = results::TestSpec::new(results::TestKind::TcpStream);
+        spec.set_buffers(results::End::Server, results::BufferSizes { send: None, receive: Some(8192) });
+        (spec.mss, spec.congestion, spec.nodelay) = (Some(1200), Some("bbr".into()), true);
+        spec.direction = results::Direction::Bidir;
+        let recorded = serde_json::to_value(&spec).unwrap_or_default();
+        for c in SETTING_COLUMNS {
+            let cell = opt((c.get)(&spec));
+            let want = match &recorded[c.id] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(v) => v.clone(),
+                v => v.to_string(),
+            };
+            assert_eq!(cell, want, "{}", c.id);
+        }
     }
 }

@@ -2,10 +2,10 @@
 //! latency distributions, and a sweep with repetition.
 
 use results::{
-    Axis, CpuCost, CpuUsage, DirectionSummary, Estimate, Headline, HostInfo, Interval, LatencySummary,
-    Metric, ParamSetting, ParamValue, Role, RrSummary, RunRecord, Shape, SideMeasurement, SocketReport,
-    StreamInterval, StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult, TestSpec,
-    UdpCounts, UdpSummary, Warning, WarningKind,
+    Axis, BufferGrant, CpuCost, CpuUsage, DirectionSummary, Estimate, Headline, HostInfo, Interval,
+    LatencySummary, Metric, ParamSetting, ParamValue, Role, RrSummary, RunRecord, Shape, SideMeasurement,
+    SocketReport, StreamInterval, StreamStats, Summary, Sweep, SweepPlan, SweepPoint, TestKind, TestResult,
+    TestSpec, UdpCounts, UdpSummary, Warning, WarningKind,
 };
 
 pub fn host(name: &str) -> HostInfo {
@@ -30,8 +30,8 @@ fn stream_stats(index: u32, role: Role, bytes: u64) -> StreamStats {
         calls: bytes / 1024,
         transactions: 0,
         socket: SocketReport {
-            sndbuf_actual: 131_072,
-            rcvbuf_actual: 131_072,
+            send: BufferGrant { requested: None, actual: 131_072 },
+            receive: BufferGrant { requested: None, actual: 131_072 },
             mss: 65_483,
             congestion: "bbr".into(),
             ..SocketReport::default()

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use results::{
-    CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, IntervalLayout, Metric, Reference,
-    ReferenceKind, RrSummary, Status, StreamInterval, TestResult, TestSpec,
+    Buffer, CpuCost, CpuUsage, Diagnosis, DirectionSummary, Finding, Interval, IntervalLayout, Metric,
+    Reference, ReferenceKind, RrSummary, Status, StreamInterval, TestResult, TestSpec,
 };
 
 use crate::units::{bytes, count, known, micros, rate, sig3, UNKNOWN};
@@ -457,27 +457,23 @@ fn sockets_block(o: &mut String, r: &TestResult) {
     let first =
         |m: Option<&results::SideMeasurement>| m.and_then(|m| m.streams.first()).map(|s| s.socket.clone());
     for (side, s) in [("client", first(Some(&r.local))), ("server", first(r.remote.as_ref()))] {
-        let Some(s) = s.filter(|s| s.sndbuf_actual > 0) else { continue };
+        let Some(s) = s.filter(|s| s.send.actual > 0) else { continue };
         let asked = |v: Option<u32>| v.map(|v| format!(" (asked {})", bytes(v.into()))).unwrap_or_default();
         let tcp = if s.mss > 0 {
             format!(" · mss {} · {}{}", s.mss, s.congestion, if s.nodelay { " · nodelay" } else { "" })
         } else {
             String::new()
         };
-        let _ = writeln!(
-            o,
-            "  {side} socket: sndbuf {}{} · rcvbuf {}{}{tcp}",
-            bytes(s.sndbuf_actual.into()),
-            asked(s.sndbuf_requested),
-            bytes(s.rcvbuf_actual.into()),
-            asked(s.rcvbuf_requested),
-        );
+        let buffers: Vec<String> = Buffer::ALL
+            .iter()
+            .map(|&b| {
+                format!("{} {}{}", b.name(), bytes(s.buffer(b).actual.into()), asked(s.buffer(b).requested))
+            })
+            .collect();
+        let _ = writeln!(o, "  {side} socket: {}{tcp}", buffers.join(" · "));
     }
-    let doubled = r
-        .local
-        .streams
-        .iter()
-        .any(|s| s.socket.sndbuf_requested.is_some() || s.socket.rcvbuf_requested.is_some());
+    let doubled =
+        r.local.streams.iter().any(|s| Buffer::ALL.iter().any(|&b| s.socket.buffer(b).requested.is_some()));
     if doubled {
         let _ = writeln!(o, "  (Linux doubles a requested socket buffer for bookkeeping; the actual value is what getsockopt reports)");
     }

@@ -182,7 +182,7 @@ fn packets(o: &mut String, d: &UdpSummary) {
     for (end, offload, mib, path) in ends {
         let Some(p) = path else { continue };
         let drops = if end == "receiver" {
-            format!(", RcvbufErrors {}", count(p.udp_mib_rcvbuf_errors))
+            format!(", RcvbufErrors {}", count(p.udp_mib_receive_buffer_errors))
         } else {
             String::new()
         };
@@ -212,8 +212,8 @@ fn packets(o: &mut String, d: &UdpSummary) {
 }
 
 fn other_traffic(end: &str, p: &PathPackets) -> String {
-    let drops = if p.udp_mib_rcvbuf_errors > 0 {
-        format!(" and {} receive-buffer drops", count(p.udp_mib_rcvbuf_errors))
+    let drops = if p.udp_mib_receive_buffer_errors > 0 {
+        format!(" and {} receive-buffer drops", count(p.udp_mib_receive_buffer_errors))
     } else {
         String::new()
     };
@@ -336,7 +336,7 @@ mod tests {
             skbs_per_s: skbs as f64 / 2.0,
             datagrams_per_skb: datagrams as f64 / skbs as f64,
             udp_mib_skbs: skbs,
-            udp_mib_rcvbuf_errors: 3,
+            udp_mib_receive_buffer_errors: 3,
         };
         let mut d = UdpSummary {
             direction: "client→server".into(),

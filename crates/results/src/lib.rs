@@ -44,10 +44,10 @@ pub use run::{RunRecord, Status, TestError, TestResult};
 pub use segment_flow::SegmentFlow;
 pub use setting::{Setting, ValueKind};
 pub use side::{
-    CpuSeen, Interval, LatencySummary, Placement, Role, SideMeasurement, SocketReport, StreamInterval,
-    StreamStats, TcpInfoSummary,
+    BufferGrant, CpuSeen, Interval, LatencySummary, Placement, Role, SideMeasurement, SocketReport,
+    StreamInterval, StreamStats, TcpInfoSummary,
 };
-pub use spec::{Direction, TestKind, TestSpec};
+pub use spec::{Buffer, BufferSizes, Direction, End, TestKind, TestSpec};
 pub use summary::{CpuCost, DirectionSummary, RrSummary, Shape, Summary};
 pub use sweep::{Axis, ParamSetting, ParamValue, Sweep, SweepPlan, SweepPoint};
 pub use udp::{UdpCounts, UdpSummary};

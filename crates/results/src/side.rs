@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::CpuUsage;
+use crate::spec::Buffer;
 use crate::udp::UdpCounts;
 
 /// What a data connection did at this end.
@@ -19,23 +20,79 @@ pub enum Role {
     Respond,
 }
 
+/// One socket buffer as asked for and as the kernel granted it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferGrant {
+    /// The size asked for; `None` left the OS default (and autotuning).
+    pub requested: Option<u32>,
+    /// The size getsockopt reported (Linux doubles a request for bookkeeping overhead); 0
+    /// when it was not read.
+    pub actual: u32,
+}
+
 /// Socket options as requested and as the kernel reports them afterwards.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SocketFields", into = "SocketFields")]
 pub struct SocketReport {
-    /// SO_SNDBUF asked for.
-    pub sndbuf_requested: Option<u32>,
-    /// SO_SNDBUF from getsockopt (Linux doubles the request for bookkeeping overhead).
-    pub sndbuf_actual: u32,
-    /// SO_RCVBUF asked for.
-    pub rcvbuf_requested: Option<u32>,
-    /// SO_RCVBUF from getsockopt.
-    pub rcvbuf_actual: u32,
+    /// SO_SNDBUF.
+    pub send: BufferGrant,
+    /// SO_RCVBUF.
+    pub receive: BufferGrant,
     /// TCP_MAXSEG from getsockopt.
     pub mss: u32,
     /// TCP_CONGESTION in use.
     pub congestion: String,
     /// TCP_NODELAY set.
     pub nodelay: bool,
+}
+
+impl SocketReport {
+    /// Buffer `b` as asked for and granted.
+    pub fn buffer(&self, b: Buffer) -> BufferGrant {
+        match b {
+            Buffer::Send => self.send,
+            Buffer::Receive => self.receive,
+        }
+    }
+}
+
+/// A [`SocketReport`] as records store it: each buffer's two figures under the names records
+/// have always used (the one place they are spelled).
+#[derive(Serialize, Deserialize)]
+struct SocketFields {
+    sndbuf_requested: Option<u32>,
+    sndbuf_actual: u32,
+    rcvbuf_requested: Option<u32>,
+    rcvbuf_actual: u32,
+    mss: u32,
+    congestion: String,
+    nodelay: bool,
+}
+
+impl From<SocketFields> for SocketReport {
+    fn from(f: SocketFields) -> SocketReport {
+        SocketReport {
+            send: BufferGrant { requested: f.sndbuf_requested, actual: f.sndbuf_actual },
+            receive: BufferGrant { requested: f.rcvbuf_requested, actual: f.rcvbuf_actual },
+            mss: f.mss,
+            congestion: f.congestion,
+            nodelay: f.nodelay,
+        }
+    }
+}
+
+impl From<SocketReport> for SocketFields {
+    fn from(s: SocketReport) -> SocketFields {
+        SocketFields {
+            sndbuf_requested: s.send.requested,
+            sndbuf_actual: s.send.actual,
+            rcvbuf_requested: s.receive.requested,
+            rcvbuf_actual: s.receive.actual,
+            mss: s.mss,
+            congestion: s.congestion,
+            nodelay: s.nodelay,
+        }
+    }
 }
 
 /// TCP_INFO over a whole stream: final counters plus RTT seen across samples.
@@ -265,4 +322,22 @@ pub struct SideMeasurement {
     /// serialized beside the fields above.
     #[serde(flatten)]
     pub sections: crate::extra::Sections,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records keep their socket fields byte for byte: names, order and `null`s.
+    #[test]
+    fn a_socket_report_keeps_the_recorded_names_byte_for_byte() {
+        let text = concat!(
+            r#"{"sndbuf_requested":null,"sndbuf_actual":212992,"rcvbuf_requested":131072,"#,
+            r#""rcvbuf_actual":262144,"mss":1448,"congestion":"cubic","nodelay":true}"#
+        );
+        let s: SocketReport = serde_json::from_str(text).unwrap();
+        assert_eq!(s.buffer(Buffer::Send), BufferGrant { requested: None, actual: 212_992 });
+        assert_eq!(s.buffer(Buffer::Receive), BufferGrant { requested: Some(131_072), actual: 262_144 });
+        assert_eq!(serde_json::to_string(&s).unwrap(), text);
+    }
 }

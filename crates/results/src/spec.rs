@@ -185,4 +185,120 @@ impl TestSpec {
     pub fn server_sends(&self) -> bool {
         matches!(self.direction, Direction::Reverse | Direction::Bidir)
     }
+
+    /// The socket buffers `end` asks for on its data sockets (the one place that says whose
+    /// buffer field is whose).
+    pub fn buffers(&self, end: End) -> BufferSizes {
+        match end {
+            End::Client => BufferSizes { send: self.sndbuf, receive: self.rcvbuf },
+            End::Server => BufferSizes { send: self.remote_sndbuf, receive: self.remote_rcvbuf },
+        }
+    }
+
+    /// Sets the socket buffers `end` asks for.
+    pub fn set_buffers(&mut self, end: End, b: BufferSizes) {
+        match end {
+            End::Client => (self.sndbuf, self.rcvbuf) = (b.send, b.receive),
+            End::Server => (self.remote_sndbuf, self.remote_rcvbuf) = (b.send, b.receive),
+        }
+    }
+}
+
+/// Which end of a test: the one that connects, or the one that accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum End {
+    /// The `tcplab stream/rr/crr/run` side.
+    Client,
+    /// The `tcplab server` side.
+    Server,
+}
+
+impl End {
+    /// Both ends, client first.
+    pub const ALL: [End; 2] = [End::Client, End::Server];
+}
+
+/// One of a socket's two buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    /// SO_SNDBUF.
+    Send,
+    /// SO_RCVBUF.
+    Receive,
+}
+
+impl Buffer {
+    /// Both buffers, send first (the order reports list them in).
+    pub const ALL: [Buffer; 2] = [Buffer::Send, Buffer::Receive];
+
+    /// The setting that asks for this buffer on `end`'s data sockets: its flag, label and
+    /// limit are this buffer's.
+    pub fn setting(self, end: End) -> &'static crate::Setting {
+        use crate::setting as s;
+        match (end, self) {
+            (End::Client, Buffer::Send) => &s::SNDBUF,
+            (End::Client, Buffer::Receive) => &s::RCVBUF,
+            (End::Server, Buffer::Send) => &s::REMOTE_SNDBUF,
+            (End::Server, Buffer::Receive) => &s::REMOTE_RCVBUF,
+        }
+    }
+
+    /// Its name in reports: the client setting's label (the socket option's short name).
+    pub fn name(self) -> &'static str {
+        self.setting(End::Client).label
+    }
+}
+
+/// The socket buffers one end asks for, bytes; `None` leaves the OS default (and autotuning).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferSizes {
+    /// SO_SNDBUF.
+    pub send: Option<u32>,
+    /// SO_RCVBUF.
+    pub receive: Option<u32>,
+}
+
+impl BufferSizes {
+    /// Both buffers at `bytes`, as iperf3's `-w` asks.
+    pub fn both(bytes: Option<u32>) -> BufferSizes {
+        BufferSizes { send: bytes, receive: bytes }
+    }
+
+    /// The size asked for `b`.
+    pub fn get(self, b: Buffer) -> Option<u32> {
+        match b {
+            Buffer::Send => self.send,
+            Buffer::Receive => self.receive,
+        }
+    }
+
+    /// Each buffer asked for raised to `floor` bytes at least; one not asked for stays the OS
+    /// default.
+    pub fn at_least(self, floor: u32) -> BufferSizes {
+        BufferSizes { send: self.send.map(|n| n.max(floor)), receive: self.receive.map(|n| n.max(floor)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_end_asks_for_its_own_buffers_through_its_own_settings() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.set_buffers(End::Client, BufferSizes { send: Some(1), receive: Some(2) });
+        spec.set_buffers(End::Server, BufferSizes { send: Some(3), receive: None });
+        for end in End::ALL {
+            for b in Buffer::ALL {
+                let via_table = (b.setting(end).get)(&spec);
+                let direct = spec.buffers(end).get(b).map(|n| crate::ParamValue::Int(n.into()));
+                assert_eq!(via_table, direct, "{end:?} {b:?}");
+            }
+        }
+        assert_eq!(spec.buffers(End::Server).at_least(10), BufferSizes { send: Some(10), receive: None });
+        assert_eq!(
+            (Buffer::Send.name(), Buffer::Receive.setting(End::Server).flag),
+            ("sndbuf", "--remote-rcvbuf")
+        );
+    }
 }

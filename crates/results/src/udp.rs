@@ -76,7 +76,8 @@ pub struct PathReading {
     /// The network namespace's `Udp: OutDatagrams` / `InDatagrams` (skbs, every UDP socket).
     pub udp_mib_skbs: u64,
     /// The namespace's `Udp: RcvbufErrors` (skbs dropped at full receive buffers; receiver).
-    pub udp_mib_rcvbuf_errors: u64,
+    #[serde(rename = "udp_mib_rcvbuf_errors")]
+    pub udp_mib_receive_buffer_errors: u64,
 }
 
 /// What the path carried at one end over a direction's measured window, all flows together.
@@ -104,7 +105,8 @@ pub struct PathPackets {
     pub udp_mib_skbs: u64,
     /// The namespace's `RcvbufErrors` in the window (receiver): skbs dropped at full
     /// receive buffers, this test's and any other socket's.
-    pub udp_mib_rcvbuf_errors: u64,
+    #[serde(rename = "udp_mib_rcvbuf_errors")]
+    pub udp_mib_receive_buffer_errors: u64,
 }
 
 impl PathPackets {
@@ -119,7 +121,7 @@ impl PathPackets {
     /// been an skb of its own: traffic of something else on the interface. 0 does not mean
     /// there was none — with GSO/GRO trains other traffic hides below the datagram count.
     pub fn other_traffic(&self) -> u64 {
-        self.skbs.saturating_sub(self.datagrams.saturating_add(self.udp_mib_rcvbuf_errors))
+        self.skbs.saturating_sub(self.datagrams.saturating_add(self.udp_mib_receive_buffer_errors))
     }
 }
 
@@ -189,6 +191,7 @@ pub struct UdpSummary {
 
 #[cfg(test)]
 mod tests {
+    use super::{PathPackets, PathReading};
     use crate::{StreamStats, Summary, TestKind, TestSpec};
 
     #[test]
@@ -237,12 +240,27 @@ mod tests {
         assert!(!serde_json::to_string(&counts).unwrap().contains("path"), "absent, not null");
     }
 
+    /// Path readings and windows keep the names records have always stored.
+    #[test]
+    fn path_counters_keep_their_recorded_names() {
+        let reading = r#"{"at_s":1.0,"datagrams":1,"if_skbs":2,"if_bytes":3,"udp_mib_skbs":4,"udp_mib_rcvbuf_errors":5}"#;
+        let r: PathReading = serde_json::from_str(reading).unwrap();
+        assert_eq!(
+            (r.udp_mib_receive_buffer_errors, serde_json::to_string(&r).unwrap()),
+            (5, reading.to_string())
+        );
+        let packets = PathPackets { udp_mib_receive_buffer_errors: 7, ..PathPackets::default() };
+        let v = serde_json::to_value(&packets).unwrap();
+        assert_eq!(v["udp_mib_rcvbuf_errors"], 7);
+        assert_eq!(serde_json::from_value::<PathPackets>(v).unwrap(), packets);
+    }
+
     #[test]
     fn other_traffic_is_what_datagrams_and_receive_drops_cannot_explain() {
         let p = |datagrams, skbs, drops| super::PathPackets {
             datagrams,
             skbs,
-            udp_mib_rcvbuf_errors: drops,
+            udp_mib_receive_buffer_errors: drops,
             ..Default::default()
         };
         assert_eq!(p(100, 101, 0).other_traffic(), 1);

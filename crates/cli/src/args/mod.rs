@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::parse;
 
 pub mod archive;
+pub mod buffers;
 pub mod cc;
 pub mod dashboard;
 pub mod fleet;
@@ -354,18 +355,9 @@ pub struct BufferArgs {
     /// are powers of 1024, 64K = 65536 bytes).
     #[arg(short = 'w', long = "window", value_parser = parse::buffer_size)]
     pub window: Option<u32>,
-    /// Client SO_SNDBUF.
-    #[arg(long, value_parser = parse::buffer_size)]
-    pub sndbuf: Option<u32>,
-    /// Client SO_RCVBUF (the receiver with -R).
-    #[arg(long, value_parser = parse::buffer_size)]
-    pub rcvbuf: Option<u32>,
-    /// Server SO_SNDBUF.
-    #[arg(long, value_parser = parse::buffer_size)]
-    pub remote_sndbuf: Option<u32>,
-    /// Server SO_RCVBUF (the receiver by default).
-    #[arg(long, value_parser = parse::buffer_size)]
-    pub remote_rcvbuf: Option<u32>,
+    /// Each buffer's own flag, over -w.
+    #[command(flatten)]
+    pub each: buffers::BufferFlags,
     /// Pin the client's worker threads to CPU N, and the server's to M (iperf3's `-A N[,M]`).
     #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse::affinity)]
     pub affinity: Option<(Option<u32>, Option<u32>)>,
@@ -508,6 +500,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub path: PathArgs,
 }
+
+#[cfg(test)]
+mod duration_tests;
 
 #[cfg(test)]
 mod tests {

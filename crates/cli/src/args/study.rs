@@ -27,8 +27,8 @@ pub struct StudyArgs {
     /// does the same.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
-    /// Seconds per test, overriding the study's (a trimmed run, e.g. in CI).
-    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    /// Seconds per test, overriding the study's (a trimmed run, e.g. in CI): `90`, `90s`, `2m`.
+    #[arg(short = 't', long = "time", value_name = "SECS", value_parser = crate::parse::whole_seconds)]
     pub seconds: Option<u64>,
     /// Write the study's HTML report (paper, measured, model, overlays) to FILE.
     #[arg(short = 'o', long = "report", value_name = "FILE")]

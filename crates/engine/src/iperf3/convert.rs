@@ -3,8 +3,8 @@
 //! such as system-wide CPU and TCP_INFO, stays absent).
 
 use results::{
-    Direction, Placement, Role, SideMeasurement, SocketReport, StreamStats, TcpInfoSummary, TestKind,
-    TestSpec, UdpCounts,
+    Buffer, Direction, End, Placement, Role, SideMeasurement, SocketReport, StreamStats, TcpInfoSummary,
+    TestKind, TestSpec, UdpCounts,
 };
 use wire::iperf3::{stream_id, Params, Results, StreamResults};
 
@@ -46,7 +46,7 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
         parallel: int(spec.parallel.max(1)),
         reverse: spec.direction == Direction::Reverse,
         bidirectional: spec.direction == Direction::Bidir,
-        window: spec.remote_sndbuf.or(spec.remote_rcvbuf).or(spec.sndbuf).or(spec.rcvbuf).and_then(int),
+        window: window(spec).and_then(int),
         len: int(if tcp { spec.send_len.max(spec.recv_len) } else { spec.send_len }.max(1)),
         // For UDP, iperf3 reads no rate as 1 Mbit/s; 0 is unlimited, as tcplab's.
         bandwidth: (bandwidth > 0 || !tcp).then_some(bandwidth),
@@ -58,6 +58,16 @@ pub fn params(spec: &TestSpec) -> Result<Params, String> {
         mptcp: tcp && mptcp,
         ..Params::default()
     })
+}
+
+/// The window iperf3's `-w` carries: the first buffer asked for, the server's before the
+/// client's, send before receive (iperf3 sets both ends' buffers to it).
+fn window(spec: &TestSpec) -> Option<u32> {
+    [End::Server, End::Client]
+        .into_iter()
+        .flat_map(|e| Buffer::ALL.map(|b| spec.buffers(e).get(b)))
+        .flatten()
+        .next()
 }
 
 /// This end's results for the exchange: per stream the bytes of the measured window, and
@@ -191,6 +201,21 @@ fn iperf3_section(server: &Results) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// iperf3 has one window for all buffers: the server's send buffer first, then its
+    /// receive buffer, then the client's.
+    #[test]
+    fn iperf3s_window_is_the_first_buffer_asked_for() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        let window = |s: &TestSpec| params(s).map(|p| p.window).unwrap_or_default();
+        assert_eq!(window(&spec), None, "the OS default");
+        spec.set_buffers(End::Client, results::BufferSizes { send: None, receive: Some(4096) });
+        assert_eq!(window(&spec), Some(4096));
+        spec.set_buffers(End::Server, results::BufferSizes { send: None, receive: Some(8192) });
+        assert_eq!(window(&spec), Some(8192));
+        spec.set_buffers(End::Server, results::BufferSizes { send: Some(16_384), receive: Some(8192) });
+        assert_eq!(window(&spec), Some(16_384));
+    }
 
     #[test]
     fn a_reverse_spec_becomes_iperf3_parameters() {

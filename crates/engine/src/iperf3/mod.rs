@@ -156,7 +156,7 @@ impl Session<'_> {
     }
 
     fn open_data(&self, addr: SocketAddr, cookie: &Cookie, count: u32) -> Result<Vec<DataSocket>, Error> {
-        let opts = End::Client.socket_opts(self.spec);
+        let opts = crate::side::socket_opts(End::Client, self.spec);
         let mut out = Vec::with_capacity(count as usize);
         let mptcp = crate::registry::mptcp::asks(self.spec);
         for index in 0..count {

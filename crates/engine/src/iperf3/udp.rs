@@ -11,7 +11,7 @@ use results::{SocketReport, TestSpec};
 use wire::iperf3::udp as magic;
 
 use crate::side::End;
-use crate::udp_flow::{self, Buffers};
+use crate::udp_flow;
 use crate::Error;
 
 /// Datagrams other than the reply tolerated while waiting for it: in `-R` a data datagram
@@ -27,7 +27,7 @@ pub fn open(
     timeout: Duration,
 ) -> Result<Vec<(UdpSocket, SocketReport)>, Error> {
     let floor = spec.send_len.saturating_add(1024);
-    let bufs = Buffers::of(spec, End::Client).at_least(floor);
+    let bufs = spec.buffers(End::Client).at_least(floor);
     let any = match server {
         SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),

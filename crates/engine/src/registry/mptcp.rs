@@ -11,7 +11,6 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 
 use netio::mptcp::{self, Level};
-use netio::DataSocketOpts;
 use results::{Combine, Figure, FigureValue, ParamValue, SideMeasurement, TestSpec, Warning, WarningKind};
 use serde::{Deserialize, Serialize};
 use socket2::SockAddr;
@@ -78,13 +77,7 @@ impl DataTransport for Streams {
 fn connect(c: &ClientEnd<'_>, index: u32) -> Result<DataSocket, Error> {
     let io = |what| move |source| Error::Io { what, source };
     let spec = c.spec;
-    let opts = DataSocketOpts {
-        sndbuf: spec.sndbuf,
-        rcvbuf: spec.rcvbuf,
-        nodelay: spec.nodelay,
-        mss: spec.mss,
-        congestion: spec.congestion.clone(),
-    };
+    let opts = crate::side::socket_opts(crate::side::End::Client, spec);
     let sock = mptcp::socket(c.server).map_err(io("creating an MPTCP socket"))?;
     netio::sockopt::apply(&sock, &opts)?;
     if let Some(ip) = c.bind {

@@ -15,7 +15,7 @@ use crate::control::Control;
 use crate::server::routes::DataConn;
 use crate::session::server::Event;
 use crate::side::{DataSocket, End};
-use crate::udp_flow::{self, Buffers};
+use crate::udp_flow;
 use crate::Error;
 
 /// The client's end of setting the data up, after the server accepted the test.
@@ -157,7 +157,7 @@ struct UdpFlows;
 
 impl DataTransport for UdpFlows {
     fn open(&self, c: ClientEnd<'_>) -> Result<(Data, bool), Error> {
-        let bufs = Buffers::of(c.spec, End::Client);
+        let bufs = c.spec.buffers(End::Client);
         let flows = udp_flow::client_flows(c.spec, c.server.ip(), c.udp_ports, c.bind, bufs)?;
         udp_flow::announce(c.ctrl, &flows, &c.auth, c.timeout)?;
         Ok((Data::Udp(flows), true))
@@ -166,7 +166,7 @@ impl DataTransport for UdpFlows {
         udp_flow::bind_server(spec, local)
     }
     fn accept(&self, s: ServerEnd<'_>) -> Result<Data, Event> {
-        let bufs = Buffers::of(s.spec, End::Server);
+        let bufs = s.spec.buffers(End::Server);
         let gone = || s.ctrl.peer_gone();
         udp_flow::await_hellos(s.udp_socks, s.auth, s.peer, s.deadline, s.spec, bufs, &gone)
             .map(Data::Udp)

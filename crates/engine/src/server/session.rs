@@ -433,7 +433,7 @@ fn collect(
     want: u32,
     deadline: Instant,
 ) -> Result<Vec<DataSocket>, Event> {
-    let opts = End::Server.socket_opts(spec);
+    let opts = crate::side::socket_opts(End::Server, spec);
     let mut sockets: Vec<Option<DataSocket>> = (0..want).map(|_| None).collect();
     for _ in 0..want {
         let conn = next_conn(ctrl, rx, deadline)?;

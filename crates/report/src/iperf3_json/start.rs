@@ -1,6 +1,6 @@
 //! The `start` object: connection, host, timestamp and the test's parameters.
 
-use results::{Direction, RunRecord, TestResult};
+use results::{Direction, End, RunRecord, TestResult};
 use serde_json::{json, Value};
 
 use super::is_udp;
@@ -18,7 +18,8 @@ pub(super) fn start(run: &RunRecord, t: &TestResult) -> Value {
         .collect();
     let first = t.local.streams.first().map(|s| s.socket.clone()).unwrap_or_default();
     let secs = t.started_unix_ms / 1000;
-    let window = t.spec.sndbuf.or(t.spec.rcvbuf).unwrap_or(0);
+    let asked = t.spec.buffers(End::Client);
+    let window = asked.send.or(asked.receive).unwrap_or(0);
     let cookie = t.local.sections.get("iperf3_cookie").cloned().unwrap_or(Value::Null);
     let mut v = json!({
         "connected": connected,
@@ -30,8 +31,8 @@ pub(super) fn start(run: &RunRecord, t: &TestResult) -> Value {
         "tcp_mss_default": first.mss,
         "target_bitrate": t.spec.rate_bps,
         "sock_bufsize": window,
-        "sndbuf_actual": first.sndbuf_actual,
-        "rcvbuf_actual": first.rcvbuf_actual,
+        "sndbuf_actual": first.send.actual,
+        "rcvbuf_actual": first.receive.actual,
         "test_start": test_start(t),
     });
     if is_udp(t) {

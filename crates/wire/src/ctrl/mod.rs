@@ -26,8 +26,8 @@ pub mod third_party;
 pub use host::Host;
 pub use request::{OptionValue, TestRequest};
 pub use side::{
-    CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement, ProcessCpu, Role,
-    SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
+    BufferGrant, CpuReport, CpuSeen, IntervalReport, LatencyReport, PathReading, PathWindow, Placement,
+    ProcessCpu, Role, SideReport, SocketReport, StreamInterval, StreamReport, TcpInfoReport, UdpCounts,
 };
 pub use third_party::{ThirdPartyReport, ThirdPartyRequest, ThirdPartyStatus};
 

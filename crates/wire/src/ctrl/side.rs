@@ -69,24 +69,68 @@ pub struct StreamReport {
     pub udp: Option<UdpCounts>,
 }
 
+/// One socket buffer as asked for and as the kernel reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferGrant {
+    /// The size asked for, if one was.
+    pub requested: Option<u32>,
+    /// The size getsockopt reported.
+    pub actual: u32,
+}
+
 /// Socket options as requested and as the kernel reported them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "SocketFields", into = "SocketFields")]
 pub struct SocketReport {
-    /// SO_SNDBUF asked for.
-    pub sndbuf_requested: Option<u32>,
-    /// SO_SNDBUF from getsockopt.
-    pub sndbuf_actual: u32,
-    /// SO_RCVBUF asked for.
-    pub rcvbuf_requested: Option<u32>,
-    /// SO_RCVBUF from getsockopt.
-    pub rcvbuf_actual: u32,
+    /// SO_SNDBUF.
+    pub send: BufferGrant,
+    /// SO_RCVBUF.
+    pub receive: BufferGrant,
     /// TCP_MAXSEG from getsockopt.
     pub mss: u32,
     /// TCP_CONGESTION in use.
     pub congestion: String,
     /// TCP_NODELAY set.
     pub nodelay: bool,
+}
+
+/// A [`SocketReport`] as protocol 2 sends it: each buffer's two figures by name.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SocketFields {
+    sndbuf_requested: Option<u32>,
+    sndbuf_actual: u32,
+    rcvbuf_requested: Option<u32>,
+    rcvbuf_actual: u32,
+    mss: u32,
+    congestion: String,
+    nodelay: bool,
+}
+
+impl From<SocketFields> for SocketReport {
+    fn from(f: SocketFields) -> SocketReport {
+        SocketReport {
+            send: BufferGrant { requested: f.sndbuf_requested, actual: f.sndbuf_actual },
+            receive: BufferGrant { requested: f.rcvbuf_requested, actual: f.rcvbuf_actual },
+            mss: f.mss,
+            congestion: f.congestion,
+            nodelay: f.nodelay,
+        }
+    }
+}
+
+impl From<SocketReport> for SocketFields {
+    fn from(s: SocketReport) -> SocketFields {
+        SocketFields {
+            sndbuf_requested: s.send.requested,
+            sndbuf_actual: s.send.actual,
+            rcvbuf_requested: s.receive.requested,
+            rcvbuf_actual: s.receive.actual,
+            mss: s.mss,
+            congestion: s.congestion,
+            nodelay: s.nodelay,
+        }
+    }
 }
 
 /// TCP_INFO over a whole stream.
@@ -209,7 +253,22 @@ pub struct PathReading {
     /// The namespace's UDP datagram counter (skbs).
     pub udp_mib_skbs: u64,
     /// The namespace's UDP receive-buffer errors.
-    pub udp_mib_rcvbuf_errors: u64,
+    #[serde(rename = "udp_mib_rcvbuf_errors")]
+    pub udp_mib_receive_buffer_errors: u64,
+}
+
+impl PathReading {
+    /// Its counters (every figure but the time), each under its name on the wire: all of them
+    /// only grow.
+    pub fn counters(&self) -> [(&'static str, u64); 5] {
+        [
+            ("datagrams", self.datagrams),
+            ("if_skbs", self.if_skbs),
+            ("if_bytes", self.if_bytes),
+            ("udp_mib_skbs", self.udp_mib_skbs),
+            ("udp_mib_rcvbuf_errors", self.udp_mib_receive_buffer_errors),
+        ]
+    }
 }
 
 /// One reporting interval.
@@ -361,9 +420,8 @@ mod tests {
             calls: 1000,
             transactions: 0,
             socket: SocketReport {
-                sndbuf_actual: 212_992,
-                rcvbuf_requested: Some(131_072),
-                rcvbuf_actual: 262_144,
+                send: BufferGrant { requested: None, actual: 212_992 },
+                receive: BufferGrant { requested: Some(131_072), actual: 262_144 },
                 ..SocketReport::default()
             },
             tcp: None,
@@ -423,6 +481,23 @@ mod tests {
         assert_eq!(parsed, Message::Results { side: Box::new(report()) });
         let bytes = Message::Results { side: Box::new(report()) }.encode().unwrap();
         assert_eq!(std::str::from_utf8(&bytes[4..]).unwrap(), RESULTS);
+    }
+
+    /// A path reading as protocol 2 sends it, names and order, byte for byte.
+    #[test]
+    fn a_path_reading_keeps_its_wire_names() {
+        let text = concat!(
+            r#"{"at_s":-0.5,"datagrams":1,"if_skbs":2,"if_bytes":3,"udp_mib_skbs":4,"#,
+            r#""udp_mib_rcvbuf_errors":5}"#
+        );
+        let r: PathReading = serde_json::from_str(text).unwrap();
+        assert_eq!(r.udp_mib_receive_buffer_errors, 5);
+        assert_eq!(serde_json::to_string(&r).unwrap(), text);
+        let v = serde_json::to_value(&r).unwrap();
+        for (name, n) in r.counters() {
+            assert_eq!(v[name], n, "{name} is the counter's wire name");
+        }
+        assert_eq!(v.as_object().map(|o| o.len()), Some(r.counters().len() + 1), "every counter but at_s");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! server's own limits like a native test. A refusal carries the `i_errno` an iperf3 server
 //! would send, so the client prints a matching message.
 
-use results::{Direction, ParamValue, TestKind, TestSpec};
+use results::{setting, Direction, ParamValue, TestKind, TestSpec};
 use wire::iperf3::{Params, Protocol, DEFAULT_TCP_BLOCK, DEFAULT_UDP_BLOCK};
 
 use crate::limits::Limits;
@@ -182,7 +182,7 @@ fn spec_of(p: &Params, protocol: Protocol) -> Result<TestSpec, Refusal> {
         (results::setting::MPTCP.set)(&mut spec, &on).map_err(|e| Refusal::new(errno::RECV_PARAMS, e))?;
     }
     let window = p.window.filter(|&w| w > 0).map(|w| w as u32);
-    (spec.remote_sndbuf, spec.remote_rcvbuf) = (window, window);
+    spec.set_buffers(results::End::Server, results::BufferSizes::both(window));
     spec.cpu_remote = p.server_affinity.map(|a| a as u32);
     spec.interval_ms = 1000;
     // Per stream, for TCP as for UDP; the sending end paces (the client's own for TCP
@@ -206,12 +206,13 @@ fn check_limits(spec: &TestSpec, limits: &Limits) -> Result<(), Refusal> {
 /// A limit's refusal as iperf3's matching error (its client prints the text after its own).
 pub(super) fn refusal(spec: &TestSpec, r: wire::Rejection) -> Refusal {
     let field = r.field.as_deref().unwrap_or("");
+    let is_buffer = setting::by_id(field).is_some_and(|s| s.limit == Some(setting::Limit::Buffer));
     let code = match field {
+        _ if is_buffer => errno::BUF_SIZE,
         "duration_ms" => errno::MAX_DURATION,
         "parallel" => errno::NUM_STREAMS,
         "send_len" | "recv_len" if spec.test == TestKind::UdpStream => errno::UDP_BLOCK_SIZE,
         "send_len" | "recv_len" => errno::BLOCK_SIZE,
-        "sndbuf" | "rcvbuf" | "remote_sndbuf" | "remote_rcvbuf" => errno::BUF_SIZE,
         "mss" => errno::MSS,
         "omit_ms" => errno::OMIT,
         "burst" => errno::BURST,
@@ -293,6 +294,20 @@ mod tests {
         );
     }
 
+    /// A server limit that refuses a socket buffer, any of the four, is iperf3's buffer error.
+    #[test]
+    fn a_refused_buffer_is_iperf3s_buffer_error() {
+        let spec = TestSpec::new(TestKind::TcpStream);
+        let code = |field: &str| refusal(&spec, wire::Rejection::field(field, "too large")).i_errno;
+        let buffers: Vec<_> =
+            setting::ALL.iter().filter(|s| s.limit == Some(setting::Limit::Buffer)).collect();
+        assert_eq!(buffers.len(), 4);
+        for b in buffers {
+            assert_eq!(code(b.id), errno::BUF_SIZE, "{}", b.id);
+        }
+        assert_eq!((code(setting::MSS.id), code("window")), (errno::MSS, errno::RECV_PARAMS));
+    }
+
     proptest::proptest! {
         /// Whatever numbers a client sends, an accepted plan is within the server's limits
         /// (security-notes.md S3).
@@ -325,7 +340,7 @@ mod tests {
                 proptest::prop_assert!(s.duration_ms <= 60_000 && s.parallel <= 8 && s.parallel >= 1);
                 proptest::prop_assert!(s.duration_ms > 0 || s.bytes_limit.is_some());
                 proptest::prop_assert!(s.send_len >= 1 && s.send_len <= 1024 * 1024);
-                proptest::prop_assert!(s.remote_rcvbuf.is_none_or(|w| w <= 512 * 1024 * 1024));
+                proptest::prop_assert!(s.buffers(results::End::Server).receive.is_none_or(|w| w <= 512 * 1024 * 1024));
                 proptest::prop_assert!(crate::limits::validate(s, &limits).is_ok());
             }
         }

@@ -162,7 +162,7 @@ fn open_streams(
     timeout: Duration,
 ) -> Result<(Vec<Job>, Handles), Failure> {
     let want = crate::registry::of(plan.spec.test).data_connections(&plan.spec) as usize;
-    let opts = End::Server.socket_opts(&plan.spec);
+    let opts = crate::side::socket_opts(End::Server, &plan.spec);
     let deadline = Instant::now() + timeout;
     if plan.protocol == Protocol::Udp {
         let rx = reg.open_udp(peer.ip());
@@ -203,7 +203,7 @@ fn collect<T>(rx: &Receiver<T>, want: usize, deadline: Instant) -> Result<Vec<T>
 /// Socket buffers as asked (`-w`), and at least one datagram plus 1 KiB, as iperf3 does.
 fn udp_options(sock: UdpSocket, plan: &Plan) -> Result<(UdpSocket, SocketReport), Failure> {
     let floor = plan.spec.send_len.saturating_add(1024);
-    let bufs = crate::udp_flow::Buffers::of(&plan.spec, End::Server).at_least(floor);
+    let bufs = plan.spec.buffers(End::Server).at_least(floor);
     let report =
         crate::udp_flow::apply(&sock, &plan.spec, bufs).map_err(|e| refused(errno::STREAM_ACCEPT, e))?;
     Ok((sock, report))
