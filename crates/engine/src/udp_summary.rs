@@ -164,7 +164,10 @@ pub fn warnings(rows: &[UdpSummary]) -> Vec<Warning> {
                     "{}: {} sends failed on the sending host ({} ENOBUFS): those datagrams never left it and are not counted as sent",
                     d.direction, d.send_errors, d.enobufs
                 ),
-                advice: "lower -b or raise --sndbuf; loss on the sending host is not path loss".into(),
+                advice: format!(
+                    "lower -b or raise {}; loss on the sending host is not path loss",
+                    if receiver == "server" { setting::SNDBUF.flag } else { setting::REMOTE_SNDBUF.flag }
+                ),
             });
         }
         let target = d.target_bps as f64;

@@ -195,6 +195,16 @@ impl TestSpec {
         }
     }
 
+    /// Sets one socket buffer `end` asks for (`None`: the kernel's default).
+    pub fn set_buffer(&mut self, end: End, which: Buffer, bytes: Option<u32>) {
+        let mut b = self.buffers(end);
+        match which {
+            Buffer::Send => b.send = bytes,
+            Buffer::Receive => b.receive = bytes,
+        }
+        self.set_buffers(end, b);
+    }
+
     /// Sets the socket buffers `end` asks for.
     pub fn set_buffers(&mut self, end: End, b: BufferSizes) {
         match end {

@@ -4,7 +4,7 @@
 //! switch; UDP receiver overrun from a fast sender to a slow receiver; the cost of the UDP
 //! checksum and the gain of large receive buffers.
 
-use results::{ParamValue, TestResult};
+use results::{Buffer, End, ParamValue, TestResult};
 
 use crate::compare::{mbps, Row};
 use crate::html::{rows_chart, series, size_chart};
@@ -99,7 +99,7 @@ const PACE_SHARE: f64 = 0.97;
 /// (8192 · 8 / 25 Mbit/s), the UDP rate of the paper's slowest SPARC and adapter (§3.2).
 const SLOW_US: u64 = 2621;
 /// The large receive buffer of Figure 12 (4 MiB).
-const BIG_RCVBUF: u32 = 4 << 20;
+const BIG_RECEIVE_BUFFER: u32 = 4 << 20;
 /// Cell loss at the switch (§4.1).
 const CELL_LOSS: f64 = 1e-4;
 
@@ -194,7 +194,8 @@ impl Study for AtmLoss {
         let cell = vec![Case::new("cell-tcp-bulk", stream(65536, None, secs + 1))];
         let mut slow = paced_udp(CLIP, 8192, secs);
         slow.options.insert(RECV_DELAY.into(), ParamValue::Int(SLOW_US));
-        let slow_big = results::TestSpec { remote_rcvbuf: Some(BIG_RCVBUF), ..slow.clone() };
+        let mut slow_big = slow.clone();
+        slow_big.set_buffer(End::Server, Buffer::Receive, Some(BIG_RECEIVE_BUFFER));
         let mut stages = vec![
             Stage::path("TAXI 100 (Fore SBA200)", TAXI, on("taxi", TAXI, &[8192])),
             Stage::path("OC-3c CLIP (HP J2802A)", CLIP, clip),
@@ -392,7 +393,8 @@ fn paced_udp(path: &str, len: u32, secs: u64) -> results::TestSpec {
     let rate = udp_ceiling_bps(path, len).map_or(0, |bps| (bps * PACE_SHARE) as u64);
     let mut s = udp(len, rate, secs);
     // A datagram must fit the send buffer (Linux refuses it with ENOBUFS otherwise).
-    (s.sndbuf, s.remote_rcvbuf) = (Some(len.max(8192)), Some(8192));
+    s.set_buffer(End::Client, Buffer::Send, Some(len.max(8192)));
+    s.set_buffer(End::Server, Buffer::Receive, Some(8192));
     s
 }
 
@@ -407,7 +409,7 @@ fn udp_ceiling_bps(path: &str, len: u32) -> Option<f64> {
 /// (both without GSO/GRO, which needs the checksum: otherwise off would also mean unbatched).
 fn udp_variants(secs: u64) -> Vec<Case> {
     let mut big = paced_udp(CLIP, 8192, secs);
-    big.remote_rcvbuf = Some(BIG_RCVBUF);
+    big.set_buffer(End::Server, Buffer::Receive, Some(BIG_RECEIVE_BUFFER));
     let mut on = paced_udp(CLIP, 8192, secs);
     on.no_offload = true;
     let mut off = on.clone();

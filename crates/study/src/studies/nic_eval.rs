@@ -3,7 +3,7 @@
 //! transmit and receive, with CPU utilisation and the figure of merit M = Mbit/s ÷ CPU
 //! fraction; ATM LANE against 100BASE-T and 10 Mbit/s Ethernet.
 
-use results::TestResult;
+use results::{Buffer, End, TestResult};
 
 use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::{rows_chart, series, size_chart};
@@ -241,8 +241,10 @@ impl Study for NicEval {
         }
         for d in out.with_prefix("win-").chain(out.with_prefix("bigmtu-")) {
             let mtu = if d.case.key.starts_with("bigmtu") { 9180 } else { 1500 };
-            let what =
-                format!("ttcp transmit, window {}, LANE {mtu}-byte packets", d.case.spec.sndbuf.unwrap_or(0));
+            let what = format!(
+                "ttcp transmit, window {}, LANE {mtu}-byte packets",
+                d.case.spec.buffers(End::Client).send.unwrap_or(0)
+            );
             rows.push(Row::new("Appendix C", &what, "Mbit/s").goodput(Some(&d.result)));
         }
         rows
@@ -254,8 +256,9 @@ impl Study for NicEval {
         let of = |unit: &str| {
             rows.iter().filter(|r| r.unit == unit && r.group != "Appendix C").collect::<Vec<&Row>>()
         };
-        let window =
-            out.with_prefix("win-").filter_map(|d| Some((f64::from(d.case.spec.sndbuf?), mbps(&d.result)?)));
+        let window = out
+            .with_prefix("win-")
+            .filter_map(|d| Some((f64::from(d.case.spec.buffers(End::Client).send?), mbps(&d.result)?)));
         let model = out
             .get("win-32768")
             .and_then(|r| r.reference.as_ref())
@@ -315,7 +318,7 @@ const BIG_MTU: &str = "rate=149.76mbit,atm=lane,mtu=9180";
 /// receiver announces at most that (TCP_WINDOW_CLAMP) and the sender buffers that much.
 fn windowed(window: u32, secs: u64) -> results::TestSpec {
     let mut s = stream(8192, None, secs);
-    s.sndbuf = Some(window);
+    s.set_buffer(End::Client, Buffer::Send, Some(window));
     s.options.insert("window-clamp".into(), results::ParamValue::Int(u64::from(window)));
     s
 }

@@ -4,7 +4,7 @@
 //! probes in the driver (here: tracefs); stop-and-go with window = user data size.
 
 use results::segment_cost::{SegmentCost, Way};
-use results::{ParamValue, TestKind, TestResult, TestSpec};
+use results::{Buffer, End, ParamValue, TestKind, TestResult, TestSpec};
 
 use crate::compare::{mbps, mbps_sample, Row};
 use crate::html::{rows_chart, series, size_chart};
@@ -421,7 +421,7 @@ fn fixed_order(out: &Outcome) -> Verdict {
 /// the paper set both (Linux doubles it; it also bounds what drains after the deadline).
 fn windowed(len: u32, window: u32, secs: u64) -> TestSpec {
     let mut s = stream(len, None, secs);
-    s.sndbuf = Some(window);
+    s.set_buffer(End::Client, Buffer::Send, Some(window));
     s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(window)));
     s
 }
