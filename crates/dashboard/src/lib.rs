@@ -163,11 +163,35 @@ async fn index(State(app): State<Shared>) -> Html<String> {
     Html(pages::index(app.opts.poll_ms))
 }
 
-async fn grid(State(app): State<Shared>) -> Result<Response, Response> {
-    let grids = read(&app, |st, o| data::grids(st, &judging(o))).await?;
-    let body = serde_json::to_string(&grids).unwrap_or_else(|_| "[]".into());
-    Ok(([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body)
-        .into_response())
+#[derive(Debug, Deserialize)]
+struct GridQuery {
+    /// The token of the grid the page shows (`x-grid-token` of its last answer).
+    #[serde(default)]
+    known: String,
+}
+
+/// The grids as JSON with their token in `x-grid-token`; `204 No Content` (the token only)
+/// when `?known=` is that token already: the live poll learns that nothing changed from a few
+/// index lookups ([`Store::grid_token`]), without the grid being built.
+async fn grid(State(app): State<Shared>, Query(q): Query<GridQuery>) -> Result<Response, Response> {
+    let known = q.known;
+    let out = read(&app, move |st, o| {
+        let j = judging(o);
+        let token = format!("{}-{}", st.grid_token()?, j.since_unix_ms / store::summary::DAY_MS);
+        if token == known {
+            return Ok((token, None));
+        }
+        Ok((token, Some(data::grids(st, &j)?)))
+    })
+    .await?;
+    let headers = |token| [("x-grid-token", token), (header::CACHE_CONTROL.as_str(), "no-store".into())];
+    Ok(match out {
+        (token, None) => (StatusCode::NO_CONTENT, headers(token)).into_response(),
+        (token, Some(grids)) => {
+            let body = serde_json::to_string(&grids).unwrap_or_else(|_| "[]".into());
+            (headers(token), [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+    })
 }
 
 #[derive(Debug, Deserialize)]
