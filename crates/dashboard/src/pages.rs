@@ -1,5 +1,5 @@
-//! The dashboard's HTML: the grid page (its script polls `/api/grid` every few seconds with the
-//! token of what it shows, and redraws in place, no reload, when the grid changed), a cell's or a host's history (an SVG plot from the report
+//! The dashboard's HTML: the grid page (its script long-polls `/api/grid` with the token of
+//! what it shows, and redraws in place, no reload, when the grid changed), a cell's or a host's history (an SVG plot from the report
 //! crate, with the regression verdict drawn as the history's mean and its interval) and the
 //! table of failed results. Inline CSS and script only: nothing is fetched from elsewhere.
 
@@ -32,23 +32,25 @@ pub fn index(poll_ms: u64) -> String {
 }
 
 fn script(poll_ms: u64) -> String {
-    r#"(function(){var q=new URLSearchParams(location.search),tok=q.get('token'),poll=+(q.get('poll')||POLL),known='';
+    r#"(function(){var q=new URLSearchParams(location.search),tok=q.get('token'),poll=+(q.get('poll')||POLL),wait=+(q.get('wait')||20000),known='';
 function u(p,a){var s=new URLSearchParams(a||{});if(tok)s.set('token',tok);var t=s.toString();return p+(t?'?'+t:'');}
 function el(t,a,x){var e=document.createElement(t);for(var k in a||{})e.setAttribute(k,a[k]);if(x!=null)e.textContent=x;return e;}
 function h(s){return String(s).replace(/&/g,'&amp;').replace(/</g,'&lt;').replace(/>/g,'&gt;').replace(/"/g,'&quot;');}
+function tag(t,a){var o='<'+t;for(var k in a)o+=' '+k+'="'+h(a[k])+'"';return o+'>';}
+function link(href,x){return tag('a',{href:href})+h(x)+'</a>';}
 var seen={};
-function table(g){var o=['<table class="grid" data-run="'+h(g.run)+'"><tr><th>sender ↓ receiver →</th>'];
-g.receivers.forEach(function(r){o.push('<th><a href="'+h(u('/host',{name:r}))+'">'+h(r)+'</a></th>');});o.push('</tr>');
-g.cells.forEach(function(row,i){var s=g.senders[i];o.push('<tr><th><a href="'+h(u('/host',{name:s}))+'">'+h(s)+'</a></th>');
-row.forEach(function(c,j){var r=g.receivers[j];o.push('<td class="'+h(c['class'])+'" title="'+h(c.title)+'" data-sender="'+h(s)+'" data-receiver="'+h(r)+'">');
-if(c['class']!='none')o.push('<a href="'+h(u('/cell',{sender:s,receiver:r,test:g.test}))+'">'+h(c.text)+'</a>');o.push('</td>');});o.push('</tr>');});
+function table(g){var o=[tag('table',{'class':'grid','data-run':g.run})+'<tr><th>sender ↓ receiver →</th>'];
+g.receivers.forEach(function(r){o.push('<th>'+link(u('/host',{name:r}),r)+'</th>');});o.push('</tr>');
+g.cells.forEach(function(row,i){var s=g.senders[i];o.push('<tr><th>'+link(u('/host',{name:s}),s)+'</th>');
+row.forEach(function(c,j){var r=g.receivers[j];o.push(tag('td',{'class':c['class'],title:c.title,'data-sender':s,'data-receiver':r}));
+if(c['class']!='none')o.push(link(u('/cell',{sender:s,receiver:r,test:g.test}),c.text));o.push('</td>');});o.push('</tr>');});
 o.push('</table>');return o.join('');}
 function draw(gs){var root=document.getElementById('grids'),o=[];
-gs.forEach(function(g){o.push('<h2>'+h(g.inventory)+' — <a href="'+h(u('/run/'+g.run))+'" class="run">run '+h(g.run)+'</a> '+h(g.started+' ('+g.status+', '+g.test+')')+'</h2>'+table(g));
+gs.forEach(function(g){o.push('<h2>'+h(g.inventory)+' — '+tag('a',{href:u('/run/'+g.run),'class':'run'})+'run '+h(g.run)+'</a> '+h(g.started+' ('+g.status+', '+g.test+')')+'</h2>'+table(g));
 if(!seen[g.inventory+'#'+g.run]){seen[g.inventory+'#'+g.run]=1;document.getElementById('rounds').appendChild(el('li',{'data-run':g.run},g.inventory+': run '+g.run));}});
 root.innerHTML=o.join('');}
 function stamp(t){document.getElementById('updated').textContent=t;}
-function tick(){fetch(u('/api/grid',known?{known:known}:{})).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);
+function tick(){fetch(u('/api/grid',known?{known:known,wait:wait}:{})).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);
 if(r.status==204)return null;known=r.headers.get('x-grid-token')||'';return r.json();}).then(function(gs){if(gs)draw(gs);
 stamp('updated '+new Date().toISOString());}).catch(function(e){stamp('cannot reach the dashboard: '+e);})
 .then(function(){setTimeout(tick,poll);});}
