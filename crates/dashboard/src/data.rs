@@ -399,6 +399,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn history_pages_judge_every_raw_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_700_006_400_000 - 1_700_006_400_000 % DAY;
+        let st = archive(dir.path(), t0);
+        let rule = Rule { level_pct: 95.0, threshold_pct: 10.0, latest: 1 };
+        let raw = judgements(&st, &Judging { since_unix_ms: t0, rule }).unwrap();
+        let page = history(&st, t0, "a", Some("s1:1"), "").unwrap();
+        assert_eq!(page.len(), 36, "one row per stored result, none merged");
+        let lean = st.path_history(t0, Some("a"), Some("s1:1")).unwrap();
+        assert_eq!(
+            page.iter().map(|r| r.value).collect::<Vec<_>>(),
+            lean.iter().map(|r| r.value).collect::<Vec<_>>()
+        );
+        let obs: Vec<Observation> = page.iter().filter_map(observation).collect();
+        let judged = stats::regression::judge_all(&obs, &rule);
+        let want = &raw[&("a".to_string(), "s1:1".to_string(), "tcp-stream".to_string())];
+        assert_eq!((Baseline::from(&judged[0]), judged.len()), (want.clone(), 1));
+        assert_eq!(want.verdict, Verdict::Regressed);
+    }
+
     /// A round of a mesh of a, b (both) and c (receives only): five of six cells stored, one
     /// failed, one of three iterations below its target.
     fn mesh_round(st: &mut Store) -> i64 {
