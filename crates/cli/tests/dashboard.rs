@@ -66,7 +66,7 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     let before = std::fs::read(&db).unwrap();
     let d = Dashboard::start(&db, &["--listen", "127.0.0.1:0"]);
     // The grid: nine cells, the planted regression and the failure with its reason.
-    let page = dom(&format!("{}?poll=500", d.url), dir.path(), 3000).unwrap();
+    let page = dom(&format!("{}?poll=500&wait=0", d.url), dir.path(), 3000).unwrap();
     assert_eq!(count(&page, "<td class="), 9, "{page}");
     assert_eq!(count(&page, "<td class=\"regressed\""), 1, "{page}");
     assert!(
@@ -98,7 +98,7 @@ fn the_grid_history_and_live_rounds_in_chromium() {
             ])
             .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
             .args(["--virtual-time-budget=3000", &format!("--screenshot={}", Path::new(&shot).display())])
-            .arg(format!("{}?poll=500", d.url))
+            .arg(format!("{}?poll=500&wait=0", d.url))
             .stderr(Stdio::null())
             .status()
             .unwrap();
@@ -136,10 +136,11 @@ fn the_grid_history_and_live_rounds_in_chromium() {
     let report = dom(&format!("{}run/{rounds}", d.url), dir.path(), 1000).unwrap();
     assert!(report.contains("tcplab report") && report.contains("<svg"), "report page");
     assert_eq!(std::fs::read(&db).unwrap(), before, "the dashboard never writes the archive");
-    // A round written while the page polls appears without a reload.
-    let url = format!("{}?poll=200", d.url);
+    // A round written while the page polls appears without a reload (each poll held up to 1 s
+    // of real time while nothing changes: 15 polls of virtual time outlast the 4 s below).
+    let url = format!("{}?poll=200&wait=1000", d.url);
     let work = dir.path().to_path_buf();
-    let browser = std::thread::spawn(move || dom(&url, &work, 150_000).unwrap());
+    let browser = std::thread::spawn(move || dom(&url, &work, 3000).unwrap());
     std::thread::sleep(Duration::from_secs(4));
     let started = Instant::now();
     let new_id = round(&mut Store::open(&db).unwrap(), 3, now, rounds, false);
@@ -314,12 +315,15 @@ fn a_scheduled_mesh_of_namespaced_hosts_watched_live() {
         .unwrap();
     let done = "SELECT COUNT(*) FROM runs WHERE finished_unix_ms IS NOT NULL";
     assert!(pg_cluster::wait_for(Duration::from_secs(30), || c.query("fleet_live", done) == "1"), "round 1");
+    let d = Dashboard::start(Path::new(&tcp), &["--listen", "127.0.0.1:0"]);
+    // Each poll is held up to 2 s of real time while nothing changes: 30 polls of virtual time
+    // outlast the rounds (≈ 3.5 s each).
+    let (url, work) = (format!("{}?poll=100&wait=2000", d.url), dir.path().to_path_buf());
+    let browser = std::thread::spawn(move || dom(&url, &work, 3000).unwrap());
+    // Planted while the page is open (its grid then changes too).
     let label =
         c.query("fleet_live", "SELECT label FROM tests WHERE sender = 'a' AND receiver = 'b' LIMIT 1");
     plant_history(&mut st, &label, now_ms() - 60_000, 24, 1e12);
-    let d = Dashboard::start(Path::new(&tcp), &["--listen", "127.0.0.1:0"]);
-    let (url, work) = (format!("{}?poll=100", d.url), dir.path().to_path_buf());
-    let browser = std::thread::spawn(move || dom(&url, &work, 20_000).unwrap());
     let live = browser.join().unwrap();
     let ended = pg_cluster::wait_for(Duration::from_secs(40), || mesh.try_wait().unwrap().is_some());
     let log = std::fs::read_to_string(dir.path().join("mesh.log")).unwrap();
@@ -327,9 +331,10 @@ fn a_scheduled_mesh_of_namespaced_hosts_watched_live() {
     let rounds_seen = live.split("<ol id=\"rounds\">").nth(1).unwrap().split("</ol>").next().unwrap();
     assert!(
         count(rounds_seen, "<li data-run=") >= 2,
-        "a new round arrived without reload: {rounds_seen}\n{log}"
+        "a new round arrived without reload: {rounds_seen}\n{}\n{log}",
+        live.split("<p id=\"updated\">").nth(1).and_then(|s| s.split("</div>").next()).unwrap_or_default()
     );
-    let page = dom(&format!("{}?poll=500", d.url), dir.path(), 3000).unwrap();
+    let page = dom(&format!("{}?poll=500&wait=0", d.url), dir.path(), 3000).unwrap();
     assert_eq!(count(&page, "<td class="), 4, "{page}");
     assert_eq!(count(&page, "<td class=\"regressed\""), 1, "{page}");
     assert!(page.contains("data-sender=\"a\" data-receiver=\"b\"><a"), "{page}");
@@ -353,7 +358,7 @@ fn a_scheduled_mesh_of_namespaced_hosts_watched_live() {
         .map(|r| (r["sender"].clone(), r["receiver"].clone()))
         .collect();
     assert_eq!(flagged, [("a".into(), "b".into())], "{}", stdout(&cli));
-    screenshot(&format!("{}?poll=500", d.url), dir.path(), "grid", "700,420");
+    screenshot(&format!("{}?poll=500&wait=0", d.url), dir.path(), "grid", "700,420");
     screenshot(&cell, dir.path(), "history", "760,1500");
     eprintln!("scheduled mesh watched live: {:.1} s", began.elapsed().as_secs_f64());
 }

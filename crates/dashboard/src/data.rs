@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use report::mesh::{Entry, Matrix};
 use results::regression::{Judgement, Verdict};
 use serde::Serialize;
+use stats::compare::Difference;
 use stats::regression::{Moments, Observation, Rule, Series};
 use store::{PathResult, Store};
 
@@ -128,6 +129,7 @@ pub fn baselines(st: &Store, j: &Judging) -> store::Result<Baselines> {
         *e = e.merge(&m);
     }
     let mut out = Baselines::new();
+    let mut quantiles = Quantiles::new();
     for l in st.latest_per_path()?.into_iter().filter(|l| l.started_unix_ms >= since_day) {
         let Some(metric) = l.metric.clone() else { continue };
         let key = (l.sender.clone(), l.receiver.clone(), l.test.clone(), l.label.clone(), metric);
@@ -140,21 +142,26 @@ pub fn baselines(st: &Store, j: &Judging) -> store::Result<Baselines> {
                 change_pct: 0.0,
                 interval_pct: None,
             },
-            Some(v) => judge_newest(&all.without(v), v, &key.4, &j.rule),
+            Some(v) => judge_newest(&all.without(v), v, &key.4, &j.rule, &mut quantiles),
         };
         out.insert((l.sender, l.receiver, l.test), b);
     }
     Ok(out)
 }
 
-/// The newest value `v` against a history of moments `h`, as [`stats::regression`] judges it.
-fn judge_newest(h: &Moments, v: f64, metric: &str, rule: &Rule) -> Baseline {
+/// Student's t two-sided quantiles at the rule's level, by history size: each is a root search
+/// (hundreds of evaluations of the t distribution), the same for every path of the same size.
+type Quantiles = HashMap<u64, Option<f64>>;
+
+/// The newest value `v` against a history of moments `h`, as [`stats::regression`] judges it
+/// ([`stats::regression::shift_from`], with its quantile looked up in `quantiles`).
+fn judge_newest(h: &Moments, v: f64, metric: &str, rule: &Rule, quantiles: &mut Quantiles) -> Baseline {
     let mut b =
         Baseline { verdict: Verdict::Unknown, n: h.n, mean: h.mean, change_pct: 0.0, interval_pct: None };
     if h.n == 1 && h.mean != 0.0 {
         b.change_pct = 100.0 * (v - h.mean) / h.mean;
     }
-    if let Some(d) = stats::regression::shift_from(h, v, rule.level_pct) {
+    if let Some(d) = shift_from(h, v, rule.level_pct, quantiles) {
         b.change_pct = d.diff_pct;
         b.interval_pct = d.half_width.map(|w| if d.mean_a == 0.0 { 0.0 } else { 100.0 * w / d.mean_a.abs() });
         b.verdict = stats::regression::verdict_of(metric, &d, rule.threshold_pct);
@@ -162,15 +169,33 @@ fn judge_newest(h: &Moments, v: f64, metric: &str, rule: &Rule) -> Baseline {
     b
 }
 
-/// The grid of every inventory's newest round.
+/// [`stats::regression::shift_from`] with the quantile memoised (the test below holds the two
+/// equal through the verdicts on raw results).
+fn shift_from(h: &Moments, v: f64, level_pct: f64, quantiles: &mut Quantiles) -> Option<Difference> {
+    if h.n < 2 {
+        return None;
+    }
+    let n = h.n as f64;
+    let se = (h.m2 / (n - 1.0) * (1.0 + 1.0 / n)).sqrt();
+    let t = *quantiles.entry(h.n).or_insert_with(|| stats::student::two_sided(level_pct / 100.0, n - 1.0));
+    let diff = v - h.mean;
+    Some(Difference {
+        mean_a: h.mean,
+        mean_b: v,
+        diff,
+        half_width: if se == 0.0 { Some(0.0) } else { t.map(|t| t * se) },
+        diff_pct: if h.mean == 0.0 { 0.0 } else { 100.0 * diff / h.mean },
+    })
+}
+
+/// The grid of every inventory's newest round (each read lean: [`Store::mesh_round`]).
 pub fn grids(st: &Store, j: &Judging) -> store::Result<Vec<Grid>> {
     let judged = baselines(st, j)?;
     let mut out = Vec::new();
     for (inventory, id) in st.latest_meshes()? {
-        let run = st.load_run(id)?;
-        let (status, _) = st.run_state(id)?;
-        let Some(m) = Matrix::of(&run) else { continue };
-        let test = run.sweep.as_ref().map(|s| s.plan.base.test.id().to_string()).unwrap_or_default();
+        let Some(round) = st.mesh_round(id)? else { continue };
+        let m = matrix(&round);
+        let test = round.base.test.id().to_string();
         let cells = m
             .cells
             .iter()
@@ -188,15 +213,61 @@ pub fn grids(st: &Store, j: &Judging) -> store::Result<Vec<Grid>> {
         out.push(Grid {
             inventory,
             run: id,
-            started: report::tables::utc(run.started_unix_ms),
-            status,
+            started: report::tables::utc(round.started_unix_ms),
+            status: round.status,
             test,
-            senders: m.senders.clone(),
-            receivers: m.receivers.clone(),
+            senders: m.senders,
+            receivers: m.receivers,
             cells,
         });
     }
     Ok(out)
+}
+
+/// The matrix of a lean round, as [`Matrix::of`] makes it of the whole run, without what the
+/// grid does not show (the shares of the loop-back baselines, the intervals' half-widths):
+/// a cell of the mesh is `NotRun` until its point is stored, then measured, or failed when
+/// its test did not complete.
+pub fn matrix(round: &store::round::Round) -> Matrix {
+    let mesh = &round.mesh;
+    let n = mesh.hosts.len();
+    let mut grid = vec![vec![Entry::None; n]; n];
+    fn slot<'a>(grid: &'a mut [Vec<Entry>], c: &results::MeshCell) -> Option<&'a mut Entry> {
+        grid.get_mut(c.sender as usize)?.get_mut(c.receiver as usize)
+    }
+    for c in &mesh.cells {
+        if let Some(e) = slot(&mut grid, c) {
+            *e = Entry::NotRun;
+        }
+    }
+    for p in &round.points {
+        let Some(e) = mesh.cells.get(p.point as usize).and_then(|c| slot(&mut grid, c)) else { continue };
+        *e = match p.status.as_deref() {
+            Some(s) if s != "completed" => Entry::Failed {
+                code: p.code.clone().unwrap_or_else(|| "failed".into()),
+                reason: p.reason.clone().unwrap_or_else(|| "failed".into()),
+            },
+            _ => Entry::Measured {
+                value: p.mean,
+                half_width: None,
+                iterations: p.iterations,
+                met: p.met,
+                sender_share: None,
+                receiver_share: None,
+            },
+        };
+    }
+    let (rows, cols) = (mesh.senders(), mesh.receivers());
+    Matrix {
+        metric: round.metric.clone(),
+        senders: rows.iter().map(|&i| mesh.name(i).to_string()).collect(),
+        receivers: cols.iter().map(|&i| mesh.name(i).to_string()).collect(),
+        cells: rows
+            .iter()
+            .map(|&s| cols.iter().map(|&r| grid[s as usize][r as usize].clone()).collect())
+            .collect(),
+        baselines: Vec::new(),
+    }
 }
 
 fn cell(m: &Matrix, e: &Entry, judged: Option<&Baseline>, threshold_pct: f64) -> Cell {
@@ -326,5 +397,121 @@ mod tests {
                 [Verdict::Regressed, Verdict::Failed]
             );
         }
+    }
+
+    #[test]
+    fn history_pages_judge_every_raw_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_700_006_400_000 - 1_700_006_400_000 % DAY;
+        let st = archive(dir.path(), t0);
+        let rule = Rule { level_pct: 95.0, threshold_pct: 10.0, latest: 1 };
+        let raw = judgements(&st, &Judging { since_unix_ms: t0, rule }).unwrap();
+        let page = history(&st, t0, "a", Some("s1:1"), "").unwrap();
+        assert_eq!(page.len(), 36, "one row per stored result, none merged");
+        let lean = st.path_history(t0, Some("a"), Some("s1:1")).unwrap();
+        assert_eq!(
+            page.iter().map(|r| r.value).collect::<Vec<_>>(),
+            lean.iter().map(|r| r.value).collect::<Vec<_>>()
+        );
+        let obs: Vec<Observation> = page.iter().filter_map(observation).collect();
+        let judged = stats::regression::judge_all(&obs, &rule);
+        let want = &raw[&("a".to_string(), "s1:1".to_string(), "tcp-stream".to_string())];
+        assert_eq!((Baseline::from(&judged[0]), judged.len()), (want.clone(), 1));
+        assert_eq!(want.verdict, Verdict::Regressed);
+    }
+
+    /// A round of a mesh of a, b (both) and c (receives only): five of six cells stored, one
+    /// failed, one of three iterations below its target.
+    fn mesh_round(st: &mut Store) -> i64 {
+        use results::{
+            MeshCell, MeshHost, MeshPlan, MeshRole, ParamSetting, ParamValue, SweepPoint, TestError,
+        };
+        let host = |name: &str, role| MeshHost {
+            name: name.into(),
+            address: "198.18.0.1".into(),
+            port: 9180,
+            labels: Default::default(),
+            role,
+            machine: None,
+        };
+        let hosts = vec![host("a", MeshRole::Both), host("b", MeshRole::Both), host("c", MeshRole::Receiver)];
+        let cells: Vec<MeshCell> = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+            .map(|(sender, receiver)| MeshCell { sender, receiver })
+            .to_vec();
+        let plan = results::SweepPlan {
+            base: TestSpec::new(TestKind::TcpStream),
+            axes: Vec::new(),
+            confidence: None,
+            metric: "goodput_bps".into(),
+            mesh: Some(MeshPlan { inventory: "fleet.toml".into(), hosts, cells: cells.clone() }),
+        };
+        let rec = RunRecord {
+            tool_version: "0".into(),
+            command_line: Vec::new(),
+            started_unix_ms: 1_700_000_000_000,
+            local_host: results::HostInfo::default(),
+            remote_host: None,
+            tests: Vec::new(),
+            error: None,
+            id: None,
+            sweep: None,
+            cc: None,
+        };
+        let run = st.begin_run(&rec, RunKind::Sweep, "mesh").unwrap();
+        st.begin_sweep(run, &plan).unwrap();
+        for k in 0..5u32 {
+            let c = cells[k as usize];
+            let name = |i: u32| ParamValue::Text(["a", "b", "c"][i as usize].into());
+            let mut r =
+                TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "x:1", 1_700_000_000_000);
+            let v = 1e9 * f64::from(k + 1);
+            r.summary.headline = Some(Headline::measured(Metric::Goodput, v));
+            if k == 2 {
+                r.status = results::Status::Failed;
+                r.error = Some(TestError { code: "connect".into(), message: "connecting: refused".into() });
+            }
+            let values = if k == 3 { vec![v, v, v] } else { vec![v] };
+            let point = SweepPoint {
+                index: k,
+                coords: vec![k],
+                params: vec![
+                    ParamSetting { name: "sender".into(), value: name(c.sender) },
+                    ParamSetting { name: "receiver".into(), value: name(c.receiver) },
+                ],
+                test_index: k,
+                headline: results::Estimate {
+                    metric: "goodput_bps".into(),
+                    mean: v,
+                    values,
+                    ..Default::default()
+                },
+                met: k != 3,
+            };
+            st.add_point(run, &point, &r).unwrap();
+        }
+        run
+    }
+
+    #[test]
+    fn a_round_read_lean_is_the_matrix_of_the_whole_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Store::open(&dir.path().join("a.db")).unwrap();
+        let run = mesh_round(&mut st);
+        let lean = matrix(&st.mesh_round(run).unwrap().unwrap());
+        let mut whole = Matrix::of(&st.load_run(run).unwrap()).unwrap();
+        for e in whole.cells.iter_mut().flatten() {
+            if let Entry::Measured { half_width, sender_share, receiver_share, .. } = e {
+                (*half_width, *sender_share, *receiver_share) = (None, None, None);
+            }
+        }
+        assert_eq!(
+            (&lean.metric, &lean.senders, &lean.receivers),
+            (&whole.metric, &whole.senders, &whole.receivers)
+        );
+        assert_eq!(lean.cells, whole.cells);
+        assert_eq!((lean.senders.len(), lean.receivers.len()), (2, 3));
+        assert!(matches!(&lean.cells[0][2], Entry::Failed { reason, .. } if reason == "connecting: refused"));
+        assert!(matches!(lean.cells[1][0], Entry::Measured { iterations: 3, met: false, .. }));
+        assert_eq!(lean.cells[1][2], Entry::NotRun);
     }
 }

@@ -1,6 +1,6 @@
 //! `tcplab dashboard --db URL --listen ADDR`: a read-only web view of the archive (SQLite or
 //! PostgreSQL) on axum. Pages: `/` the mesh grid of each inventory's newest round (its script
-//! polls `/api/grid` and redraws in place), `/cell?sender=&receiver=&test=` one path's history,
+//! long-polls `/api/grid` and redraws in place when the grid changed), `/cell?sender=&receiver=&test=` one path's history,
 //! `/host?name=` every path a host sends on, `/run/ID` the run's full HTML report (the report
 //! crate's, as `tcplab report` writes it). The archive is opened read-only for each request
 //! ([`store::Store::open_read_only`]): the dashboard never writes it. It listens on loopback
@@ -163,11 +163,51 @@ async fn index(State(app): State<Shared>) -> Html<String> {
     Html(pages::index(app.opts.poll_ms))
 }
 
-async fn grid(State(app): State<Shared>) -> Result<Response, Response> {
-    let grids = read(&app, |st, o| data::grids(st, &judging(o))).await?;
-    let body = serde_json::to_string(&grids).unwrap_or_else(|_| "[]".into());
-    Ok(([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body)
-        .into_response())
+#[derive(Debug, Deserialize)]
+struct GridQuery {
+    /// The token of the grid the page shows (`x-grid-token` of its last answer).
+    #[serde(default)]
+    known: String,
+    /// How long to hold the answer while nothing changed, ms (at most [`MAX_WAIT_MS`]).
+    #[serde(default)]
+    wait: u64,
+}
+
+/// The longest a poll is held.
+const MAX_WAIT_MS: u64 = 60_000;
+/// How often a held poll looks for a change.
+const RECHECK: Duration = Duration::from_millis(500);
+
+/// The grids as JSON with their token in `x-grid-token`. With `?known=` that token already,
+/// `204 No Content` (the token only): the live poll learns that nothing changed from a few
+/// index lookups ([`Store::grid_token`]), without the grid being built; with `&wait=MS` the
+/// answer is held until the token changes or `MS` pass (a long poll: a new round shows at once).
+async fn grid(State(app): State<Shared>, Query(q): Query<GridQuery>) -> Result<Response, Response> {
+    let until = tokio::time::Instant::now() + Duration::from_millis(q.wait.min(MAX_WAIT_MS));
+    let out = loop {
+        let known = q.known.clone();
+        let out = read(&app, move |st, o| {
+            let j = judging(o);
+            let token = format!("{}-{}", st.grid_token()?, j.since_unix_ms / store::summary::DAY_MS);
+            if token == known {
+                return Ok((token, None));
+            }
+            Ok((token, Some(data::grids(st, &j)?)))
+        })
+        .await?;
+        if out.1.is_some() || tokio::time::Instant::now() + RECHECK > until {
+            break out;
+        }
+        tokio::time::sleep(RECHECK).await;
+    };
+    let headers = |token| [("x-grid-token", token), (header::CACHE_CONTROL.as_str(), "no-store".into())];
+    Ok(match out {
+        (token, None) => (StatusCode::NO_CONTENT, headers(token)).into_response(),
+        (token, Some(grids)) => {
+            let body = serde_json::to_string(&grids).unwrap_or_else(|_| "[]".into());
+            (headers(token), [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+    })
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,5 +1,5 @@
-//! The dashboard's HTML: the grid page (its script fetches `/api/grid` and redraws in place
-//! every few seconds, no reload), a cell's or a host's history (an SVG plot from the report
+//! The dashboard's HTML: the grid page (its script long-polls `/api/grid` with the token of
+//! what it shows, and redraws in place, no reload, when the grid changed), a cell's or a host's history (an SVG plot from the report
 //! crate, with the regression verdict drawn as the history's mean and its interval) and the
 //! table of failed results. Inline CSS and script only: nothing is fetched from elsewhere.
 
@@ -32,22 +32,27 @@ pub fn index(poll_ms: u64) -> String {
 }
 
 fn script(poll_ms: u64) -> String {
-    r#"(function(){var q=new URLSearchParams(location.search),tok=q.get('token'),poll=+(q.get('poll')||POLL);
+    r#"(function(){var q=new URLSearchParams(location.search),tok=q.get('token'),poll=+(q.get('poll')||POLL),wait=+(q.get('wait')||20000),known='';
 function u(p,a){var s=new URLSearchParams(a||{});if(tok)s.set('token',tok);var t=s.toString();return p+(t?'?'+t:'');}
 function el(t,a,x){var e=document.createElement(t);for(var k in a||{})e.setAttribute(k,a[k]);if(x!=null)e.textContent=x;return e;}
+function h(s){return String(s).replace(/&/g,'&amp;').replace(/</g,'&lt;').replace(/>/g,'&gt;').replace(/"/g,'&quot;');}
+function tag(t,a){var o='<'+t;for(var k in a)o+=' '+k+'="'+h(a[k])+'"';return o+'>';}
+function link(href,x){return tag('a',{href:href})+h(x)+'</a>';}
 var seen={};
-function draw(gs){var root=document.getElementById('grids');root.textContent='';
-gs.forEach(function(g){var h=el('h2',{},g.inventory+' — ');var a=el('a',{href:u('/run/'+g.run),'class':'run'},'run '+g.run);h.appendChild(a);
-h.appendChild(document.createTextNode(' '+g.started+' ('+g.status+', '+g.test+')'));root.appendChild(h);
-if(!seen[g.inventory+'#'+g.run]){seen[g.inventory+'#'+g.run]=1;document.getElementById('rounds').appendChild(el('li',{'data-run':g.run},g.inventory+': run '+g.run));}
-var t=el('table',{'class':'grid','data-run':g.run}),hr=el('tr');hr.appendChild(el('th',{},'sender ↓ receiver →'));
-g.receivers.forEach(function(r){var th=el('th');th.appendChild(el('a',{href:u('/host',{name:r})},r));hr.appendChild(th);});t.appendChild(hr);
-g.cells.forEach(function(row,i){var tr=el('tr'),th=el('th');th.appendChild(el('a',{href:u('/host',{name:g.senders[i]})},g.senders[i]));tr.appendChild(th);
-row.forEach(function(c,j){var td=el('td',{'class':c['class'],title:c.title,'data-sender':g.senders[i],'data-receiver':g.receivers[j]});
-if(c['class']=='none'){tr.appendChild(td);return;}td.appendChild(el('a',{href:u('/cell',{sender:g.senders[i],receiver:g.receivers[j],test:g.test})},c.text));tr.appendChild(td);});t.appendChild(tr);});
-root.appendChild(t);});}
-function tick(){fetch(u('/api/grid')).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.json();}).then(function(gs){draw(gs);
-document.getElementById('updated').textContent='updated '+new Date().toISOString();}).catch(function(e){document.getElementById('updated').textContent='cannot reach the dashboard: '+e;})
+function table(g){var o=[tag('table',{'class':'grid','data-run':g.run})+'<tr><th>sender ↓ receiver →</th>'];
+g.receivers.forEach(function(r){o.push('<th>'+link(u('/host',{name:r}),r)+'</th>');});o.push('</tr>');
+g.cells.forEach(function(row,i){var s=g.senders[i];o.push('<tr><th>'+link(u('/host',{name:s}),s)+'</th>');
+row.forEach(function(c,j){var r=g.receivers[j];o.push(tag('td',{'class':c['class'],title:c.title,'data-sender':s,'data-receiver':r}));
+if(c['class']!='none')o.push(link(u('/cell',{sender:s,receiver:r,test:g.test}),c.text));o.push('</td>');});o.push('</tr>');});
+o.push('</table>');return o.join('');}
+function draw(gs){var root=document.getElementById('grids'),o=[];
+gs.forEach(function(g){o.push('<h2>'+h(g.inventory)+' — '+tag('a',{href:u('/run/'+g.run),'class':'run'})+'run '+h(g.run)+'</a> '+h(g.started+' ('+g.status+', '+g.test+')')+'</h2>'+table(g));
+if(!seen[g.inventory+'#'+g.run]){seen[g.inventory+'#'+g.run]=1;document.getElementById('rounds').appendChild(el('li',{'data-run':g.run},g.inventory+': run '+g.run));}});
+root.innerHTML=o.join('');}
+function stamp(t){document.getElementById('updated').textContent=t;}
+function tick(){fetch(u('/api/grid',known?{known:known,wait:wait}:{})).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);
+if(r.status==204)return null;known=r.headers.get('x-grid-token')||'';return r.json();}).then(function(gs){if(gs)draw(gs);
+stamp('updated '+new Date().toISOString());}).catch(function(e){stamp('cannot reach the dashboard: '+e);})
 .then(function(){setTimeout(tick,poll);});}
 tick();})();"#
         .replace("POLL", &poll_ms.to_string())

@@ -24,6 +24,7 @@ pub mod owner;
 pub mod paths;
 pub mod push;
 mod read;
+pub mod round;
 pub mod schema;
 pub mod summary;
 mod write;

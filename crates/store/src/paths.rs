@@ -35,7 +35,7 @@ pub struct PathResult {
     /// Why the test failed, when it did.
     pub error: Option<String>,
     /// Retransmits, RTT and latency percentiles: read by [`Store::path_detail`] only (the
-    /// lean readers leave them `None`).
+    /// other readers leave them `None`).
     pub detail: Detail,
 }
 
@@ -65,26 +65,50 @@ t.run_id, t.id, t.started_unix_ms, t.test, t.label, t.status, t.headline_metric,
 COALESCE(t.sender, ''), COALESCE(t.receiver, ''),
 CASE WHEN t.status <> 'completed' THEN (t.result::json)->'error'->>'message' END";
 
-/// [`Detail`]'s columns, after the lean ones.
-const DETAIL_SQLITE: &str = ",
-CAST(json_extract(t.result, '$.summary.directions[0].retransmits') AS REAL),
-CAST(json_extract(t.result, '$.summary.directions[0].rtt_mean_us') AS REAL),
-CAST(json_extract(t.result, '$.summary.rr.latency.p50_us') AS REAL),
-CAST(json_extract(t.result, '$.summary.rr.latency.p99_us') AS REAL)";
+/// [`Detail`]'s columns (schema 10), after the lean ones.
+const DETAIL: &str = ", t.retransmits, t.rtt_mean_us, t.p50_us, t.p99_us";
 
-const DETAIL_POSTGRES: &str = ",
-((t.result::json) #>> '{summary,directions,0,retransmits}')::float8,
-((t.result::json) #>> '{summary,directions,0,rtt_mean_us}')::float8,
-((t.result::json) #>> '{summary,rr,latency,p50_us}')::float8,
-((t.result::json) #>> '{summary,rr,latency,p99_us}')::float8";
+/// Sets [`Detail`]'s columns from the stored result (its first direction, its request/response
+/// latency), per engine.
+fn detail_update(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Sqlite => {
+            "UPDATE tests SET
+                 retransmits = CAST(json_extract(result, '$.summary.directions[0].retransmits') AS REAL),
+                 rtt_mean_us = CAST(json_extract(result, '$.summary.directions[0].rtt_mean_us') AS REAL),
+                 p50_us = CAST(json_extract(result, '$.summary.rr.latency.p50_us') AS REAL),
+                 p99_us = CAST(json_extract(result, '$.summary.rr.latency.p99_us') AS REAL)"
+        }
+        Engine::Postgres => {
+            "UPDATE tests SET
+                 retransmits = ((result::json) #>> '{summary,directions,0,retransmits}')::float8,
+                 rtt_mean_us = ((result::json) #>> '{summary,directions,0,rtt_mean_us}')::float8,
+                 p50_us = ((result::json) #>> '{summary,rr,latency,p50_us}')::float8,
+                 p99_us = ((result::json) #>> '{summary,rr,latency,p99_us}')::float8"
+        }
+    }
+}
+
+/// Fills [`Detail`]'s columns of the stored test `test_id` (inside the caller's transaction,
+/// on every insert: [`crate::summary::record`]).
+pub(crate) fn record_detail(tx: &mut dyn Sql, test_id: i64) -> Result<()> {
+    let q = format!("{} WHERE id = ?1", detail_update(tx.engine()));
+    tx.execute(&q, args![test_id]).map(|_| ()).map_err(sql("recording a test's details"))
+}
+
+/// Migration 10's data step: [`Detail`]'s columns of every stored test.
+pub(crate) fn backfill_detail(tx: &mut dyn Sql) -> Result<()> {
+    let q = detail_update(tx.engine());
+    tx.execute(q, &[]).map(|_| ()).map_err(sql("recording the tests' details"))
+}
 
 /// The statement for the ends given (plain equalities, so the path index serves them).
 fn statement(engine: Engine, sender: bool, receiver: bool, detail: bool) -> String {
-    let (cols, extra) = match engine {
-        Engine::Sqlite => (COLUMNS_SQLITE, DETAIL_SQLITE),
-        Engine::Postgres => (COLUMNS_POSTGRES, DETAIL_POSTGRES),
+    let cols = match engine {
+        Engine::Sqlite => COLUMNS_SQLITE,
+        Engine::Postgres => COLUMNS_POSTGRES,
     };
-    let extra = if detail { extra } else { "" };
+    let extra = if detail { DETAIL } else { "" };
     let mut q = format!(
         "SELECT {cols}{extra} FROM tests t WHERE t.started_unix_ms >= ?1 AND t.status <> 'interrupted'"
     );
@@ -179,8 +203,8 @@ impl Store {
         self.read_paths(since_unix_ms, sender, receiver, false)
     }
 
-    /// [`Store::path_history`] with each result's [`Detail`] (read from the stored result,
-    /// so slower: for one cell's or one host's history).
+    /// [`Store::path_history`] with each result's [`Detail`] (from its lean columns, schema
+    /// 10: no stored result is parsed).
     pub fn path_detail(
         &self,
         since_unix_ms: u64,

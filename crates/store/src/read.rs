@@ -275,6 +275,8 @@ impl Store {
             .conn()
             .query("SELECT point, test_id, params, headline, met FROM sweep_points WHERE run_id = ?1 ORDER BY point", args![id])
             .map_err(sql("reading points"))?;
+        let positions: std::collections::HashMap<i64, u32> =
+            test_ids.iter().enumerate().map(|(i, t)| (*t, i as u32)).collect();
         let mut points = Vec::new();
         for row in rows {
             let read = || -> std::result::Result<_, DbError> {
@@ -283,7 +285,7 @@ impl Store {
             let (index, test_id, params_text, headline_text, met) = read().map_err(sql("reading points"))?;
             let params: Vec<ParamSetting> = parse("point parameters", id, &params_text)?;
             let headline: Estimate = parse("point estimate", id, &headline_text)?;
-            let test_index = test_ids.iter().position(|t| *t == test_id).unwrap_or(0) as u32;
+            let test_index = positions.get(&test_id).copied().unwrap_or(0);
             let coords = coords_of(&plan, index);
             points.push(SweepPoint { index, coords, params, test_index, headline, met });
         }

@@ -29,6 +29,10 @@
 //!    and `path_days`, per path, test, metric and UTC day the completed results' count, mean,
 //!    squared deviations, minimum and maximum; kept on every insert, back-filled; and
 //!    `sweeps.inventory`, a mesh's inventory (indexed, back-filled), to find each newest round.
+//! 10. Lean details ([`crate::paths`]): `tests.retransmits`, `rtt_mean_us`, `p50_us` and
+//!     `p99_us`, what a history plot shows besides the headline, copied from the stored result
+//!     on every insert and back-filled, so that a long history is read without parsing each
+//!     result's JSON.
 
 use rusqlite::Connection;
 
@@ -161,6 +165,12 @@ CREATE INDEX path_days_day ON path_days (day_unix_ms);
 ALTER TABLE sweeps ADD COLUMN inventory TEXT;
 CREATE INDEX sweeps_inventory ON sweeps (inventory, run_id);";
 
+const V10: &str = "
+ALTER TABLE tests ADD COLUMN retransmits REAL;
+ALTER TABLE tests ADD COLUMN rtt_mean_us REAL;
+ALTER TABLE tests ADD COLUMN p50_us REAL;
+ALTER TABLE tests ADD COLUMN p99_us REAL;";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes version `i` to `i + 1`.
 pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V1, None),
@@ -172,6 +182,7 @@ pub const MIGRATIONS: &[(&str, Option<Step>)] = &[
     (V7, Some(crate::ids::backfill)),
     (V8, Some(crate::paths::backfill)),
     (V9, Some(crate::summary::migrate)),
+    (V10, Some(crate::paths::backfill_detail)),
 ];
 
 /// The newest schema version.

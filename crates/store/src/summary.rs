@@ -55,8 +55,10 @@ fn day_upsert(engine: Engine) -> String {
     )
 }
 
-/// Adds the stored test `test_id` to the summary (inside the caller's transaction).
+/// Adds the stored test `test_id` to the summary (inside the caller's transaction), and fills
+/// its detail columns ([`crate::paths`]): both writers of tests call this.
 pub(crate) fn record(tx: &mut dyn Sql, test_id: i64) -> Result<()> {
+    crate::paths::record_detail(tx, test_id)?;
     let engine = tx.engine();
     tx.execute(&latest_upsert(), args![test_id]).map_err(sql("updating the path summary"))?;
     tx.execute(&day_upsert(engine), args![test_id]).map_err(sql("updating the path summary"))?;

@@ -130,9 +130,20 @@ fn fill_old(conn: &Connection, version: i64) {
     if version >= 8 {
         conn.execute_batch("UPDATE tests SET sender = 'here', receiver = 'h:1'").unwrap();
     }
+    if version >= 9 {
+        // Schema 9 keeps the path summary with each test.
+        conn.execute_batch(
+            "INSERT INTO path_latest VALUES ('here', 'h:1', 'tcp-stream', 'stream', 7, 1, 5, 'completed', 'goodput_bps', 3e9);
+             INSERT INTO path_days VALUES ('here', 'h:1', 'tcp-stream', 'stream', 'goodput_bps', 0, 1, 3e9, 0, 3e9, 3e9);",
+        )
+        .unwrap();
+    }
     if version >= 2 {
-        conn.execute("INSERT INTO sweeps VALUES (1, ?1, 6)", [serde_json::to_string(&plan()).unwrap()])
-            .unwrap();
+        conn.execute(
+            "INSERT INTO sweeps (run_id, plan, points_total) VALUES (1, ?1, 6)",
+            [serde_json::to_string(&plan()).unwrap()],
+        )
+        .unwrap();
         let p = point(2, 3e9);
         conn.execute(
             "INSERT INTO sweep_points VALUES (1, 2, 7, ?1, ?2, 1)",

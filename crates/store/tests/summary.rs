@@ -28,6 +28,8 @@ fn fill(st: &mut Store) {
             let run = st.begin_run(&record(host), RunKind::Test, server).unwrap();
             let mut r = result(1e9 + 1e7 * ((k * 7 + p as u64) % 11) as f64);
             r.started_unix_ms = at;
+            r.summary.directions[0].retransmits = Some(k * 3 + p as u64);
+            r.summary.directions[0].rtt_mean_us = (k % 4 != 0).then_some(100 + k as u32);
             if k == 19 && p == 2 {
                 r.status = Status::Failed;
                 r.summary.headline = None;
@@ -115,6 +117,28 @@ fn check(st: &Store, what: &str) {
         !one.is_empty() && one.iter().all(|d| d.day_unix_ms >= T0 + 2 * DAY_MS - (T0 + 2 * DAY_MS) % DAY_MS)
     );
     assert!(one.iter().all(|d| (d.sender.as_str(), d.receiver.as_str()) == ("a", "s1:1")));
+    details(st, what);
+}
+
+/// Each result's lean details (schema 10) are what its stored result says.
+fn details(st: &Store, what: &str) {
+    let all = st.path_detail(0, None, None).unwrap();
+    assert_eq!(all.len(), 60, "{what}");
+    let mut with_rtt = 0;
+    for r in &all {
+        let run = st.load_run(r.run).unwrap();
+        let stored = run.tests.iter().find(|t| t.started_unix_ms == r.started_unix_ms).unwrap();
+        let dir = stored.summary.directions.first();
+        let want = store::Detail {
+            retransmits: dir.and_then(|d| d.retransmits).map(|v| v as f64),
+            rtt_mean_us: dir.and_then(|d| d.rtt_mean_us).map(f64::from),
+            p50_us: None,
+            p99_us: None,
+        };
+        assert_eq!(r.detail, want, "{what}: {r:?}");
+        with_rtt += usize::from(want.rtt_mean_us.is_some());
+    }
+    assert_eq!(with_rtt, 45, "{what}");
 }
 
 #[test]
@@ -130,7 +154,9 @@ fn sqlite_summary_is_kept_on_insert_and_back_filled() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE path_latest; DROP TABLE path_days; DROP INDEX sweeps_inventory;
-         ALTER TABLE sweeps DROP COLUMN inventory; PRAGMA user_version = 8",
+         ALTER TABLE sweeps DROP COLUMN inventory; PRAGMA user_version = 8;
+         ALTER TABLE tests DROP COLUMN retransmits; ALTER TABLE tests DROP COLUMN rtt_mean_us;
+         ALTER TABLE tests DROP COLUMN p50_us; ALTER TABLE tests DROP COLUMN p99_us",
     )
     .unwrap();
     drop(conn);
@@ -153,6 +179,8 @@ fn postgres_summary_is_kept_on_insert_and_push_and_back_filled() {
     c.query(
         "summary",
         "DROP TABLE path_latest; DROP TABLE path_days; ALTER TABLE sweeps DROP COLUMN inventory;
+         ALTER TABLE tests DROP COLUMN retransmits, DROP COLUMN rtt_mean_us, DROP COLUMN p50_us,
+             DROP COLUMN p99_us;
          UPDATE tcplab_schema SET version = 8",
     );
     let shared = Store::open(Path::new(&url)).unwrap();
@@ -165,6 +193,7 @@ fn postgres_summary_is_kept_on_insert_and_push_and_back_filled() {
         let run = lite.begin_run(&record("c"), RunKind::Test, "s3:1").unwrap();
         let mut r = result(7e8);
         r.started_unix_ms = at;
+        r.summary.directions[0].retransmits = Some(7);
         lite.add_test(run, &r).unwrap();
         lite.finish_run(run, RunStatus::Complete, None, at + 1).unwrap();
     };
@@ -177,4 +206,7 @@ fn postgres_summary_is_kept_on_insert_and_push_and_back_filled() {
     assert_eq!(c3.len(), 1);
     assert_eq!(c3[0].started_unix_ms, T0 + 9 * DAY_MS);
     assert_eq!(shared.path_days(0, Some(("c", "s3:1"))).unwrap().len(), 2);
+    let pushed = shared.path_detail(0, Some("c"), None).unwrap();
+    assert_eq!(pushed.len(), 2);
+    assert!(pushed.iter().all(|r| r.detail.retransmits == Some(7.0)), "details kept on push: {pushed:?}");
 }
