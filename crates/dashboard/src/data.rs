@@ -225,20 +225,14 @@ pub fn grids(st: &Store, j: &Judging) -> store::Result<Vec<Grid>> {
 }
 
 /// The matrix of a lean round, as [`Matrix::of`] makes it of the whole run, without what the
-/// grid does not show (the shares of the loop-back baselines, the intervals' half-widths):
+/// grid does not show (the cells' shares of the loop-back baselines, the intervals' half-widths):
 /// a cell of the mesh is `NotRun` until its point is stored, then measured, or failed when
 /// its test did not complete.
 pub fn matrix(round: &store::round::Round) -> Matrix {
     let mesh = &round.mesh;
-    let n = mesh.hosts.len();
-    let mut grid = vec![vec![Entry::None; n]; n];
+    let mut grid = Matrix::planned(mesh);
     fn slot<'a>(grid: &'a mut [Vec<Entry>], c: &results::MeshCell) -> Option<&'a mut Entry> {
         grid.get_mut(c.sender as usize)?.get_mut(c.receiver as usize)
-    }
-    for c in &mesh.cells {
-        if let Some(e) = slot(&mut grid, c) {
-            *e = Entry::NotRun;
-        }
     }
     for p in &round.points {
         let Some(e) = mesh.cells.get(p.point as usize).and_then(|c| slot(&mut grid, c)) else { continue };
@@ -257,17 +251,7 @@ pub fn matrix(round: &store::round::Round) -> Matrix {
             },
         };
     }
-    let (rows, cols) = (mesh.senders(), mesh.receivers());
-    Matrix {
-        metric: round.metric.clone(),
-        senders: rows.iter().map(|&i| mesh.name(i).to_string()).collect(),
-        receivers: cols.iter().map(|&i| mesh.name(i).to_string()).collect(),
-        cells: rows
-            .iter()
-            .map(|&s| cols.iter().map(|&r| grid[s as usize][r as usize].clone()).collect())
-            .collect(),
-        baselines: Vec::new(),
-    }
+    Matrix::arranged(&round.metric, mesh, &grid)
 }
 
 fn cell(m: &Matrix, e: &Entry, judged: Option<&Baseline>, threshold_pct: f64) -> Cell {

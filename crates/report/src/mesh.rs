@@ -64,14 +64,7 @@ impl Matrix {
         let sweep = run.sweep.as_ref()?;
         let mesh = sweep.plan.mesh.as_ref()?;
         let n = mesh.hosts.len();
-        let mut grid = vec![vec![Entry::None; n]; n];
-        for cell in &mesh.cells {
-            if let Some(slot) =
-                grid.get_mut(cell.sender as usize).and_then(|r| r.get_mut(cell.receiver as usize))
-            {
-                *slot = Entry::NotRun;
-            }
-        }
+        let mut grid = Matrix::planned(mesh);
         fill(&mut grid, run, sweep, mesh);
         let base: Vec<Option<f64>> = (0..n).map(|i| measured(&grid[i][i])).collect();
         for (s, row) in grid.iter_mut().enumerate() {
@@ -84,20 +77,39 @@ impl Matrix {
                 }
             }
         }
+        Some(Matrix::arranged(&sweep.plan.metric, mesh, &grid))
+    }
+
+    /// The host × host grid of `mesh` before any result: `NotRun` on its cells, `None`
+    /// elsewhere (`grid[sender][receiver]`, by inventory index).
+    pub fn planned(mesh: &MeshPlan) -> Vec<Vec<Entry>> {
+        let n = mesh.hosts.len();
+        let mut grid = vec![vec![Entry::None; n]; n];
+        for cell in &mesh.cells {
+            if let Some(slot) =
+                grid.get_mut(cell.sender as usize).and_then(|r| r.get_mut(cell.receiver as usize))
+            {
+                *slot = Entry::NotRun;
+            }
+        }
+        grid
+    }
+
+    /// The matrix of a filled host × host `grid` of `mesh`: its senders' rows by its receivers'
+    /// columns, and each host's own cell as its loop-back baseline.
+    pub fn arranged(metric: &str, mesh: &MeshPlan, grid: &[Vec<Entry>]) -> Matrix {
         let (rows, cols) = (mesh.senders(), mesh.receivers());
-        Some(Matrix {
-            metric: sweep.plan.metric.clone(),
+        let at = |s: u32, r: u32| grid[s as usize][r as usize].clone();
+        Matrix {
+            metric: metric.to_string(),
             senders: rows.iter().map(|&i| mesh.name(i).to_string()).collect(),
             receivers: cols.iter().map(|&i| mesh.name(i).to_string()).collect(),
-            cells: rows
-                .iter()
-                .map(|&s| cols.iter().map(|&r| grid[s as usize][r as usize].clone()).collect())
-                .collect(),
-            baselines: (0..n)
+            cells: rows.iter().map(|&s| cols.iter().map(|&r| at(s, r)).collect()).collect(),
+            baselines: (0..grid.len())
                 .filter(|&i| !matches!(grid[i][i], Entry::None))
                 .map(|i| (mesh.hosts[i].name.clone(), grid[i][i].clone()))
                 .collect(),
-        })
+        }
     }
 
     /// Every failed cell: `sender → receiver: reason`.
