@@ -322,18 +322,8 @@ mod tests {
         let mut st = Store::open(&dir.join("a.db")).unwrap();
         for k in 0..36u64 {
             for p in 0..4u64 {
-                let rec = RunRecord {
-                    tool_version: "0".into(),
-                    command_line: Vec::new(),
-                    started_unix_ms: t0,
-                    local_host: results::HostInfo { hostname: "a".into(), ..Default::default() },
-                    remote_host: None,
-                    tests: Vec::new(),
-                    error: None,
-                    id: None,
-                    sweep: None,
-                    cc: None,
-                };
+                let host = results::HostInfo { hostname: "a".into(), ..Default::default() };
+                let rec = RunRecord::new("0", t0, host);
                 let run = st.begin_run(&rec, RunKind::Test, &format!("s{p}:1")).unwrap();
                 let mut r =
                     TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "x:1", t0 + k * 7_200_000);
@@ -429,18 +419,7 @@ mod tests {
             metric: "goodput_bps".into(),
             mesh: Some(MeshPlan { inventory: "fleet.toml".into(), hosts, cells: cells.clone() }),
         };
-        let rec = RunRecord {
-            tool_version: "0".into(),
-            command_line: Vec::new(),
-            started_unix_ms: 1_700_000_000_000,
-            local_host: results::HostInfo::default(),
-            remote_host: None,
-            tests: Vec::new(),
-            error: None,
-            id: None,
-            sweep: None,
-            cc: None,
-        };
+        let rec = RunRecord::new("0", 1_700_000_000_000, results::HostInfo::default());
         let run = st.begin_run(&rec, RunKind::Sweep, "mesh").unwrap();
         st.begin_sweep(run, &plan).unwrap();
         for k in 0..5u32 {

@@ -136,6 +136,25 @@ pub struct RunRecord {
     pub cc: Option<CcStudy>,
 }
 
+impl RunRecord {
+    /// A run of `tool_version` started at `started_unix_ms` on `local_host` that holds nothing
+    /// yet: no command line, peer, tests, error, archive id, sweep or comparison.
+    pub fn new(tool_version: impl Into<String>, started_unix_ms: u64, local_host: HostInfo) -> Self {
+        RunRecord {
+            tool_version: tool_version.into(),
+            command_line: Vec::new(),
+            started_unix_ms,
+            local_host,
+            remote_host: None,
+            tests: Vec::new(),
+            error: None,
+            id: None,
+            sweep: None,
+            cc: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
