@@ -117,6 +117,23 @@ fn a_small_queue_overflows() {
     assert_eq!(count(up, "drops_cell_loss", "packets"), 0);
 }
 
+/// Datagrams larger than the path's MTU leave as IP fragments: GSO cannot cut segments above
+/// the MTU (Linux refuses them with EMSGSIZE), so the sender falls back to plain sends instead
+/// of counting every send as refused (seed 002's 16 KiB case over CLIP sent nothing).
+#[test]
+fn datagrams_above_the_mtu_are_fragmented_not_refused() {
+    if !root() {
+        return;
+    }
+    for len in ["16K", "12000"] {
+        let t = json_test(&["udp", "--path", "atm-oc3-clip", "-l", len, "-b", "20M", "-t", "1"]);
+        let u = &t["summary"]["udp"][0];
+        assert_eq!(u["send_errors"], 0, "-l {len}: {u}");
+        assert!(u["received"].as_u64().unwrap() > 50, "-l {len}: {u}");
+        assert!(count(direction(&t, "up"), "delivered", "packets") >= 2 * u["received"].as_u64().unwrap());
+    }
+}
+
 /// AAL5 wire bytes of an IP packet with LLC/SNAP: 8 bytes header, 8 bytes trailer, padded
 /// to 48-byte cell payloads, 53 bytes per cell.
 fn aal5_llc(len: u64) -> u64 {

@@ -86,9 +86,12 @@ pub fn is_enobufs(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
-/// Whether a segmented (GSO) send was refused by the route's device or the kernel.
+/// Whether a segmented (GSO) send was refused by the route's device or the kernel: EIO (no
+/// checksum offload), EINVAL, or EMSGSIZE, which Linux 6 returns when one segment and its
+/// headers exceed the route's MTU (a 16 KiB datagram over a 9180-byte ATM MTU must leave as
+/// IP fragments, which GSO cannot make).
 pub fn is_gso_refused(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EIO) | Some(libc::EINVAL))
+    matches!(e.raw_os_error(), Some(libc::EIO) | Some(libc::EINVAL) | Some(libc::EMSGSIZE))
 }
 
 /// Sends each buffer as one message (or, with GSO on, as a train of segments) in one
