@@ -230,14 +230,16 @@ pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
     total.ceil() as u64
 }
 
-/// In `Quick` mode, runs the cases named in `keys` `n` times each (`times(n)`): the cases a
-/// figure's status is judged on need an interval even in a short run. `Full` keeps the
-/// paper's repetitions.
+/// Runs the cases named in `keys` `n` times each (`times(n)`): the cases a figure's status is
+/// judged on need an interval, in a short run and in the paper's full design alike (a paper
+/// that reported one run per point gives no interval to judge by). In `Full` mode a case that
+/// already repeats as the paper did (its own confidence target) keeps it.
 pub fn repeat_judged(mode: Mode, stages: &mut [Stage], keys: &[&str], n: u32) {
-    if mode != Mode::Quick {
-        return;
-    }
-    for c in stages.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| keys.contains(&c.key.as_str())) {
-        c.confidence = Some(times(n));
+    let judged =
+        stages.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| keys.contains(&c.key.as_str()));
+    for c in judged {
+        if mode == Mode::Quick || c.confidence.is_none() {
+            c.confidence = Some(times(n));
+        }
     }
 }

@@ -143,3 +143,48 @@ fn figure_10_tells_the_receivers_overrun_from_the_emulators_queue() {
 fn overrun_of(out: &Outcome) -> Verdict {
     AtmLoss.judge("Figure 10", out)
 }
+
+/// A TCP stream case whose runs carried `mbps` Mbit/s each.
+fn tcp_case(key: &str, mbps: &[f64]) -> crate::Done {
+    let spec = if key == LINUX_1K { linux_tcp(1024, 2) } else { small_tcp(1024, 2) };
+    let one = |m: &f64| {
+        let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
+        let d = results::DirectionSummary { receiver_bps: m * 1e6, ..results::DirectionSummary::default() };
+        r.summary.directions = vec![d];
+        r
+    };
+    let mut r = one(&mbps[0]);
+    let runs: Vec<TestResult> = mbps.iter().map(one).collect();
+    r.repetition =
+        Some(Repetition { target: plan::times(3), iterations: 3, met: true, estimates: Vec::new(), runs });
+    done(key, r)
+}
+
+#[test]
+fn the_papers_window_is_set_exactly_and_segments_fit_it() {
+    let s = small_tcp(1024, 2);
+    assert_eq!(s.options.get("window-clamp"), Some(&ParamValue::Int(8192)));
+    assert_eq!((s.mss, s.sndbuf, s.remote_rcvbuf), (Some(8192), Some(8192), None));
+    let l = linux_tcp(1024, 2);
+    assert_eq!((l.mss, l.remote_rcvbuf), (None, Some(8192)));
+    assert!(l.options.get("window-clamp").is_none());
+}
+
+#[test]
+fn linux_stalls_only_when_its_way_is_significantly_slower() {
+    let judge = |paper: &[f64], linux: &[f64]| {
+        AtmLoss
+            .judge("§3.1 window", &outcome(vec![tcp_case("clip-tcp-l1K", paper), tcp_case(LINUX_1K, linux)]))
+    };
+    // Seed 002's run on Linux: 0.34 Mbit/s the Linux way, 111 with segments capped at the window.
+    let v = judge(&[111.0, 112.0, 110.0], &[0.34, 0.33, 0.35]);
+    assert_eq!(v.status, Status::Differs, "{}", v.evidence);
+    assert!(v.evidence.contains("persist timer"), "{}", v.evidence);
+    // A kernel that carried both alike (no significant difference): no stall to report.
+    let v = judge(&[111.0, 112.0, 110.0], &[110.0, 113.0, 111.5]);
+    assert_eq!(v.status, Status::NotMeasurable, "{}", v.evidence);
+    assert!(!v.evidence.contains("persist timer"), "{}", v.evidence);
+    // Linux's way faster: it carried the window as the paper's stacks did.
+    assert_eq!(judge(&[50.0, 51.0, 49.0], &[110.0, 111.0, 109.0]).status, Status::Reproduced);
+    assert_eq!(AtmLoss.judge("§3.1 window", &outcome(Vec::new())).status, Status::NotRun);
+}
