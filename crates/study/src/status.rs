@@ -352,6 +352,24 @@ pub fn ordered(pairs: &[(&str, Option<&Sample>, &str, Option<&Sample>)]) -> Verd
     Verdict::new(status, parts.join("; "))
 }
 
+/// The paper's set-up run two ways on Linux: as the paper's stack behaved (`paper`, e.g.
+/// segments capped at a window below one MSS) and Linux's own way (`linux`). Linux's way
+/// significantly slower: it *differs* from the paper's stack, for the reason `why`; faster:
+/// Linux carried the set-up as the paper's stack did (*reproduced*); otherwise the order's
+/// status (not significant, one run, not run).
+pub fn linux_way(paper: (&str, Option<&Sample>), linux: Option<&Sample>, why: &str) -> Verdict {
+    let v = ordered(&[(paper.0, paper.1, "Linux's way", linux)]);
+    match v.status {
+        Status::SameShape => Verdict { status: Status::Differs, ..v }.because(why),
+        Status::Differs => Verdict {
+            status: Status::Reproduced,
+            evidence: format!("{}: Linux carried it as the paper's stack did", v.evidence),
+            ..v
+        },
+        _ => v,
+    }
+}
+
 /// A value computed exactly (from the model: no run-to-run spread) against `expected` ±
 /// `tol` (a fraction).
 pub fn computed(value: Option<f64>, expected: f64, tol: f64, unit: &str) -> Verdict {

@@ -1,6 +1,6 @@
 //! Ground truth for the verdicts: one case per status that a wrong rule would get wrong.
 
-use crate::status::{effect, ordered, value, Sample, Status};
+use crate::status::{effect, linux_way, ordered, value, Sample, Status};
 
 fn s(v: &[f64]) -> Sample {
     Sample::new(v.to_vec()).unwrap_or_else(|| unreachable!("test samples are finite"))
@@ -122,4 +122,21 @@ fn a_counted_share_is_judged_on_its_wilson_interval() {
     let v = proportion(0, 0, 1.0, 0.5);
     assert_eq!(v.status, Status::NotRun);
     assert!(proportion(19, 1000, 0.1, 0.5).evidence.contains("19 of 1000 = 1.90 %"));
+}
+
+#[test]
+fn linux_differs_only_where_its_own_way_is_significantly_slower() {
+    let why = "Linux holds full segments back.";
+    let paper = s(&[111.0, 112.0, 110.0]);
+    let judge = |linux: &[f64]| linux_way(("segments ≤ window", Some(&paper)), Some(&s(linux)), why);
+    let stalled = judge(&[0.34, 0.33, 0.35]);
+    assert_eq!(stalled.status, Status::Differs, "{}", stalled.evidence);
+    assert!(stalled.evidence.ends_with(why), "{}", stalled.evidence);
+    // Within noise of the paper's way: no difference shown, and no reason given for one.
+    let alike = judge(&[110.0, 113.0, 111.5]);
+    assert_eq!(alike.status, Status::NotMeasurable, "{}", alike.evidence);
+    assert!(!alike.evidence.contains(why));
+    assert_eq!(judge(&[130.0, 131.0, 129.0]).status, Status::Reproduced);
+    assert_eq!(judge(&[0.3]).status, Status::NotMeasurable, "one run: no interval");
+    assert_eq!(linux_way(("x", None), Some(&paper), why).status, Status::NotRun);
 }

@@ -10,7 +10,7 @@ use crate::compare::{mbps, Row};
 use crate::html::{rows_chart, series, size_chart};
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{self, rr, stream, udp, Case, Mode, Stage};
-use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Status, Verdict};
+use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
 
@@ -405,7 +405,7 @@ fn small_tcp(len: u32, secs: u64) -> results::TestSpec {
     s.nodelay = true;
     s.set_buffer(End::Client, Buffer::Send, Some(WINDOW));
     s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(WINDOW)));
-    s.mss = Some(WINDOW);
+    plan::segments_within(&mut s, WINDOW);
     s
 }
 
@@ -432,18 +432,11 @@ const LINUX_STALL: &str = "Linux differs from SunOS and HP-UX here: an 8 KB wind
 /// paper's hosts did not.
 fn linux_window(out: &Outcome) -> Verdict {
     let g = |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps));
-    let (paper, linux) = (g("clip-tcp-l1K"), g(LINUX_1K));
-    let v =
-        status::ordered(&[("1K writes, segments ≤ window", paper.as_ref(), "Linux's way", linux.as_ref())]);
-    match v.status {
-        Status::SameShape => Verdict { status: Status::Differs, ..v }.because(LINUX_STALL),
-        Status::Differs => Verdict {
-            status: Status::Reproduced,
-            evidence: format!("{}: Linux carried the small window as the paper's stacks did", v.evidence),
-            ..v
-        },
-        _ => v,
-    }
+    status::linux_way(
+        ("1K writes, segments ≤ window", g("clip-tcp-l1K").as_ref()),
+        g(LINUX_1K).as_ref(),
+        LINUX_STALL,
+    )
 }
 
 /// UDP with the paper's 8 KB buffers, paced at [`PACE_SHARE`] of the path's UDP goodput

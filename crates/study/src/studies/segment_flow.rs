@@ -24,9 +24,11 @@ const INFO: Info = Info {
     name: "segment-flow",
     seed: "004",
     paper: "Moldeklev, Klovning, Kure: end-system effects on TCP/IP throughput over local ATM",
-    reruns: "throughput vs window (4K…52428) × user data size over TAXI 140, segment flow of \
-             w4k-u2048 vs w4k-u4096 (traced), stop-and-go with window = user data, send and \
-             receive processing time per segment vs segment size (segment-cost, Figure 4)",
+    reruns: "throughput vs window (4K…52428) × user data size over TAXI 140 (windows below one \
+             segment with segments capped at the window, as SunOS sent them), segment flow of \
+             w4k-u2048 vs w4k-u4096 (traced; and w4k-u4096 the Linux way), stop-and-go with \
+             window = user data, send and receive processing time per segment vs segment size \
+             (segment-cost, Figure 4)",
 };
 
 /// The windows of every figure (b).
@@ -130,6 +132,7 @@ const FIGURES: &[Figure] = &[
 const JUDGED: &[&str] = &[
     "trace-w4K-u2048",
     "trace-w4K-u4096",
+    LINUX_TRACE,
     "sng-1024",
     "sng-4096",
     "w8K-u8192",
@@ -143,10 +146,18 @@ const JUDGED: &[&str] = &[
 ];
 
 /// Why Linux differs at a 4 KiB window.
-const STALL: &str =
-    "Linux differs from SunOS here: a 4096-byte window is below one MSS (9136), so the sender \
-                     may send only what the window allows and Nagle holds the rest until the receiver's \
-                     delayed-ACK timer opens the window again; both user data sizes wait on the same timer.";
+const STALL: &str = "Linux differs from SunOS here: a 4096-byte window is below one MSS (9136), so \
+     Linux's sender sends what the window allows as a segment smaller than its MSS, and Nagle \
+     holds the next one until that segment is acknowledged, which the receiver delays to its \
+     delayed-ACK timer. SunOS sent a window's worth as a whole segment, as the study's other \
+     small-window cases do (segments capped at the window).";
+
+/// The traced w4k-u4096 case run the Linux way (full 9136-byte segments).
+const LINUX_TRACE: &str = "linux-trace-w4K-u4096";
+
+/// The largest payload of one segment over TAXI 140 (its 9180-byte MTU less IP and TCP
+/// headers with timestamps): windows below it are run with segments capped at the window.
+const PATH_MSS: u32 = 9128;
 
 /// Why the SBA-100 figures cannot be rerun.
 const SBA100: &str =
@@ -162,6 +173,10 @@ const CATALOGUE: &[Entry] = &[
     ),
     measured("Figure 3", "a timer-generated acknowledgement announces a smaller window and changes the flow"),
     measured("§3 set-up", "the window is the one set: 4096 bytes announced"),
+    measured(
+        "§3 Linux",
+        "a 4096-byte window below one 9148-byte MSS carries the data (SunOS sent the window's worth)",
+    ),
     measured("Figure 4", "receive processing per segment above send"),
     measured("Figure 5", "stop-and-go: throughput rises with window = user data"),
     not_reproducible("Figure 6", "Sparc2 SBA-100, driver 2.0", SBA100),
@@ -222,8 +237,10 @@ impl Study for SegmentFlow {
         }
         let traced = [(4096, 2048), (4096, 4096), (8192, 8192), (8192, 8704), (52428, 16384), (52428, 20480)]
             .map(|(w, u)| Case::new(format!("trace-w{}-u{u}", size_key(w)), windowed(u, w, 2)))
-            .to_vec();
-        let stop_go: Vec<u32> = mode.pick(vec![1024, 2048, 4096], (1..=8).map(|k| k * 512).collect());
+            .into_iter()
+            .chain([Case::new(LINUX_TRACE, linux_windowed(4096, 4096, mode.pick(1, 2)))])
+            .collect();
+        let stop_go: Vec<u32> = mode.pick(vec![1024, 4096], (1..=8).map(|k| k * 512).collect());
         let sng = stop_go.iter().map(|&u| Case::new(format!("sng-{u}"), windowed(u, u, 2))).collect();
         let mut stages = vec![
             Stage::path("TAXI 140, window × user data (Figures 7, 11, 15)", TAXI, grid),
@@ -336,7 +353,7 @@ impl Study for SegmentFlow {
             let plot = engine::registry::segment_cost::view::plot("time per segment, TAXI 140", &c);
             charts.push(report::html::own_plot("Figure 4 again", &plot));
         }
-        charts.extend(flows::plots(out));
+        charts.extend(flows::plots(out, LINUX_TRACE));
         charts
     }
 
@@ -348,6 +365,16 @@ impl Study for SegmentFlow {
         let g = |key: &str| mbps_sample(out, key);
         match figure {
             "§3 set-up" => window_check(out),
+            "§3 Linux" => {
+                let (paper, linux) = (out.get("trace-w4K-u4096"), out.get(LINUX_TRACE));
+                let v = status::linux_way(
+                    ("w4k-u4096, segments ≤ window", g("trace-w4K-u4096").as_ref()),
+                    g(LINUX_TRACE).as_ref(),
+                    STALL,
+                );
+                let flows = [flow(paper, "traced, segments ≤ window"), flow(linux, "Linux's way")].join(" ");
+                Verdict { evidence: format!("{} {flows}", v.evidence), ..v }
+            }
             "Figure 4" => cost_order(out),
             "Figure 5" => status::ordered(&[(
                 "window = user data = 4096",
@@ -360,7 +387,7 @@ impl Study for SegmentFlow {
                     status::effect(g("trace-w4K-u4096").as_ref(), g("trace-w4K-u2048").as_ref(), 20.0, 10.0);
                 let (a, b) = (out.get("trace-w4K-u2048"), out.get("trace-w4K-u4096"));
                 let flows = [flow(a, "traced u2048"), flow(b, "u4096")].join(" ");
-                Verdict { evidence: format!("{} {flows}", v.evidence), ..v }.because(STALL)
+                Verdict { evidence: format!("{} {flows}", v.evidence), ..v }
             }
             "Figure 2" => flows::figure2(out),
             "Figure 3" => flows::figure3(out),
@@ -418,8 +445,18 @@ fn fixed_order(out: &Outcome) -> Verdict {
 /// A stream of `len`-byte writes and reads whose receiver announces a window of exactly
 /// `window` bytes (TCP_WINDOW_CLAMP: the paper set the window; SO_RCVBUF would be doubled by
 /// Linux and let the window grow past it), and whose sender's buffer is the window too, as
-/// the paper set both (Linux doubles it; it also bounds what drains after the deadline).
+/// the paper set both (Linux doubles it; it also bounds what drains after the deadline). A
+/// window below one segment caps the segments at the window, as SunOS sent them ([`STALL`]).
 fn windowed(len: u32, window: u32, secs: u64) -> TestSpec {
+    let mut s = linux_windowed(len, window, secs);
+    if window < PATH_MSS {
+        plan::segments_within(&mut s, window);
+    }
+    s
+}
+
+/// [`windowed`] with Linux's full-size segments whatever the window.
+fn linux_windowed(len: u32, window: u32, secs: u64) -> TestSpec {
     let mut s = stream(len, None, secs);
     s.set_buffer(End::Client, Buffer::Send, Some(window));
     s.options.insert("window-clamp".into(), ParamValue::Int(u64::from(window)));
@@ -548,5 +585,48 @@ mod tests {
         assert!(v.evidence.contains("in 8 of 10"), "{}", v.evidence);
         let wide: Vec<(f64, u64)> = (0..10).map(|k| (k as f64 * 210.0, 94_208)).collect();
         assert_eq!(window_check(&traced(&wide)).status, status::Status::Differs);
+    }
+
+    #[test]
+    fn windows_below_one_segment_cap_the_segments_as_sunos_sent_them() {
+        for mode in [Mode::Quick, Mode::Full] {
+            for c in SegmentFlow.stages(mode).iter().flat_map(|st| &st.cases) {
+                let Some(ParamValue::Int(w)) = c.spec.options.get("window-clamp") else { continue };
+                let want = (*w < u64::from(PATH_MSS) && c.key != LINUX_TRACE).then(|| *w as u32 + 12);
+                assert_eq!(c.spec.mss, want, "{}", c.key);
+            }
+        }
+        let linux = linux_windowed(4096, 4096, 2);
+        assert_eq!((linux.mss, linux.options.get("window-clamp")), (None, Some(&ParamValue::Int(4096))));
+    }
+
+    #[test]
+    fn linux_s_way_is_judged_against_the_papers_on_the_same_window() {
+        let case = |key: &str, mbps: &[f64]| {
+            let spec =
+                if key == LINUX_TRACE { linux_windowed(4096, 4096, 2) } else { windowed(4096, 4096, 2) };
+            let one = |m: &f64| {
+                let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
+                let d = results::DirectionSummary { receiver_bps: m * 1e6, ..Default::default() };
+                r.summary.directions = vec![d];
+                r
+            };
+            let mut r = one(&mbps[0]);
+            let runs: Vec<TestResult> = mbps.iter().map(one).collect();
+            let target = times(3);
+            r.repetition =
+                Some(results::Repetition { target, iterations: 3, met: true, estimates: Vec::new(), runs });
+            crate::Done { stage: "s".into(), case: Case::new(key, spec), result: r, rtt: None }
+        };
+        let judge = |paper: &[f64], linux: &[f64]| {
+            let done = vec![case("trace-w4K-u4096", paper), case(LINUX_TRACE, linux)];
+            let out = Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None };
+            SegmentFlow.judge("§3 Linux", &out)
+        };
+        // 2026-11-26's traced w4k-u4096 the Linux way: 0.39 Mbit/s.
+        let v = judge(&[60.0, 61.0, 59.0], &[0.39, 0.40, 0.38]);
+        assert_eq!(v.status, status::Status::Differs, "{}", v.evidence);
+        assert!(v.evidence.contains("delayed-ACK timer"), "{}", v.evidence);
+        assert_eq!(judge(&[60.0, 61.0, 59.0], &[60.5, 59.5, 61.5]).status, status::Status::NotMeasurable);
     }
 }

@@ -164,7 +164,7 @@ fn tcp_case(key: &str, mbps: &[f64]) -> crate::Done {
 fn the_papers_window_is_set_exactly_and_segments_fit_it() {
     let s = small_tcp(1024, 2);
     assert_eq!(s.options.get("window-clamp"), Some(&ParamValue::Int(8192)));
-    assert_eq!((s.mss, s.sndbuf, s.remote_rcvbuf), (Some(8192), Some(8192), None));
+    assert_eq!((s.mss, s.sndbuf, s.remote_rcvbuf), (Some(8192 + 12), Some(8192), None));
     let l = linux_tcp(1024, 2);
     assert_eq!((l.mss, l.remote_rcvbuf), (None, Some(8192)));
     assert!(!l.options.contains_key("window-clamp"));

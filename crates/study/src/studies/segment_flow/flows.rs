@@ -147,17 +147,19 @@ pub fn cpu_panels(out: &Outcome) -> Verdict {
     status::ordered(&refs)
 }
 
-/// Figures 9 and 10 (and 14, 2) as the paper drew them: each traced case's panels.
-pub fn plots(out: &Outcome) -> Vec<String> {
-    FIG9_10
-        .iter()
-        .filter_map(|k| {
-            // Both traced cases have the 4 KiB window: the title names the user data size
-            // only, so that "Fig. 10 … outstanding vs announced window" fits the plot's width.
-            let label = k.trim_start_matches("trace-").to_lowercase();
-            let label = label.trim_start_matches("w4k-");
-            Some(report::html::segment_flow_plots(&format!("Fig. {} {label}", fig_of(k)), traced(out, k)?))
-        })
+/// Figures 9 and 10 as the paper drew them, each traced case's panels, then the same
+/// w4k-u4096 flow the Linux way (`linux`: the case's key) beside them as the evidence of
+/// the difference.
+pub fn plots(out: &Outcome, linux: &str) -> Vec<String> {
+    let titled = FIG9_10.iter().map(|&k| {
+        // Both traced cases have the 4 KiB window: the title names the user data size only,
+        // so that "Fig. 10 … outstanding vs announced window" fits the plot's width.
+        let label = k.trim_start_matches("trace-").to_lowercase();
+        (k, format!("Fig. {} {}", fig_of(k), label.trim_start_matches("w4k-")))
+    });
+    titled
+        .chain([(linux, "Linux's way u4096".to_string())])
+        .filter_map(|(k, title)| Some(report::html::segment_flow_plots(&title, traced(out, k)?)))
         .flatten()
         .collect()
 }
