@@ -284,16 +284,24 @@ fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResu
     run.note(stored);
 }
 
+/// The sweep point of case `index`: its headline with every run's value and the interval when
+/// the case repeated (`tcplab show` then prints the spread, not one mean with sd 0).
 fn point_of(index: u32, params: Vec<ParamSetting>, r: &TestResult) -> SweepPoint {
-    let v = r.summary.headline_value().unwrap_or(0.0);
-    let metric = r.summary.headline.map_or("headline".to_string(), |h| h.metric.id().to_string());
+    let headline = match r.repetition.as_ref().and_then(|rep| rep.estimates.first()) {
+        Some(e) => e.clone(),
+        None => {
+            let v = r.summary.headline_value().unwrap_or(0.0);
+            let metric = r.summary.headline.map_or("headline".to_string(), |h| h.metric.id().to_string());
+            Estimate { metric, mean: v, values: vec![v], ..Estimate::default() }
+        }
+    };
     SweepPoint {
         index,
         coords: vec![index],
         params,
         test_index: index,
-        headline: Estimate { metric, mean: v, values: vec![v], ..Estimate::default() },
-        met: true,
+        headline,
+        met: r.repetition.as_ref().is_none_or(|rep| rep.met),
     }
 }
 
