@@ -74,7 +74,13 @@ fn default_log(command: &Command) -> &'static str {
 
 /// A command line clap refused: with `--json` (or `-J`), `--json-stream` or `--iperf3-json`
 /// also the error the chosen format promises on stdout, then clap's own message and exit status.
-fn usage_error(e: clap::Error) -> ! {
+fn usage_error(mut e: clap::Error) -> ! {
+    if let Some(tip) = renamed_flag_tip(&e) {
+        e.insert(
+            clap::error::ContextKind::Suggested,
+            clap::error::ContextValue::StyledStrs(vec![tip.into()]),
+        );
+    }
     if e.use_stderr() {
         let message = e.render().to_string();
         let first = message.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
@@ -93,6 +99,20 @@ fn usage_error(e: clap::Error) -> ! {
         }
     }
     e.exit()
+}
+
+/// A tip for a command line written before a flag changed meaning: `compare-cc --rounds N`
+/// interleaved N runs of each control until the schedule flags came; that is `--repeat N` now.
+fn renamed_flag_tip(e: &clap::Error) -> Option<&'static str> {
+    let args: Vec<String> = std::env::args().collect();
+    let has = |flag: &str| args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+    (e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        && args.iter().any(|a| a == "compare-cc")
+        && has("--rounds")
+        && !has("--every"))
+    .then_some(
+        "compare-cc runs each control N times, interleaved, with `--repeat N`; `--rounds N` counts scheduled rounds and needs `--every`",
+    )
 }
 
 fn dispatch(command: &Command, stop: &StopFlag) -> Result<ExitCode> {
