@@ -100,7 +100,7 @@ pub enum Command {
     /// One test of a registered test type (stream, rr, crr, udp, udp-rr …).
     #[command(flatten)]
     Test(measure::TestCommand),
-    /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary rcvbuf=32K,64K).
+    /// Run a test over a grid of parameter values (--vary len=1..64K:x2 --vary window=32K,64K).
     Sweep(SweepArgs),
     /// One test between every sender and receiver of a TOML inventory (third-party tests), plus each host's loop-back baseline: the sender × receiver matrix.
     Mesh(mesh::MeshArgs),

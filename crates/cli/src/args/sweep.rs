@@ -27,7 +27,7 @@ pub struct SweepArgs {
     // The help lists the settings from results::setting, those some test type takes.
     #[arg(long = "vary", value_name = "NAME=VALUES", required_unless_present = "resume", help = crate::sweep_plan::vary_help())]
     pub vary: Vec<String>,
-    /// Parameters that take the same value, e.g. sndbuf=rcvbuf=len (one of them is varied).
+    /// Parameters that take the same value, e.g. window_clamp=sndbuf=len (one of them is varied).
     #[arg(long = "tie", value_name = "A=B[=C…]")]
     pub tie: Vec<String>,
     /// Continue the interrupted sweep with this run id: its stored plan (test, grid, -t, -I …) is reused; HOST and -p may point elsewhere.
