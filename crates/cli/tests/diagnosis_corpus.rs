@@ -88,6 +88,14 @@ const CORPUS: &[Scenario] = &[
         false,
     ),
     s("rwnd-atm-8K", "receive-window", "stream --path atm-oc3-clip,delay=5ms -l 1K -N -w 8K -t 3", false),
+    // Seed 002's case as its study runs it: the paper's 8 KB window clamped, segments within
+    // it, 1K writes; the buffer under the clamp is autotuned (once named as "small writes").
+    s(
+        "rwnd-clamp-atm-8K",
+        "receive-window",
+        "stream --path atm-oc3-clip -l 1K -N --window-clamp 8K --sndbuf 8K -M 8204 -t 3",
+        true,
+    ),
     // TCP: the sender's buffer.
     s("sndbuf-1g-64K", "send-buffer", "stream --path rate=1gbit,delay=20ms --sndbuf 64K -t 3", true),
     s(

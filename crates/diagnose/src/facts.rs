@@ -78,6 +78,9 @@ pub struct Facts {
     pub receive_buffer: BufferFact,
     /// The sender's send buffer (read it with [`Facts::buffer`]).
     pub send_buffer: BufferFact,
+    /// The window the receiver was held to (TCP_WINDOW_CLAMP, `--window-clamp`), bytes: the
+    /// window itself, below what its receive buffer would allow.
+    pub window_clamp: Option<u64>,
     /// Segment size the sender used, when sampled.
     pub mss_bytes: Option<u64>,
     /// TCP_NODELAY on.
@@ -146,6 +149,10 @@ impl Facts {
             sndbuf_limited_frac: d.sndbuf_limited_frac,
             receive_buffer: BufferFact::of(read.first().map(|s| s.socket.buffer(Buffer::Receive))),
             send_buffer: BufferFact::of(sent.first().map(|s| s.socket.buffer(Buffer::Send))),
+            window_clamp: match (results::setting::WINDOW_CLAMP.get)(&result.spec) {
+                Some(results::ParamValue::Int(c)) if c > 0 => Some(c),
+                _ => None,
+            },
             mss_bytes: sampled
                 .as_ref()
                 .and_then(|t| t.first())

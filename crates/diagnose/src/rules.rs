@@ -3,9 +3,9 @@
 //! A rule never reads an unmeasured figure as 0: what it needs and was not measured, it does
 //! not claim. The thresholds are the constants below, documented in docs/diagnosis.md.
 
-use results::{Buffer, Cause, Finding, ReferenceKind};
+use results::{setting, Buffer, Cause, Finding, ReferenceKind};
 
-use crate::facts::{Facts, SideCpu};
+use crate::facts::{BufferFact, Facts, SideCpu};
 use model::human::{micros, rate, size};
 
 /// A rule: facts in, a finding out when it applies.
@@ -271,7 +271,19 @@ fn other_cores(f: &Facts, c: &SideCpu) -> f64 {
 /// The receiver's advertised window: TCP_INFO rwnd-limited time, the granted receive buffer
 /// against the BDP, or the trace's ACK samples at the window.
 pub fn receive_window(f: &Facts) -> Option<Finding> {
-    let (buf, flag) = (f.buffer(Buffer::Receive), f.buffer_setting(Buffer::Receive).flag);
+    // A clamped window is the window the user fixed, whatever the buffer under it.
+    let (buf, flag, what) = match f.window_clamp {
+        Some(c) => (
+            BufferFact { granted: Some(c), requested: Some(c) },
+            setting::WINDOW_CLAMP.flag,
+            "window clamped to".to_string(),
+        ),
+        None => (
+            f.buffer(Buffer::Receive),
+            f.buffer_setting(Buffer::Receive).flag,
+            format!("{} granted", Buffer::Receive.name()),
+        ),
+    };
     let limited = f.rwnd_limited_frac.filter(|&x| x >= RWND_LIMITED_FRAC);
     let short_of_bdp =
         bdp_bytes(f).filter(|&bdp| buf.requested.is_some() && buf.granted.is_some_and(|r| (r as f64) < bdp));
@@ -289,16 +301,18 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
     };
     let (bound_text, bound_bps) = window_bound_text(f, buf.granted);
     let granted = buf.granted.map_or_else(|| "–".to_string(), |b| size(b as f64));
+    let asked = match f.window_clamp {
+        Some(_) => " (TCP_WINDOW_CLAMP)".to_string(),
+        None => asked(buf.requested),
+    };
     Some(Finding {
         cause: Cause::ReceiveWindow,
         weight,
         evidence: format!(
-            "receive-window limited {} of busy time; receiver {} granted {granted}{}{}",
+            "receive-window limited {} of busy time; receiver {what} {granted}{asked}{}",
             f.rwnd_limited_frac.map_or_else(|| "–".to_string(), pct),
-            Buffer::Receive.name(),
-            asked(buf.requested),
             if buf.requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
-        ) + &few_segments(f, buf.granted)
+        ) + &few_segments(f, buf)
             + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
         advice: match buf.requested {
             Some(asked) => buffer_advice(f, flag, asked),
@@ -496,15 +510,15 @@ fn window_bound_text(f: &Facts, window: Option<u64>) -> (String, Option<f64>) {
 /// A fixed window of under [`STOP_AND_GO_SEGMENTS`] segments, said as the mechanism: the
 /// receiver opens it a segment at a time (and closes it rather than offer a silly window), so
 /// the sender stalls on window updates far below what the window's size allows over the RTT.
-fn few_segments(f: &Facts, window: Option<u64>) -> String {
-    let (Some(window), Some(mss)) = (window, f.mss_bytes.filter(|&m| m > 0)) else { return String::new() };
-    let segments = window as f64 / mss as f64;
-    if f.buffer(Buffer::Receive).requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
+fn few_segments(f: &Facts, window: BufferFact) -> String {
+    let (Some(w), Some(mss)) = (window.granted, f.mss_bytes.filter(|&m| m > 0)) else { return String::new() };
+    let segments = w as f64 / mss as f64;
+    if window.requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
         return String::new();
     }
     format!(
         "; {} holds {segments:.1} segments of {mss} B: the window opens a segment at a time and the sender stalls on its updates",
-        size(window as f64)
+        size(w as f64)
     )
 }
 
@@ -804,6 +818,26 @@ mod tests {
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 20.3 MiB")), "{x:?}");
         f.receive_buffer.requested = None;
         assert!(receive_window(&f).is_none());
+    }
+
+    /// Seed 002's OC-3c case with the paper's 8 KB window: clamped to 8192 with an autotuned
+    /// buffer of 128 KiB under it. The window named is the clamp, ranked as a window the user
+    /// fixed, not the buffer "autotuned" (which read as a symptom and lost to the write size).
+    #[test]
+    fn a_clamped_window_is_named_as_the_window_the_user_fixed() {
+        let mut f = base();
+        (f.goodput_bps, f.rtt_us, f.rwnd_limited_frac, f.mss_bytes) =
+            (107e6, Some(600.0), Some(0.81), Some(8192));
+        f.reference = link_ref(134.3e6);
+        f.window_clamp = Some(8192);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert_eq!(x.weight, 0.92);
+        assert!(x.evidence.contains("receiver window clamped to 8.00 KiB (TCP_WINDOW_CLAMP); 8.00 KiB ÷ RTT 600 µs allows 109 Mbit/s"), "{}", x.evidence);
+        assert!(!x.evidence.contains("autotuned"), "{}", x.evidence);
+        assert!(x.advice.contains("--window-clamp"), "{}", x.advice);
+        assert!(x.bound_bps.is_some_and(|b| (b - 109.2e6).abs() < 0.1e6), "{:?}", x.bound_bps);
+        f.window_clamp = None;
+        assert!(receive_window(&f).is_some_and(|x| x.weight < 0.9 && x.evidence.contains("autotuned")));
     }
 
     #[test]
