@@ -23,7 +23,9 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
         return String::new();
     }
     let mut out = Vec::new();
-    if let Some(x) = vs_paper.filter(|x| *x > 2.0) {
+    // Only a rate is "more" on a faster host: a loss share or a delay that is larger is not.
+    let rate = matches!(row.unit, "Mbit/s" | "trans/s" | "M");
+    if let Some(x) = vs_paper.filter(|x| *x > 2.0 && rate) {
         out.push(format!(
             "tcplab measured {x:.1}× the paper's number: today's CPUs, memory and stacks do that much more \
              than the paper's end systems."
