@@ -41,7 +41,7 @@ fn compare_cc_rounds_from_before_the_schedule_flags_points_to_repeat() {
     let out = tcplab(&["compare-cc", "--rounds", "3", "--cc", "cubic,bbr"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("requires") && err.contains("--every"), "{err}");
+    assert!(err.contains("required arguments were not provided") && err.contains("--every"), "{err}");
     assert!(err.contains("`--repeat N`"), "{err}");
     // A scheduled command line with the same mistake elsewhere gets clap's message alone.
     assert!(!stderr(&tcplab(&["stream", "--rounds", "3"])).contains("--repeat"));
