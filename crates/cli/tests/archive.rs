@@ -323,18 +323,8 @@ fn fake_run(st: &mut store::Store, values: &[f64]) -> i64 {
         result_only: true,
     };
     let result = stats_combine(&target, runs);
-    let header = RunRecord {
-        tool_version: "t".into(),
-        command_line: vec!["tcplab".into()],
-        started_unix_ms: 1,
-        local_host: HostInfo::default(),
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    };
+    let header =
+        RunRecord { command_line: vec!["tcplab".into()], ..RunRecord::new("t", 1, HostInfo::default()) };
     let id = st.begin_run(&header, store::RunKind::Test, "h:1").unwrap();
     st.add_test(id, &result).unwrap();
     id
@@ -439,18 +429,8 @@ fn single(v: f64, spec: results::TestSpec) -> results::TestResult {
 }
 
 fn fake_header() -> results::RunRecord {
-    results::RunRecord {
-        tool_version: "t".into(),
-        command_line: vec!["tcplab".into()],
-        started_unix_ms: 1,
-        local_host: results::HostInfo::default(),
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
+    let local = results::HostInfo::default();
+    results::RunRecord { command_line: vec!["tcplab".into()], ..results::RunRecord::new("t", 1, local) }
 }
 
 /// A sweep over `len` (sets write and read size), one value per point, from `base`.

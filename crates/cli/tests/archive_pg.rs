@@ -98,18 +98,8 @@ fn fake(i: usize) -> TestResult {
 }
 
 fn header() -> RunRecord {
-    RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "stream".into()],
-        started_unix_ms: 1000,
-        local_host: HostInfo { hostname: "bulk".into(), ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
+    let local = HostInfo { hostname: "bulk".into(), ..HostInfo::default() };
+    RunRecord { command_line: vec!["tcplab".into(), "stream".into()], ..RunRecord::new("0.1.0", 1000, local) }
 }
 
 #[test]

@@ -162,16 +162,8 @@ mod tests {
     #[test]
     fn older_json_without_new_fields_parses() {
         let mut r = RunRecord {
-            tool_version: "0.1.0".into(),
             command_line: vec!["tcplab".into()],
-            started_unix_ms: 1,
-            local_host: HostInfo::default(),
-            remote_host: None,
-            tests: Vec::new(),
-            error: None,
-            id: None,
-            sweep: None,
-            cc: None,
+            ..RunRecord::new("0.1.0", 1, HostInfo::default())
         };
         let json = serde_json::to_string(&r).unwrap_or_default();
         assert!(!json.contains("sweep") && !json.contains("\"id\"") && !json.contains("\"cc\""));

@@ -44,18 +44,8 @@ mod tests {
     fn a_study_is_stored_with_its_run_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut st = Store::open(&dir.path().join("a.db")).unwrap();
-        let header = RunRecord {
-            tool_version: "0".into(),
-            command_line: vec!["tcplab".into(), "compare-cc".into()],
-            started_unix_ms: 1,
-            local_host: HostInfo::default(),
-            remote_host: None,
-            tests: Vec::new(),
-            error: None,
-            id: None,
-            sweep: None,
-            cc: None,
-        };
+        let command_line = vec!["tcplab".into(), "compare-cc".into()];
+        let header = RunRecord { command_line, ..RunRecord::new("0", 1, HostInfo::default()) };
         let plain = st.begin_run(&header, RunKind::Test, "h:1").unwrap();
         let id = st.begin_run(&header, RunKind::CompareCc, "h:1").unwrap();
         let study = results::CcStudy {

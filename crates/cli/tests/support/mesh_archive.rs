@@ -74,18 +74,9 @@ fn direction(round: u64, cell: usize) -> DirectionSummary {
 
 /// The run record of one scheduled `tcplab mesh fleet.toml` round started at `at`.
 pub fn mesh_run(at: u64) -> RunRecord {
-    RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "mesh".into(), "fleet.toml".into()],
-        started_unix_ms: at,
-        local_host: HostInfo { hostname: "scheduler".into(), ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
+    let local = HostInfo { hostname: "scheduler".into(), ..HostInfo::default() };
+    let command_line = vec!["tcplab".into(), "mesh".into(), "fleet.toml".into()];
+    RunRecord { command_line, ..RunRecord::new("0.1.0", at, local) }
 }
 
 /// One round of a mesh of `n` hosts at `at`; `last` plants a 25 % slower host 0 → host 2

@@ -31,18 +31,8 @@ pub fn result(bps: f64) -> TestResult {
 
 /// A run of this tool on `host` with nothing in it yet.
 pub fn record(host: &str) -> RunRecord {
-    RunRecord {
-        tool_version: "0.1.0".into(),
-        command_line: vec!["tcplab".into(), "stream".into()],
-        started_unix_ms: 1000,
-        local_host: HostInfo { hostname: host.into(), cpus: 2, ..HostInfo::default() },
-        remote_host: None,
-        tests: Vec::new(),
-        error: None,
-        id: None,
-        sweep: None,
-        cc: None,
-    }
+    let local = HostInfo { hostname: host.into(), cpus: 2, ..HostInfo::default() };
+    RunRecord { command_line: vec!["tcplab".into(), "stream".into()], ..RunRecord::new("0.1.0", 1000, local) }
 }
 
 /// Point `index` of a sweep, at `bps`.
