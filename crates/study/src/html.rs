@@ -18,10 +18,11 @@ pub fn document(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     p.section("status", "Status of every figure and table");
     p.para(
         "",
-        "Computed from the measurements: reproduced (the whole 95 % interval over repeated runs within the \
-         stated tolerance), same shape (the paper's order or sign holds, significantly), differs, not \
-         measurable here (the interval spans zero or straddles the tolerance, or one run), not reproducible \
-         here (why), not run (what it needs).",
+        "Computed from the measurements: reproduced (the whole 95 % interval over repeated runs within \
+         the stated tolerance), same shape (the paper's order or sign holds, significantly and by at \
+         least 2 %), differs (reversed, level where the paper drew a gap, or outside the tolerance), \
+         not measurable here (the interval spans zero or straddles the tolerance, or one run), not \
+         reproducible here (why), not run (what it needs).",
     );
     let head = ["figure", "what", "status", "evidence"].iter().map(|s| s.to_string()).collect();
     let rows_s = judged

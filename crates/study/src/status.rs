@@ -13,7 +13,9 @@
 //!   interval of the change spans zero, *differs* when it is significant the other way,
 //!   *reproduced* within the tolerance, *same shape* when only the sign agrees.
 //! - [`ordered`]: pairs the paper orders (this above that): *same shape* when every pair is
-//!   significantly in the paper's order, *differs* when one is significantly reversed.
+//!   in the paper's order significantly and by at least [`MATERIAL_PCT`], *differs* when one
+//!   is significantly reversed or level (no gap where the paper drew one); [`shape`] adds
+//!   pairs the paper draws level.
 
 use std::fmt::Write;
 
@@ -314,36 +316,88 @@ pub fn effect(base: Option<&Sample>, with: Option<&Sample>, paper_pct: f64, tol_
     Verdict::new(status, ev)
 }
 
-/// Pairs the paper orders: in each, the first is above the second. `names` label them.
-pub fn ordered(pairs: &[(&str, Option<&Sample>, &str, Option<&Sample>)]) -> Verdict {
+/// The smallest difference, in % of the lower value, that an order counts: a paper's "this
+/// above that" is a gap a reader sees on its plot, and two cases at one link's ceiling differ
+/// significantly by 0.4 % in tight runs without either being above the other in that sense.
+pub const MATERIAL_PCT: f64 = 2.0;
+
+/// How one ordered pair came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Above, significantly and by at least [`MATERIAL_PCT`].
+    Holds,
+    /// Below, significantly and by at least [`MATERIAL_PCT`].
+    Reversed,
+    /// The whole interval of the difference within ± [`MATERIAL_PCT`]: no order.
+    Level,
+    /// Significant, but under [`MATERIAL_PCT`] and too uncertain to call level.
+    Small,
+    /// Neither: the interval is too wide (or there is none).
+    Unclear(&'static str),
+}
+
+/// `hi` against `lo`, the paper putting `hi` above.
+fn order(hi: &Sample, lo: &Sample) -> Order {
+    let d = stats::compare::difference(&lo.values, &hi.values, LEVEL_PCT);
+    let Some((diff, hw)) = d.and_then(|d| d.half_width.map(|hw| (d.diff, hw))) else {
+        return Order::Unclear("one run each, no interval");
+    };
+    let material = lo.mean().abs() * MATERIAL_PCT / 100.0;
+    if diff.abs() + hw <= material {
+        Order::Level
+    } else if diff > hw && diff >= material {
+        Order::Holds
+    } else if diff < -hw && -diff >= material {
+        Order::Reversed
+    } else if diff.abs() > hw {
+        Order::Small
+    } else {
+        Order::Unclear("not significant")
+    }
+}
+
+/// Two cases the paper compares, named: the first above (or level with) the second.
+pub type Pair<'a> = (&'a str, Option<&'a Sample>, &'a str, Option<&'a Sample>);
+
+/// Pairs the paper orders: in each, the first is above the second. Each pair holds when the
+/// first is significantly above by at least [`MATERIAL_PCT`] of the second; *same shape* when
+/// all hold; *differs* when one is significantly reversed, or *level* (the interval of its
+/// difference within ± [`MATERIAL_PCT`]: the paper's gap is not there); *not measurable here*
+/// when one cannot be told.
+pub fn ordered(pairs: &[Pair]) -> Verdict {
+    shape(pairs, &[])
+}
+
+/// As [`ordered`] for the `above` pairs, and pairs the paper draws `level` (a curve that stops
+/// rising): each of those holds when the interval of its difference lies within ±
+/// [`MATERIAL_PCT`], and *differs* when the two are significantly apart by more.
+pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
     let mut parts = Vec::new();
-    let (mut reversed, mut unclear, mut missing) = (false, false, false);
-    for (hi_name, hi, lo_name, lo) in pairs {
+    let (mut against, mut unclear, mut missing) = (false, false, false);
+    let expected = above.iter().map(|p| (p, true)).chain(level.iter().map(|p| (p, false)));
+    for ((hi_name, hi, lo_name, lo), paper_above) in expected {
+        let rel = if paper_above { ">" } else { "≈" };
         let (Some(h), Some(l)) = (hi, lo) else {
             missing = true;
-            parts.push(format!("{hi_name} > {lo_name}: not run"));
+            parts.push(format!("{hi_name} {rel} {lo_name}: not run"));
             continue;
         };
-        let d = stats::compare::difference(&l.values, &h.values, LEVEL_PCT);
-        let sig = d.as_ref().and_then(|d| d.half_width.map(|hw| (d.diff, hw)));
-        let mark = match sig {
-            Some((diff, hw)) if diff > hw => "holds",
-            Some((diff, hw)) if diff < -hw => {
-                reversed = true;
-                "reversed"
-            }
-            None => {
-                unclear = true;
-                "one run each, no interval"
-            }
-            _ => {
-                unclear = true;
-                "not significant"
-            }
+        let o = order(h, l);
+        let ok = if paper_above { o == Order::Holds } else { o == Order::Level };
+        unclear |= matches!(o, Order::Small | Order::Unclear(_));
+        against |= !ok && !matches!(o, Order::Small | Order::Unclear(_));
+        let mark = match o {
+            Order::Holds if paper_above => "holds".to_string(),
+            Order::Holds => "apart, the first above".into(),
+            Order::Reversed if paper_above => "reversed".into(),
+            Order::Reversed => "apart, the second above".into(),
+            Order::Level => format!("level (within {MATERIAL_PCT} % of each other)"),
+            Order::Small => format!("significant, but under {MATERIAL_PCT} % and not level"),
+            Order::Unclear(why) => why.into(),
         };
-        parts.push(format!("{hi_name} {} > {lo_name} {}: {mark}", num(h.mean()), num(l.mean())));
+        parts.push(format!("{hi_name} {} {rel} {lo_name} {}: {mark}", num(h.mean()), num(l.mean())));
     }
-    let status = match (reversed, unclear, missing || pairs.is_empty()) {
+    let status = match (against, unclear, missing || (above.is_empty() && level.is_empty())) {
         (true, _, _) => Status::Differs,
         (false, true, _) => Status::NotMeasurable,
         (false, false, true) => Status::NotRun,
@@ -354,9 +408,9 @@ pub fn ordered(pairs: &[(&str, Option<&Sample>, &str, Option<&Sample>)]) -> Verd
 
 /// The paper's set-up run two ways on Linux: as the paper's stack behaved (`paper`, e.g.
 /// segments capped at a window below one MSS) and Linux's own way (`linux`). Linux's way
-/// significantly slower: it *differs* from the paper's stack, for the reason `why`; faster:
-/// Linux carried the set-up as the paper's stack did (*reproduced*); otherwise the order's
-/// status (not significant, one run, not run).
+/// significantly slower (by at least [`MATERIAL_PCT`]): it *differs* from the paper's stack,
+/// for the reason `why`; faster, or level with it: Linux carried the set-up as the paper's
+/// stack did (*reproduced*); otherwise the order's status (not significant, one run, not run).
 pub fn linux_way(paper: (&str, Option<&Sample>), linux: Option<&Sample>, why: &str) -> Verdict {
     let v = ordered(&[(paper.0, paper.1, "Linux's way", linux)]);
     match v.status {

@@ -140,3 +140,39 @@ fn linux_differs_only_where_its_own_way_is_significantly_slower() {
     assert_eq!(judge(&[0.3]).status, Status::NotMeasurable, "one run: no interval");
     assert_eq!(linux_way(("x", None), Some(&paper), why).status, Status::NotRun);
 }
+
+#[test]
+fn an_order_needs_a_gap_a_reader_would_see() {
+    use crate::status::shape;
+    // nic-eval's full run: windows 8192 and 32768 both at LANE's ceiling, n 4 each. The 0.4 %
+    // between them is significant in such tight runs, and is no gap: level, so not the
+    // paper's "above".
+    let w8k = s(&[127.0, 127.1, 126.9, 127.0]);
+    let w32k = s(&[127.5, 127.2, 127.8, 127.5]);
+    let flat = ordered(&[("32768", Some(&w32k), "8192", Some(&w8k))]);
+    assert_eq!(flat.status, Status::Differs, "{}", flat.evidence);
+    assert!(flat.evidence.contains("level (within 2 % of each other)"), "{}", flat.evidence);
+    // Significant, 1.8 % on average, the interval reaching past 2 %: neither a gap nor level.
+    let small = ordered(&[("a", Some(&s(&[101.3, 101.8, 102.3])), "b", Some(&s(&[100.0, 100.0, 100.0])))]);
+    assert_eq!(small.status, Status::NotMeasurable, "{}", small.evidence);
+    assert!(small.evidence.contains("under 2 %"), "{}", small.evidence);
+    // A curve that rises, then stops: the paper's shape when it draws the second pair level.
+    let w2k = s(&[96.7, 94.0, 99.0, 97.1]);
+    let rise_then_flat =
+        shape(&[("8192", Some(&w8k), "2048", Some(&w2k))], &[("32768", Some(&w32k), "8192", Some(&w8k))]);
+    assert_eq!(rise_then_flat.status, Status::SameShape, "{}", rise_then_flat.evidence);
+    assert!(rise_then_flat.evidence.contains("32768 128 ≈ 8192 127: level"), "{}", rise_then_flat.evidence);
+    let still_rising = shape(&[], &[("8192", Some(&w8k), "2048", Some(&w2k))]);
+    assert_eq!(still_rising.status, Status::Differs, "{}", still_rising.evidence);
+    assert!(still_rising.evidence.contains("apart, the first above"), "{}", still_rising.evidence);
+    assert_eq!(shape(&[], &[]).status, Status::NotRun);
+    assert_eq!(shape(&[], &[("a", None, "b", Some(&w8k))]).status, Status::NotRun);
+}
+
+#[test]
+fn linux_level_with_the_papers_way_carried_it() {
+    let paper = s(&[111.0, 111.2, 110.8]);
+    let v = linux_way(("segments ≤ window", Some(&paper)), Some(&s(&[111.1, 110.9, 111.0])), "stall");
+    assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
+    assert!(!v.evidence.contains("stall"), "{}", v.evidence);
+}

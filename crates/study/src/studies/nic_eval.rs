@@ -149,7 +149,7 @@ const CATALOGUE: &[Entry] = &[
     ),
     diagram("Figure 5", "the ATM testbed"),
     measured("Figure 6", "the 1500-byte LANE packet limits ATM: ~10,000-byte packets go faster"),
-    measured("Appendix C", "ttcp throughput rises with the TCP window over LANE"),
+    measured("Appendix C", "ttcp throughput against the TCP window over LANE: a rise, then LANE's limit"),
 ];
 
 /// Why a measured M differs from the paper's.
@@ -323,15 +323,18 @@ fn windowed(window: u32, secs: u64) -> results::TestSpec {
     s
 }
 
-/// Appendix C: throughput against the window: 8 KiB above 2 KiB (just above the 1500-byte
-/// packet) and 32 KiB above 8 KiB.
+/// Appendix C: throughput against the window rises, then stops at LANE's limit: 8 KiB above
+/// 2 KiB (just above the 1500-byte packet), and 32 KiB level with 8 KiB. The paper: "the 1,500
+/// byte legacy Ethernet packet limit shows up dramatically ... as the TCP window size was
+/// increased", where experience expected the throughput to go on rising; the packets, not the
+/// window, are the limit (Figure 6 lifts it with bigger ones).
 fn window_order(out: &Outcome) -> Verdict {
     let w = |n: u32| mbps_sample(out, &format!("win-{n}"));
     let (a, b, c) = (w(2048), w(8192), w(32768));
-    status::ordered(&[
-        ("window 8192", b.as_ref(), "2048", a.as_ref()),
-        ("window 32768", c.as_ref(), "8192", b.as_ref()),
-    ])
+    status::shape(
+        &[("window 8192", b.as_ref(), "2048", a.as_ref())],
+        &[("window 32768", c.as_ref(), "8192", b.as_ref())],
+    )
 }
 
 /// Figure 6: at a 32 KiB window, LANE with 9180-byte packets above LANE's 1500-byte ones.
