@@ -223,16 +223,23 @@ fn window_series(sent: &[Sample], span: u64, n: usize) -> Vec<WindowBucket> {
     b.into_iter().flatten().collect()
 }
 
-/// `n` consecutive samples of the busiest connection from the middle of its life.
+/// At most `n` consecutive samples of the busiest connection from the middle tenth of its
+/// life in time, centred on its middle. In time, not in samples: a flow that bursts as it
+/// opens and then stalls has most of its samples in its first moments, and its middle sample
+/// would show the opening, not the stalls.
 fn zoom(sent: &[Sample], n: usize) -> Vec<WindowSample> {
     let mut counts: HashMap<u16, usize> = HashMap::new();
     sent.iter().for_each(|s| *counts.entry(s.conn).or_default() += 1);
     let Some((&busiest, _)) = counts.iter().max_by_key(|(c, n)| (**n, **c)) else { return Vec::new() };
     let conn: Vec<&Sample> = sent.iter().filter(|s| s.conn == busiest).collect();
-    let start = (conn.len() / 2).saturating_sub(n / 2);
-    conn.iter()
-        .skip(start)
-        .take(n)
+    let (first, last) = (conn.first().map_or(0, |s| s.t_ns), conn.last().map_or(0, |s| s.t_ns));
+    let (mid, tenth) = (first + (last - first) / 2, (last - first) / 20);
+    let at = |t: u64| conn.partition_point(|s| s.t_ns < t);
+    let (from, to, middle) = (at(mid - tenth), at(mid + tenth + 1), at(mid));
+    let start = middle.saturating_sub(n / 2).max(from).min(conn.len().saturating_sub(1));
+    let end = (start + n).min(to.max(start + 1));
+    conn[start..end]
+        .iter()
         .map(|s| WindowSample {
             t_ms: s.t_ns as f64 / 1e6,
             outstanding_bytes: u64::from(s.st.outstanding()),
@@ -399,6 +406,20 @@ mod tests {
             "{:?}",
             up.evidence
         );
+    }
+
+    #[test]
+    fn the_zoom_shows_the_middle_of_the_flow_in_time() {
+        // 1000 ACKs in the first 10 ms as the window opens, then one every 200 ms for 20 s
+        // (a stall on the persist timer): the middle in time is in the stalls.
+        let mut rows: Vec<Segment> = (0..1000u32).map(|k| ack(u64::from(k) * 10, k, k + 1, 65536)).collect();
+        rows.extend((0..100u32).map(|k| ack(10_000 + u64::from(k) * 200_000, 1000 + k, 1001 + k, 8192)));
+        let f = directions(&rows);
+        let z = &f[0].zoom;
+        assert!(!z.is_empty() && z.len() <= ZOOM_POINTS);
+        let mid = z[z.len() / 2].t_ms;
+        assert!((9_000.0..=11_000.0).contains(&mid), "zoom centred at {mid} ms, not in the stalls");
+        assert!(z.iter().any(|w| w.window_bytes == 8192), "{z:?}");
     }
 
     #[test]
