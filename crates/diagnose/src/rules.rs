@@ -516,10 +516,23 @@ fn few_segments(f: &Facts, window: BufferFact) -> String {
     if window.requested.is_none() || segments >= STOP_AND_GO_SEGMENTS {
         return String::new();
     }
-    format!(
-        "; {} holds {segments:.1} segments of {mss} B: the window opens a segment at a time and the sender stalls on its updates",
-        size(w as f64)
-    )
+    let w = size(w as f64);
+    if segments < 1.0 {
+        format!(
+            "; {w} holds less than one segment of {mss} B: the sender keeps each full segment back \
+             until a window update or its persist timer"
+        )
+    } else if segments < 2.0 {
+        format!(
+            "; {w} holds {segments:.1} segments of {mss} B, one whole: the sender sends one, then waits \
+             for its acknowledgement (which the receiver may delay)"
+        )
+    } else {
+        format!(
+            "; {w} holds {segments:.1} segments of {mss} B: the window opens a segment at a time and the \
+             sender stalls on its updates"
+        )
+    }
 }
 
 /// The BDP at the reference rate and the measured RTT, bytes.
@@ -790,8 +803,17 @@ mod tests {
             (Some(1.0), Some(8192), Some(16_384));
         f.reference = link_ref(134e6);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
-        assert!(x.evidence.contains("1.8 segments of 9128 B"), "{}", x.evidence);
+        assert!(x.evidence.contains("1.8 segments of 9128 B, one whole"), "{}", x.evidence);
         assert!(x.advice.contains("≥ 26.7 KiB"), "three segments of 9128 B: {}", x.advice);
+        // Said as what the sender does with the window: under one segment, or two and more.
+        for (granted, says) in
+            [(8192, "less than one segment"), (20_000, "2.2 segments of 9128 B: the window opens")]
+        {
+            f.receive_buffer.granted = Some(granted);
+            let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+            assert!(x.evidence.contains(says), "{granted}: {}", x.evidence);
+        }
+        f.receive_buffer.granted = Some(16_384);
         f.mss_bytes = Some(1448);
         let x = receive_window(&f).unwrap_or_else(|| unreachable!());
         assert!(!x.evidence.contains("segments of"), "11 segments is no stall: {}", x.evidence);
