@@ -133,8 +133,29 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
     assert!(first.starts_with(&format!("[{}/{total} ", kept.len() + 1)), "{first}");
     let (cases, complete) = archived(db, "1");
     assert!(complete && cases.len() == total && cases.starts_with(&kept), "{cases:?}");
-    let again = tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", db]);
-    assert!(stderr(&again).contains("run 1 is complete: nothing to resume"), "{}", stderr(&again));
+    // A complete run has nothing left: its report is made again from the archive, the run
+    // left as it was.
+    let remade = dir.path().join("remade.html");
+    let again = tcplab(&[
+        "study",
+        STUDY,
+        "--quick",
+        "-t",
+        "1",
+        "--resume",
+        "1",
+        "--db",
+        db,
+        "-o",
+        remade.to_str().unwrap(),
+    ]);
+    let e = stderr(&again);
+    assert!(again.status.success() && e.contains("run 1 is complete: nothing left to run"), "{e}");
+    assert!(!e.lines().any(|l| l.starts_with('[')), "a case ran again:\n{e}");
+    assert_eq!(figures(&stdout(&again)), figures(&text));
+    assert_eq!(table_shape(&stdout(&again)), table_shape(&text));
+    assert!(std::fs::read_to_string(&remade).unwrap().contains("<svg"), "no report written");
+    assert_eq!(archived(db, "1"), (cases.clone(), true));
 
     // The same study uninterrupted: the same cases, the same figures judged, the probe's
     // round trips of the first session's cases in the report.

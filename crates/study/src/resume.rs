@@ -1,7 +1,9 @@
 //! Resuming a study that stopped before its end (Ctrl-C, a kill, a crash): every finished
 //! case is already in the archive as a sweep point ([`crate::runner`] stores each as it
 //! finishes), so `tcplab study NAME --resume [ID]` reads them back, runs only the cases
-//! left, and reports on all of them as an uninterrupted run would.
+//! left, and reports on all of them as an uninterrupted run would. A complete run given by
+//! its id has nothing left: its report and every figure's status are made again from the
+//! archive, by this tcplab's judges.
 //!
 //! A run can only be continued by the same design: the stored plan's axis text names the
 //! study, the mode, `-t` and a fingerprint of every stage and case ([`design`]), and the run
@@ -37,6 +39,8 @@ pub struct Kept {
     pub id: i64,
     /// Its finished cases.
     pub cases: Cases,
+    /// Whether the run had finished: nothing is left to run, only its report to make again.
+    pub complete: bool,
 }
 
 /// The study's design as the archive's axis text: `study atm-loss · quick · -t 1 · design
@@ -79,30 +83,37 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
     let stored =
         run.sweep.as_ref().map(|s| &s.plan).filter(|p| p.axes.len() == 1 && p.axes[0].name == "case");
     let Some(stored) = stored else { bail!("run {id} is not a study run: nothing to resume") };
-    check_design(id, &stored.axes[0].text, &plan.axes[0].text, study)?;
+    // A complete run is only reported again: cases run by another build of the study (a
+    // case's options changed, not its key) or another tcplab version are judged as they ran.
+    let complete = check_state(&st, id)?;
+    let same = check_design(id, &stored.axes[0].text, &plan.axes[0].text, study)?;
     if stored.axes[0].values != plan.axes[0].values {
         bail!("run {id}'s cases are not this design's: it cannot be resumed by this tcplab");
     }
+    if !same && !complete {
+        bail!("run {id} ran another design of {} (another HOST, inventory or study version)", prefix(study));
+    }
     let ours = env!("CARGO_PKG_VERSION");
-    if run.tool_version != ours {
+    if run.tool_version != ours && !complete {
         bail!(
             "run {id} was made by tcplab {}, this is {ours}: finish it with that version",
             run.tool_version
         );
     }
-    check_state(&st, id)?;
     let mut cases = BTreeMap::new();
     for p in run.sweep.iter().flat_map(|s| &s.points) {
         let r = run.tests.get(p.test_index as usize).context("a stored point without its test")?;
         cases.insert(p.index, (r.clone(), rtt_of(&p.params)));
     }
-    Ok(Kept { id, cases })
+    Ok(Kept { id, cases, complete })
 }
 
-/// Refuses a stored design text `stored` that is not `ours`, saying which part differs.
-fn check_design(id: i64, stored: &str, ours: &str, study: &dyn Study) -> Result<()> {
+/// Refuses a stored design text `stored` of another study, made before designs were
+/// stored, or with other options than `ours`, saying which part differs; `false` when only
+/// the fingerprint differs (the same cases built by another version of the study).
+fn check_design(id: i64, stored: &str, ours: &str, study: &dyn Study) -> Result<bool> {
     if stored == ours {
-        return Ok(());
+        return Ok(true);
     }
     let name = |t: &str| t.split(" · ").next().unwrap_or(t).to_string();
     let options =
@@ -121,22 +132,22 @@ fn check_design(id: i64, stored: &str, ours: &str, study: &dyn Study) -> Result<
             options(ours)
         );
     }
-    bail!("run {id} ran another design of {} (another HOST, inventory or study version)", prefix(study))
+    Ok(false)
 }
 
-/// Refuses a run that is complete, or still running in a live process.
-fn check_state(st: &Store, id: i64) -> Result<()> {
+/// Refuses a run still running in a live process; `true` when the run is complete.
+fn check_state(st: &Store, id: i64) -> Result<bool> {
     let (status, owner) = st.run_state(id)?;
     match status.as_str() {
-        "complete" => bail!("run {id} is complete: nothing to resume"),
+        "complete" => Ok(true),
         "running" => {
             let here = pipeline::recorder::this_process();
             if let Some(o) = owner.filter(|o| !store::owner::abandoned(o, &here, netio::host::pid_alive)) {
                 bail!("run {id} is still running (process {} on {})", o.pid, o.hostname);
             }
-            Ok(())
+            Ok(false)
         }
-        _ => Ok(()),
+        _ => Ok(false),
     }
 }
 
@@ -219,6 +230,10 @@ mod tests {
         let mut fewer = stages.clone();
         fewer[0].cases.pop();
         assert_ne!(text, design(s, &quick, &fewer));
+        assert!(check_design(7, &text, &text, s).unwrap());
+        let mut other_spec = stages.clone();
+        other_spec[0].cases[0].spec.duration_ms += 1000;
+        assert!(!check_design(7, &text, &design(s, &quick, &other_spec), s).unwrap(), "only the fingerprint");
         let err = check_design(7, &text, &text.replace("-t 1", "-t 2"), s).unwrap_err().to_string();
         assert!(err.contains("-t 2") && err.contains("same --quick and -t"), "{err}");
         let other = text.replace("atm-loss", "slac-stacks");

@@ -29,6 +29,9 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     }
     let plan = sweep_plan(&stages, crate::resume::design(study, opts, &stages))?;
     let kept = opts.resume.map(|want| crate::resume::load(study, opts, want, &plan)).transpose()?;
+    if let Some(k) = kept.as_ref().filter(|k| k.complete) {
+        return report_again(study, opts, &stages, skipped, k);
+    }
     let start = first_left(&stages, kept.as_ref().map(|k| &k.cases));
     let cfg = Config {
         target: target(&stages[start], opts),
@@ -51,6 +54,44 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     let mut cases = kept.map(|k| k.cases).unwrap_or_default();
     let failure = run_stages(&mut run, &stages, start, &mut cases, opts, stop, &mut outcome).err();
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
+}
+
+/// A complete run given to `--resume`: nothing is left to run, so its report, comparison and
+/// statuses are made again from the archived cases (by this build's judges), and the run is
+/// left as it was.
+fn report_again(
+    study: &dyn Study,
+    opts: &Options,
+    stages: &[Stage],
+    skipped: Vec<String>,
+    kept: &Kept,
+) -> Result<ExitCode> {
+    eprintln!(
+        "study {} ({} mode): run {} is complete: nothing left to run; its report is made again from the archive",
+        study.info().name,
+        opts.mode.id(),
+        kept.id
+    );
+    let mut outcome = Outcome {
+        mode: opts.mode,
+        host: opts.host.as_ref().map(|h| h.host.clone()),
+        done: Vec::new(),
+        skipped,
+        run_id: Some(kept.id),
+    };
+    let cases = stages.iter().flat_map(|s| s.cases.iter().map(move |c| (s, c)));
+    for (index, (stage, case)) in (0u32..).zip(cases) {
+        if let Some((result, rtt)) = kept.cases.get(&index).cloned() {
+            outcome.done.push(Done { stage: stage.label.clone(), case: case.clone(), result, rtt });
+        }
+    }
+    let rows = study.compare(&outcome);
+    if let Some(path) = &opts.report {
+        let doc = crate::html::document(study, &outcome, &rows);
+        std::fs::write(path, doc).with_context(|| format!("writing the report {}", path.display()))?;
+    }
+    print!("{}", crate::text::table(study, &outcome, &rows));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Begins the study's run with its plan stored, or reopens the stored run `resume`.

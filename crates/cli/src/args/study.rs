@@ -36,7 +36,8 @@ pub struct StudyArgs {
     /// Continue a run of this study that stopped before its end (Ctrl-C, a kill, a crash):
     /// the cases it finished are read from the archive, the rest run, and the report covers
     /// all. Without RUN-ID, the newest unfinished run of the study. Needs the same --quick,
-    /// -t and HOST as the run had.
+    /// -t and HOST as the run had. A complete run's RUN-ID: nothing runs; its report and
+    /// statuses are made again from the archive.
     #[arg(long, value_name = "RUN-ID", num_args = 0..=1, value_parser = clap::value_parser!(i64).range(1..))]
     pub resume: Option<Option<i64>>,
     #[command(flatten)]
