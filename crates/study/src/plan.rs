@@ -221,25 +221,51 @@ const PER_STAGE_S: f64 = 0.3;
 
 /// Seconds a list of stages takes: each run's duration (a byte-limited case counted as its
 /// size at the stage's link rate, or at `assumed_bps` without one) plus its setup, and each
-/// stage's.
+/// stage's; a case repeated to confidence counted at its fewest iterations.
 pub fn estimate_s(stages: &[Stage], assumed_bps: f64) -> u64 {
-    let mut total = 0.0;
+    estimate_range_s(stages, assumed_bps).0
+}
+
+/// As [`estimate_s`], with every case repeated to confidence counted at its fewest and at its
+/// most iterations: a design repeated until its interval is narrow enough (netperf's `-i 10,2`)
+/// takes as long as its noise makes it, anywhere in that range.
+pub fn estimate_range_s(stages: &[Stage], assumed_bps: f64) -> (u64, u64) {
+    let (mut low, mut high) = (0.0, 0.0);
     for st in stages {
         let path = st.spec().and_then(|s| emu::spec::parse(s).ok());
         let rate = path.as_ref().and_then(|p| p.up.rate).map_or(assumed_bps, |r| r.bits_per_sec() as f64);
         let rtt = path.as_ref().map_or(0.0, |p| (p.up.delay + p.down.delay).as_secs_f64());
-        total += PER_STAGE_S;
+        low += PER_STAGE_S;
+        high += PER_STAGE_S;
         let per_run = PER_RUN_S + RTTS_PER_RUN * rtt + if st.trace { TRACE_PER_RUN_S } else { 0.0 };
         for c in &st.cases {
             let once = match c.spec.bytes_limit {
                 Some(b) => b as f64 * 8.0 / (rate * 0.9),
                 None => c.spec.duration_ms as f64 / 1000.0,
             };
-            let runs = f64::from(c.confidence.as_ref().map_or(1, |t| t.min_iterations.max(1)));
-            total += (once + per_run) * runs;
+            let (fewest, most) =
+                c.confidence.as_ref().map_or((1, 1), |t| (t.min_iterations.max(1), t.max_iterations.max(1)));
+            low += (once + per_run) * f64::from(fewest);
+            high += (once + per_run) * f64::from(most.max(fewest));
         }
     }
-    total.ceil() as u64
+    (low.ceil() as u64, high.ceil() as u64)
+}
+
+/// An estimate as people read it: `~45 s`, `~3 min 5 s`, `~2 h 31 min`, or a range
+/// (`~3 h 10 min – ~15 h 54 min`) when repeating to confidence can take more than a fifth
+/// longer than the fewest repetitions ([`estimate_range_s`]).
+pub fn estimate_text((low, high): (u64, u64)) -> String {
+    let one = |secs: u64| match secs {
+        s if s < 60 => format!("~{s} s"),
+        s if s < 3600 => format!("~{} min {} s", s / 60, s % 60),
+        s => format!("~{} h {} min", s / 3600, s % 3600 / 60),
+    };
+    if high as f64 > low as f64 * 1.2 {
+        format!("{} – {}", one(low), one(high))
+    } else {
+        one(low)
+    }
 }
 
 /// Runs the cases named in `keys` `n` times each (`times(n)`): the cases a figure's status is

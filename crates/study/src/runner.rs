@@ -131,23 +131,14 @@ fn announce(study: &dyn Study, opts: &Options, stages: &[Stage], run: &Run, kept
         eprintln!("study {name} ({mode} mode): {total} tests in {} stages{stored}", stages.len());
         return;
     };
-    let left = crate::plan::estimate_s(&left_stages(stages, &k.cases), 100e6);
+    let left = crate::plan::estimate_range_s(&left_stages(stages, &k.cases), 100e6);
     eprintln!(
-        "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left (~{})",
+        "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left ({})",
         k.id,
         k.cases.len(),
         total - k.cases.len(),
-        duration(left)
+        crate::plan::estimate_text(left)
     );
-}
-
-/// `45 s`, `3 min 5 s`, `2 h 31 min`.
-fn duration(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
-        s => format!("{} h {} min", s / 3600, s % 3600 / 60),
-    }
 }
 
 /// The stages with only the cases not kept (stages left empty dropped), for the estimate.

@@ -246,3 +246,18 @@ fn every_bar_label_of_the_nic_chart_fits_its_room() {
     assert!(first.contains("ATM 5515 TTCP Transmit") && first.contains("10 Mbit/s FTP Receive"), "{first}");
     assert!(!first.contains('…'), "a label was cut: {first}");
 }
+
+#[test]
+fn a_design_repeated_to_confidence_is_estimated_as_a_range() {
+    let range = |name: &str| plan::estimate_range_s(&crate::find(name).unwrap().stages(Mode::Full), 100e6);
+    // tcp-atm-2000 repeats its points as netperf's -i 10,2 did: 2 to 10 runs each.
+    let (low, high) = range("tcp-atm-2000");
+    assert!(high > 4 * low, "{low}…{high}");
+    assert!(plan::estimate_text((low, high)).contains(" – ~"), "{}", plan::estimate_text((low, high)));
+    // atm-loss repeats a fixed number of times: one figure.
+    let (low, high) = range("atm-loss");
+    assert_eq!(low, high);
+    assert_eq!(plan::estimate_text((3990, 3990)), "~1 h 6 min");
+    assert_eq!(plan::estimate_text((45, 50)), "~45 s", "within a fifth: one figure");
+    assert_eq!(plan::estimate_text((185, 400)), "~3 min 5 s – ~6 min 40 s");
+}

@@ -61,13 +61,15 @@ fn list() -> String {
     ]];
     for s in study::all() {
         let i = s.info();
-        let est = |m: Mode| study::plan::estimate_s(&study::emulated_stages(s, m), 100e6);
+        let est = |m: Mode| {
+            study::plan::estimate_text(study::plan::estimate_range_s(&study::emulated_stages(s, m), 100e6))
+        };
         let root = if s.needs_root() { "yes (emulated paths)" } else { "no" };
         rows.push([
             i.name.into(),
             i.seed.into(),
-            duration(est(Mode::Quick)),
-            duration(est(Mode::Full)),
+            est(Mode::Quick),
+            est(Mode::Full),
             root.into(),
             format!("{} not run", study::status::pending(s).len()),
             i.reruns.into(),
@@ -85,14 +87,8 @@ fn list() -> String {
     }
     out.push_str("pending: the paper's figures no run gives yet (each study's report names them)\n");
     out.push_str("times are estimates from the designs (this 2-core machine); full runs follow the papers' sizes, windows, repetitions and durations\n");
+    out.push_str(
+        "a range: cases repeated until their interval is narrow enough, at their fewest and most runs\n",
+    );
     out
-}
-
-/// `~1 min 30 s`, `~2 h 5 min`.
-fn duration(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("~{s} s"),
-        s if s < 3600 => format!("~{} min {} s", s / 60, s % 60),
-        s => format!("~{} h {} min", s / 3600, s % 3600 / 60),
-    }
 }
