@@ -156,6 +156,7 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
     assert_eq!(table_shape(&stdout(&again)), table_shape(&text));
     assert!(std::fs::read_to_string(&remade).unwrap().contains("<svg"), "no report written");
     assert_eq!(archived(db, "1"), (cases.clone(), true));
+    remade_without_root(db);
 
     // The same study uninterrupted: the same cases, the same figures judged, the probe's
     // round trips of the first session's cases in the report.
@@ -195,4 +196,35 @@ fn a_killed_study_resumes_from_the_cases_it_stored() {
     assert!(e.contains(&format!("resuming run 1: {} of ", kept.len())), "{e}");
     let (cases, complete) = archived(db, "1");
     assert!(complete && cases.starts_with(&kept) && cases.len() > kept.len(), "{cases:?}");
+}
+
+/// Making a complete run's report again measures nothing, so it needs no root: run as
+/// `nobody` (setpriv) on a copy of the archive it may write.
+fn remade_without_root(db: &str) {
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: no setpriv to drop root with");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(db, &copy).unwrap();
+    let open = |p: &std::path::Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    };
+    open(dir.path());
+    open(&copy);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", support::BIN])
+        .args(["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", copy.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("status of every figure"), "{}", stdout(&out));
+    let fresh = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", support::BIN])
+        .args(["study", STUDY, "--quick", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(stderr(&fresh).contains("which need root"), "{}", stderr(&fresh));
 }

@@ -32,6 +32,12 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     if let Some(k) = kept.as_ref().filter(|k| k.complete) {
         return report_again(study, opts, &stages, skipped, k);
     }
+    if opts.host.is_none() && study.needs_root() && !netio::netns::is_root() {
+        anyhow::bail!(
+            "study {} runs on emulated paths, which need root (namespaces, TUN); run as root or give a HOST",
+            study.info().name
+        );
+    }
     let start = first_left(&stages, kept.as_ref().map(|k| &k.cases));
     let cfg = Config {
         target: target(&stages[start], opts),
