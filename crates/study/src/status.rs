@@ -67,12 +67,15 @@ pub struct Verdict {
     pub evidence: String,
     /// Measured ÷ expected, where the judge compared a value with one.
     pub ratio: Option<f64>,
+    /// An order differs because a pair came out level where the paper drew a gap (none of
+    /// them reversed).
+    pub level: bool,
 }
 
 impl Verdict {
     /// A verdict of `status` with `evidence`.
     pub fn new(status: Status, evidence: impl Into<String>) -> Verdict {
-        Verdict { status, evidence: evidence.into(), ratio: None }
+        Verdict { status, evidence: evidence.into(), ratio: None, level: false }
     }
 
     /// Not run, because `why`.
@@ -93,6 +96,16 @@ impl Verdict {
         match self.ratio {
             Some(r) if r > 1.0 => self.because(why),
             _ => self,
+        }
+    }
+
+    /// As [`Verdict::because`], only when an order differs by a pair that came out level
+    /// (both cases at one limit, where the paper's hosts showed a gap).
+    pub fn because_level(self, why: &str) -> Verdict {
+        if self.level {
+            self.because(why)
+        } else {
+            self
         }
     }
 
@@ -374,6 +387,7 @@ pub fn ordered(pairs: &[Pair]) -> Verdict {
 pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
     let mut parts = Vec::new();
     let (mut against, mut unclear, mut missing) = (false, false, false);
+    let (mut came_level, mut crossed) = (false, false);
     let expected = above.iter().map(|p| (p, true)).chain(level.iter().map(|p| (p, false)));
     for ((hi_name, hi, lo_name, lo), paper_above) in expected {
         let rel = if paper_above { ">" } else { "≈" };
@@ -386,6 +400,8 @@ pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
         let ok = if paper_above { o == Order::Holds } else { o == Order::Level };
         unclear |= matches!(o, Order::Small | Order::Unclear(_));
         against |= !ok && !matches!(o, Order::Small | Order::Unclear(_));
+        came_level |= paper_above && o == Order::Level;
+        crossed |= !ok && matches!(o, Order::Holds | Order::Reversed);
         let mark = match o {
             Order::Holds if paper_above => "holds".to_string(),
             Order::Holds => "apart, the first above".into(),
@@ -403,7 +419,7 @@ pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
         (false, false, true) => Status::NotRun,
         (false, false, false) => Status::SameShape,
     };
-    Verdict::new(status, parts.join("; "))
+    Verdict { level: came_level && !crossed, ..Verdict::new(status, parts.join("; ")) }
 }
 
 /// The paper's set-up run two ways on Linux: as the paper's stack behaved (`paper`, e.g.

@@ -176,3 +176,20 @@ fn linux_level_with_the_papers_way_carried_it() {
     assert_eq!(v.status, Status::Reproduced, "{}", v.evidence);
     assert!(!v.evidence.contains("stall"), "{}", v.evidence);
 }
+
+#[test]
+fn a_level_pair_gets_its_reason_and_a_reversed_one_does_not() {
+    let at_ceiling = s(&[127.0, 127.1, 126.9]);
+    let also = s(&[127.2, 127.0, 127.3]);
+    let low = s(&[90.0, 91.0, 89.0]);
+    let why = "both at the link";
+    let level = ordered(&[("64K", Some(&also), "32K", Some(&at_ceiling))]).because_level(why);
+    assert!(level.level && level.evidence.ends_with(why), "{}", level.evidence);
+    let reversed = ordered(&[("64K", Some(&low), "32K", Some(&at_ceiling))]).because_level(why);
+    assert_eq!(reversed.status, Status::Differs);
+    assert!(!reversed.level && !reversed.evidence.contains(why), "{}", reversed.evidence);
+    // Level in one pair, reversed in another: the reason for a level pair does not explain it.
+    let both =
+        ordered(&[("64K", Some(&also), "32K", Some(&at_ceiling)), ("a", Some(&low), "b", Some(&also))]);
+    assert!(!both.level);
+}
