@@ -150,7 +150,7 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
         remade.to_str().unwrap(),
     ]);
     let e = stderr(&again);
-    assert!(again.status.success() && e.contains("run 1 is complete: nothing left to run"), "{e}");
+    assert!(again.status.success() && e.contains("run 1 has every case of this design: nothing left"), "{e}");
     assert!(!e.lines().any(|l| l.starts_with('[')), "a case ran again:\n{e}");
     assert_eq!(figures(&stdout(&again)), figures(&text));
     assert_eq!(table_shape(&stdout(&again)), table_shape(&text));

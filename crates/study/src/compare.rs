@@ -26,6 +26,9 @@ pub struct Row {
     pub model: Option<f64>,
     /// Why measured and paper (or model) differ, when they differ much.
     pub why: String,
+    /// A case of the paper this host cannot run (`why` says why): no measured value, and not
+    /// pending either.
+    pub not_reproducible: bool,
 }
 
 impl Row {

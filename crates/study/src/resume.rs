@@ -39,8 +39,12 @@ pub struct Kept {
     pub id: i64,
     /// Its finished cases.
     pub cases: Cases,
-    /// Whether the run had finished: nothing is left to run, only its report to make again.
+    /// Whether every case of this design is among them: nothing is left to run, only the
+    /// report to make again (a complete run, or one whose design has since dropped the cases
+    /// it did not finish).
     pub complete: bool,
+    /// Its finished cases that this design no longer has (left out of the report).
+    pub left_out: usize,
 }
 
 /// The study's design as the archive's axis text: `study atm-loss · quick · -t 1 · design
@@ -83,11 +87,14 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
     let stored =
         run.sweep.as_ref().map(|s| &s.plan).filter(|p| p.axes.len() == 1 && p.axes[0].name == "case");
     let Some(stored) = stored else { bail!("run {id} is not a study run: nothing to resume") };
-    // A complete run is only reported again: cases run by another build of the study (a
-    // case's options changed, not its key) or another tcplab version are judged as they ran.
-    let complete = check_state(&st, id)?;
+    check_state(&st, id)?;
+    let (cases, left_out) = by_key(&run, &stored.axes[0].values, &plan.axes[0].values)?;
+    // A run with every case of this design is only reported again: cases run by another build
+    // of the study (options changed, or cases since dropped) or by another tcplab version are
+    // judged as they ran.
+    let complete = cases.len() == plan.axes[0].values.len();
     let same = check_design(id, &stored.axes[0].text, &plan.axes[0].text, study)?;
-    if stored.axes[0].values != plan.axes[0].values {
+    if stored.axes[0].values != plan.axes[0].values && !complete {
         bail!("run {id}'s cases are not this design's: it cannot be resumed by this tcplab");
     }
     if !same && !complete {
@@ -100,12 +107,24 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
             run.tool_version
         );
     }
-    let mut cases = BTreeMap::new();
+    Ok(Kept { id, cases, complete, left_out })
+}
+
+/// The run's finished cases placed by their key at this design's index (`ours`, the design's
+/// case keys; `stored`, the run's), and how many of them this design does not have.
+fn by_key(run: &results::RunRecord, stored: &[ParamValue], ours: &[ParamValue]) -> Result<(Cases, usize)> {
+    let (mut cases, mut left_out) = (BTreeMap::new(), 0);
     for p in run.sweep.iter().flat_map(|s| &s.points) {
         let r = run.tests.get(p.test_index as usize).context("a stored point without its test")?;
-        cases.insert(p.index, (r.clone(), rtt_of(&p.params)));
+        let key = stored.get(p.index as usize);
+        match ours.iter().position(|k| Some(k) == key) {
+            Some(i) => {
+                cases.insert(i as u32, (r.clone(), rtt_of(&p.params)));
+            }
+            None => left_out += 1,
+        }
     }
-    Ok(Kept { id, cases, complete })
+    Ok((cases, left_out))
 }
 
 /// Refuses a stored design text `stored` of another study, made before designs were
@@ -135,19 +154,18 @@ fn check_design(id: i64, stored: &str, ours: &str, study: &dyn Study) -> Result<
     Ok(false)
 }
 
-/// Refuses a run still running in a live process; `true` when the run is complete.
-fn check_state(st: &Store, id: i64) -> Result<bool> {
+/// Refuses a run still running in a live process.
+fn check_state(st: &Store, id: i64) -> Result<()> {
     let (status, owner) = st.run_state(id)?;
     match status.as_str() {
-        "complete" => Ok(true),
         "running" => {
             let here = pipeline::recorder::this_process();
             if let Some(o) = owner.filter(|o| !store::owner::abandoned(o, &here, netio::host::pid_alive)) {
                 bail!("run {id} is still running (process {} on {})", o.pid, o.hostname);
             }
-            Ok(false)
+            Ok(())
         }
-        _ => Ok(false),
+        _ => Ok(()),
     }
 }
 
@@ -201,6 +219,38 @@ pub fn rtt_of(params: &[ParamSetting]) -> Option<Rtt> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_placed_by_case_key_and_the_cases_a_design_dropped_are_left_out() {
+        use results::sweep::{Sweep, SweepPoint};
+        let text = |k: &str| ParamValue::Text(k.into());
+        let stored = [text("gva-reno"), text("ams-reno"), text("gva-bbr")];
+        let spec = results::TestSpec::new(results::TestKind::TcpStream);
+        let mut run = results::RunRecord::new("0.1.0", 0, results::HostInfo::default());
+        run.tests = (0..3).map(|i| TestResult::new(format!("t{i}"), spec.clone(), "h:1", i)).collect();
+        let point = |i: u32| SweepPoint {
+            index: i,
+            coords: vec![i],
+            params: Vec::new(),
+            test_index: i,
+            headline: Default::default(),
+            met: true,
+        };
+        let plan = SweepPlan {
+            base: spec,
+            axes: Vec::new(),
+            confidence: None,
+            metric: "headline".into(),
+            mesh: None,
+        };
+        run.sweep = Some(Sweep { plan, points: (0..3).map(point).collect(), complete: false });
+        let (cases, left_out) = by_key(&run, &stored, &[text("gva-reno"), text("gva-bbr")]).unwrap();
+        assert_eq!(left_out, 1);
+        let labels: Vec<(u32, &str)> = cases.iter().map(|(i, (r, _))| (*i, r.label.as_str())).collect();
+        assert_eq!(labels, [(0, "t0"), (1, "t2")]);
+        let (same, none) = by_key(&run, &stored, &stored).unwrap();
+        assert_eq!((same.len(), none), (3, 0));
+    }
 
     #[test]
     fn the_probe_figures_come_back_from_the_points_parameters() {

@@ -62,9 +62,10 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
 }
 
-/// A complete run given to `--resume`: nothing is left to run, so its report, comparison and
-/// statuses are made again from the archived cases (by this build's judges), and the run is
-/// left as it was.
+/// A run given to `--resume` that has every case of this design (a complete run, or one
+/// whose design has since dropped the cases it did not finish): nothing is left to run, so
+/// its report, comparison and statuses are made again from the archived cases (by this
+/// build's judges), and the run is left as it was.
 fn report_again(
     study: &dyn Study,
     opts: &Options,
@@ -72,8 +73,13 @@ fn report_again(
     skipped: Vec<String>,
     kept: &Kept,
 ) -> Result<ExitCode> {
+    let dropped = match kept.left_out {
+        0 => String::new(),
+        n => format!(" ({n} of its cases are not in this design: left out)"),
+    };
     eprintln!(
-        "study {} ({} mode): run {} is complete: nothing left to run; its report is made again from the archive",
+        "study {} ({} mode): run {} has every case of this design: nothing left to run; its report is \
+         made again from the archive{dropped}",
         study.info().name,
         opts.mode.id(),
         kept.id

@@ -53,13 +53,14 @@ pub fn statuses(judged: &[Judged]) -> String {
 
 /// What is not run, in the report's words, read from the run's data: every figure whose
 /// computed status is *not run*, then every comparison row that sets a paper number beside
-/// no measured one (a case of a measured figure that failed or was left out).
+/// no measured one (a case of a measured figure that failed or was left out; not one this
+/// host cannot run, which the row says).
 pub fn pending(judged: &[Judged], rows: &[Row]) -> Vec<String> {
     let figures = judged
         .iter()
         .filter(|j| j.verdict.status == Status::NotRun)
         .map(|j| format!("{} ({}): {}", j.entry.figure, j.entry.what, j.verdict.evidence));
-    let cases = rows.iter().filter(|r| r.measured.is_none()).filter_map(|r| {
+    let cases = rows.iter().filter(|r| r.measured.is_none() && !r.not_reproducible).filter_map(|r| {
         let (value, source) = r.paper.as_ref()?;
         Some(format!(
             "{} / {}: no measured value beside the paper's {} {} ({source})",
