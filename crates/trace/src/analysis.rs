@@ -14,6 +14,9 @@ use crate::segment::{Dir, End, Kind, Segment, SocketState};
 pub const POINT_BUDGET: usize = 4800;
 /// Most consecutive ACK samples in the zoomed slice of one direction.
 pub const ZOOM_POINTS: usize = 300;
+/// Fewest samples the zoomed slice shows when the flow has them (a stalled flow's middle
+/// tenth may hold one).
+pub const ZOOM_MIN: usize = 24;
 /// The segment size assumed when the receiver's end was not traced (Ethernet MSS with
 /// timestamps).
 pub const ASSUMED_SEGMENT_BYTES: u32 = 1448;
@@ -224,7 +227,8 @@ fn window_series(sent: &[Sample], span: u64, n: usize) -> Vec<WindowBucket> {
 }
 
 /// At most `n` consecutive samples of the busiest connection from the middle tenth of its
-/// life in time, centred on its middle. In time, not in samples: a flow that bursts as it
+/// life in time, centred on its middle (or, when that tenth holds fewer than [`ZOOM_MIN`], the
+/// [`ZOOM_MIN`] samples nearest the middle). In time, not in samples: a flow that bursts as it
 /// opens and then stalls has most of its samples in its first moments, and its middle sample
 /// would show the opening, not the stalls.
 fn zoom(sent: &[Sample], n: usize) -> Vec<WindowSample> {
@@ -235,9 +239,15 @@ fn zoom(sent: &[Sample], n: usize) -> Vec<WindowSample> {
     let (first, last) = (conn.first().map_or(0, |s| s.t_ns), conn.last().map_or(0, |s| s.t_ns));
     let (mid, tenth) = (first + (last - first) / 2, (last - first) / 20);
     let at = |t: u64| conn.partition_point(|s| s.t_ns < t);
-    let (from, to, middle) = (at(mid - tenth), at(mid + tenth + 1), at(mid));
-    let start = middle.saturating_sub(n / 2).max(from).min(conn.len().saturating_sub(1));
-    let end = (start + n).min(to.max(start + 1));
+    let (mut from, mut to, middle) = (at(mid - tenth), at(mid + tenth + 1), at(mid));
+    let want = ZOOM_MIN.min(n).min(conn.len());
+    if to - from < want {
+        // A sparse middle (a flow stalled on timers): the samples nearest it instead.
+        from = middle.saturating_sub(want / 2).min(conn.len() - want);
+        to = from + want;
+    }
+    let start = middle.saturating_sub(n / 2).max(from).min(to - 1);
+    let end = (start + n).min(to);
     conn[start..end]
         .iter()
         .map(|s| WindowSample {
@@ -416,10 +426,10 @@ mod tests {
         rows.extend((0..100u32).map(|k| ack(10_000 + u64::from(k) * 200_000, 1000 + k, 1001 + k, 8192)));
         let f = directions(&rows);
         let z = &f[0].zoom;
-        assert!(!z.is_empty() && z.len() <= ZOOM_POINTS);
+        assert_eq!(z.len(), ZOOM_MIN, "the middle tenth holds 10: the 24 nearest the middle");
         let mid = z[z.len() / 2].t_ms;
         assert!((9_000.0..=11_000.0).contains(&mid), "zoom centred at {mid} ms, not in the stalls");
-        assert!(z.iter().any(|w| w.window_bytes == 8192), "{z:?}");
+        assert!(z.iter().all(|w| w.window_bytes == 8192), "{z:?}");
     }
 
     #[test]
