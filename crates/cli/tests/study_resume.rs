@@ -157,6 +157,14 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
     assert!(std::fs::read_to_string(&remade).unwrap().contains("<svg"), "no report written");
     assert_eq!(archived(db, "1"), (cases.clone(), true));
     remade_without_root(db);
+    // A stdout that cannot be written (full disk) is no panic.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = command()
+        .args(["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--db", db])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && !stderr(&out).contains("panicked"), "{}", stderr(&out));
 
     // The same study uninterrupted: the same cases, the same figures judged, the probe's
     // round trips of the first session's cases in the report.

@@ -102,7 +102,8 @@ fn report_again(
         let doc = crate::html::document(study, &outcome, &rows);
         std::fs::write(path, doc).with_context(|| format!("writing the report {}", path.display()))?;
     }
-    print!("{}", crate::text::table(study, &outcome, &rows));
+    // As a run's ending prints it: a closed or full stdout is no panic.
+    pipeline::output::emit(crate::text::table(study, &outcome, &rows).trim_end());
     Ok(ExitCode::SUCCESS)
 }
 
