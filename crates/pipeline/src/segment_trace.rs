@@ -307,6 +307,7 @@ fn add_wire_findings(flow: &mut SegmentFlow, rows: &[trace::wire::WireRow]) {
         let d = &mut flow.directions[at];
         d.evidence.extend(trace::wire_analysis::evidence(&w));
         d.wire = Some(w);
+        d.wire_connections = trace::wire_analysis::per_connection(rows, dir);
     }
 }
 

@@ -114,6 +114,10 @@ pub struct FlowDirection {
     /// What the captured packets say (when a packet source worked).
     #[serde(default)]
     pub wire: Option<WireFindings>,
+    /// What the captured packets say of each data connection, in the order they opened (a
+    /// traced test repeated until confident has one per run; `wire` is the busiest of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire_connections: Vec<WireFindings>,
     /// The tcptrace-style time-sequence graph of the busiest connection (from the wire table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_sequence: Option<TimeSequence>,

@@ -113,6 +113,7 @@ fn direction(rows: &[Segment], dir: Dir, budget: usize) -> FlowDirection {
         window_series: window_series(&sent, span, buckets),
         zoom: zoom(&sent, zoom_n),
         wire: None,
+        wire_connections: Vec::new(),
         time_sequence: None,
     };
     flow.evidence = evidence(&flow, seen.is_some());

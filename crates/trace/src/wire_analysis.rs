@@ -64,9 +64,28 @@ fn receiver_point(dir: Dir, points: &[Point]) -> Option<Point> {
 
 /// The findings of direction `dir`, or `None` when it carried no data.
 pub fn findings(rows: &[WireRow], dir: Dir) -> Option<WireFindings> {
+    findings_of(rows, dir, busiest_conn(rows, dir)?)
+}
+
+/// The findings of each data connection of direction `dir`, in the order they opened: one
+/// per run when a repeated test was traced. A data connection carried at least
+/// [`DATA_SHARE`] of the busiest one's payload, which leaves out the control connections
+/// of later runs.
+pub fn per_connection(rows: &[WireRow], dir: Dir) -> Vec<WireFindings> {
+    let bytes = payload_by_conn(rows, dir);
+    let most = bytes.iter().map(|&(_, b)| b).max().unwrap_or(0);
+    let floor = (most as f64 * DATA_SHARE) as u64;
+    let data = bytes.iter().filter(|&&(_, b)| b >= floor.max(crate::analysis::MIN_DIRECTION_BYTES));
+    data.filter_map(|&(c, _)| findings_of(rows, dir, c)).collect()
+}
+
+/// The share of the busiest connection's payload that makes a connection a data connection
+/// in [`per_connection`].
+pub const DATA_SHARE: f64 = 0.1;
+
+fn findings_of(rows: &[WireRow], dir: Dir, busiest: u16) -> Option<WireFindings> {
     let mut points: Vec<Point> = rows.iter().map(|r| r.at).collect();
     points.dedup();
-    let busiest = busiest_conn(rows, dir)?;
     let at_sender = sender_point(dir, &points)?;
     let at_receiver = receiver_point(dir, &points)?;
     let conn: Vec<&WireRow> = rows.iter().filter(|r| r.conn == busiest).collect();
@@ -83,13 +102,24 @@ pub fn findings(rows: &[WireRow], dir: Dir) -> Option<WireFindings> {
 /// The connection that carried most payload in `dir`, leaving out the test's control
 /// connection (the first one seen).
 pub(crate) fn busiest_conn(rows: &[WireRow], dir: Dir) -> Option<u16> {
+    let (conn, b) = payload_by_conn(rows, dir).into_iter().max_by_key(|(c, b)| (*b, *c))?;
+    (b >= crate::analysis::MIN_DIRECTION_BYTES).then_some(conn)
+}
+
+/// Payload bytes of each connection in `dir`, in the order the connections were first seen,
+/// leaving out the test's control connection (the first one seen).
+fn payload_by_conn(rows: &[WireRow], dir: Dir) -> Vec<(u16, u64)> {
     let control = rows.iter().min_by_key(|r| r.unix_ns).map(|r| r.conn);
+    let mut first: HashMap<u16, u64> = HashMap::new();
     let mut bytes: HashMap<u16, u64> = HashMap::new();
     for r in rows.iter().filter(|r| r.dir == dir && Some(r.conn) != control) {
         *bytes.entry(r.conn).or_default() += u64::from(r.len);
+        let t = first.entry(r.conn).or_insert(r.unix_ns);
+        *t = (*t).min(r.unix_ns);
     }
-    let (conn, b) = bytes.into_iter().max_by_key(|(c, b)| (*b, *c))?;
-    (b >= crate::analysis::MIN_DIRECTION_BYTES).then_some(conn)
+    let mut out: Vec<(u16, u64)> = bytes.into_iter().collect();
+    out.sort_by_key(|&(c, _)| (first.get(&c).copied(), c));
+    out
 }
 
 /// Splits the time from the first data segment to the last between the three limits.
@@ -265,6 +295,24 @@ mod tests {
         rows.push(row(50_100, Dir::Down, 0, 0, 8192, 1449));
         let f = findings(&rows, Dir::Up).unwrap_or_default();
         assert_eq!((f.acks, f.delayed_acks, f.window_updates), (1, 1, 1), "{f:?}");
+    }
+
+    #[test]
+    fn each_data_connection_gets_its_findings_in_the_order_they_opened() {
+        let mut rows = stop_and_go(20);
+        let later = stop_and_go(10).into_iter().skip(1).map(|r| WireRow {
+            conn: 40001,
+            unix_ns: r.unix_ns + 10_000_000,
+            ..r
+        });
+        rows.extend(later);
+        // A later run's control connection: 2000 bytes, above the floor of a direction but
+        // not a tenth of a data connection.
+        rows.push(WireRow { conn: 2, unix_ns: 9_000_000, ..row(0, Dir::Up, 2000, 2000, 65536, 1) });
+        let all = per_connection(&rows, Dir::Up);
+        let seen: Vec<(u16, u64)> = all.iter().map(|f| (f.connection, f.segments)).collect();
+        assert_eq!(seen, vec![(40000, 40), (40001, 20)]);
+        assert_eq!(findings(&rows, Dir::Up).map(|f| f.connection), Some(40000), "the busiest");
     }
 
     #[test]

@@ -132,6 +132,8 @@ const FIGURES: &[Figure] = &[
 const JUDGED: &[&str] = &[
     "trace-w4K-u2048",
     "trace-w4K-u4096",
+    flows::FIG14[0],
+    flows::FIG14[1],
     LINUX_TRACE,
     "sng-1024",
     "sng-4096",
