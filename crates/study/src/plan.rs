@@ -268,6 +268,38 @@ pub fn estimate_text((low, high): (u64, u64)) -> String {
     }
 }
 
+/// Where finished cases came out in their range of runs: for each case repeated to
+/// confidence with room to vary, (runs taken − fewest) ÷ (most − fewest), averaged, with the
+/// number of such cases; `None` when there are none.
+pub fn pace<'a>(done: impl IntoIterator<Item = (&'a Case, u32)>) -> Option<(f64, usize)> {
+    let shares: Vec<f64> = done
+        .into_iter()
+        .filter_map(|(c, runs)| {
+            let t = c.confidence.as_ref()?;
+            let (fewest, most) = (t.min_iterations.max(1), t.max_iterations.max(1));
+            (most > fewest).then(|| f64::from(runs.clamp(fewest, most) - fewest) / f64::from(most - fewest))
+        })
+        .collect();
+    (!shares.is_empty()).then(|| (shares.iter().sum::<f64>() / shares.len() as f64, shares.len()))
+}
+
+/// What is left of a resumed run as people read it: the range of [`estimate_range_s`], and
+/// where in it the rest ends if its cases repeat as the finished ones did ([`pace`]).
+pub fn left_text((low, high): (u64, u64), pace: Option<(f64, usize)>) -> String {
+    let range = estimate_text((low, high));
+    match pace {
+        Some((share, n)) if range.contains(" – ") => {
+            let likely = low + (high.saturating_sub(low) as f64 * share).round() as u64;
+            let tests = if n == 1 { "test" } else { "tests" };
+            format!(
+                "{range}; {} if the rest repeat as the {n} repeated {tests} done did",
+                estimate_text((likely, likely))
+            )
+        }
+        _ => range,
+    }
+}
+
 /// Runs the cases named in `keys` `n` times each (`times(n)`): the cases a figure's status is
 /// judged on need an interval, in a short run and in the paper's full design alike (a paper
 /// that reported one run per point gives no interval to judge by). In `Full` mode a case that

@@ -145,12 +145,16 @@ fn announce(study: &dyn Study, opts: &Options, stages: &[Stage], run: &Run, kept
         return;
     };
     let left = crate::plan::estimate_range_s(&left_stages(stages, &k.cases), 100e6);
+    let done = stages.iter().flat_map(|s| &s.cases).zip(0u32..).filter_map(|(c, i)| {
+        let (r, _) = k.cases.get(&i)?;
+        Some((c, r.repetition.as_ref().map_or(1, |rep| rep.iterations)))
+    });
     eprintln!(
         "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left ({})",
         k.id,
         k.cases.len(),
         total - k.cases.len(),
-        crate::plan::estimate_text(left)
+        crate::plan::left_text(left, crate::plan::pace(done))
     );
 }
 

@@ -261,3 +261,33 @@ fn a_design_repeated_to_confidence_is_estimated_as_a_range() {
     assert_eq!(plan::estimate_text((45, 50)), "~45 s", "within a fifth: one figure");
     assert_eq!(plan::estimate_text((185, 400)), "~3 min 5 s – ~6 min 40 s");
 }
+
+#[test]
+fn a_resumed_run_places_what_is_left_in_its_range_by_the_runs_the_done_tests_took() {
+    let spec = || results::TestSpec::new(results::TestKind::TcpStream);
+    // netperf's `-i 10,2 -I 99,3`, as seed 000 ran it.
+    let netperf = results::ConfidenceTarget {
+        level_pct: 99.0,
+        width_pct: 3.0,
+        min_iterations: 2,
+        max_iterations: 10,
+        result_only: false,
+    };
+    let repeated = plan::Case::new("a", spec()).repeated(Some(netperf));
+    let once = plan::Case::new("b", spec());
+    // Every repeated test took all 10 runs: the rest is expected at the top of the range;
+    // a test run once says nothing of the pace.
+    let pace = plan::pace([(&repeated, 10), (&repeated, 10), (&once, 1)]);
+    assert_eq!(pace, Some((1.0, 2)));
+    assert_eq!(
+        plan::left_text((3600, 18000), pace),
+        "~1 h 0 min – ~5 h 0 min; ~5 h 0 min if the rest repeat as the 2 repeated tests done did"
+    );
+    let half = plan::pace([(&repeated, 2), (&repeated, 10)]);
+    assert_eq!(half, Some((0.5, 2)));
+    assert!(plan::left_text((3600, 18000), half)
+        .ends_with("; ~3 h 0 min if the rest repeat as the 2 repeated tests done did"));
+    assert_eq!(plan::pace([(&once, 1)]), None);
+    assert_eq!(plan::left_text((3600, 18000), None), "~1 h 0 min – ~5 h 0 min");
+    assert_eq!(plan::left_text((3600, 3700), Some((1.0, 1))), "~1 h 0 min", "no range: one figure");
+}
