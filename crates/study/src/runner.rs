@@ -50,13 +50,7 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     let mut run = open(&cfg, &plan, kept.as_ref().map(|k| k.id))?;
     run.live.show_intervals = false;
     announce(study, opts, &stages, &run, kept.as_ref());
-    let mut outcome = Outcome {
-        mode: opts.mode,
-        host: opts.host.as_ref().map(|h| h.host.clone()),
-        done: Vec::new(),
-        skipped,
-        run_id: run.rec.run_id(),
-    };
+    let mut outcome = empty_outcome(opts, skipped, run.rec.run_id());
     let mut cases = kept.map(|k| k.cases).unwrap_or_default();
     let failure = run_stages(&mut run, &stages, start, &mut cases, opts, stop, &mut outcome).err();
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
@@ -84,13 +78,7 @@ fn report_again(
         opts.mode.id(),
         kept.id
     );
-    let mut outcome = Outcome {
-        mode: opts.mode,
-        host: opts.host.as_ref().map(|h| h.host.clone()),
-        done: Vec::new(),
-        skipped,
-        run_id: Some(kept.id),
-    };
+    let mut outcome = empty_outcome(opts, skipped, Some(kept.id));
     let cases = stages.iter().flat_map(|s| s.cases.iter().map(move |c| (s, c)));
     for (index, (stage, case)) in (0u32..).zip(cases) {
         if let Some((result, rtt)) = kept.cases.get(&index).cloned() {
@@ -105,6 +93,12 @@ fn report_again(
     // As a run's ending prints it: a closed or full stdout is no panic.
     pipeline::output::emit(crate::text::table(study, &outcome, &rows).trim_end());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The outcome of a run before any case is in it.
+fn empty_outcome(opts: &Options, skipped: Vec<String>, run_id: Option<i64>) -> Outcome {
+    let host = opts.host.as_ref().map(|h| h.host.clone());
+    Outcome { mode: opts.mode, host, done: Vec::new(), skipped, run_id }
 }
 
 /// Begins the study's run with its plan stored, or reopens the stored run `resume`.
