@@ -23,6 +23,8 @@ pub mod studies;
 pub mod text;
 
 #[cfg(test)]
+mod fixture;
+#[cfg(test)]
 mod status_tests;
 #[cfg(test)]
 mod tests;

@@ -126,8 +126,7 @@ fn find_is_case_insensitive_and_lists_five() {
 #[test]
 fn every_figure_is_catalogued_once_and_every_measured_one_has_a_judge() {
     use crate::status::{judge_all, Plan, Status};
-    let empty =
-        crate::Outcome { mode: Mode::Quick, host: None, done: Vec::new(), skipped: Vec::new(), run_id: None };
+    let empty = crate::fixture::outcome(Vec::new());
     for s in crate::all() {
         let mut names = HashSet::new();
         for e in s.catalogue() {
@@ -190,8 +189,7 @@ fn a_bar_that_would_flatten_the_rest_is_left_out_and_named() {
 
 #[test]
 fn pending_is_read_from_the_run_not_from_the_catalogue_alone() {
-    let empty =
-        crate::Outcome { mode: Mode::Quick, host: None, done: Vec::new(), skipped: Vec::new(), run_id: None };
+    let empty = crate::fixture::outcome(Vec::new());
     for s in crate::all() {
         let judged = crate::status::judge_all(s, &empty);
         let rows = s.compare(&empty);

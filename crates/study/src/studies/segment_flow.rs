@@ -566,6 +566,7 @@ fn cost_order(out: &Outcome) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::{done, outcome, streams};
     use results::segment_flow::{FlowDirection, WindowBucket};
 
     /// The trace of a 2-s w4K run (2026-11-26): 8192 until the no-shrink rule lets the window
@@ -578,9 +579,7 @@ mod tests {
             .collect();
         let dir = FlowDirection { window_series: buckets, ..FlowDirection::default() };
         r.segment_flow = Some(results::SegmentFlow { directions: vec![dir], ..Default::default() });
-        let case = Case::new("trace-w4K-u4096", r.spec.clone());
-        let done = crate::Done { stage: "s".into(), case, result: r, rtt: None };
-        Outcome { mode: Mode::Quick, host: None, done: vec![done], skipped: Vec::new(), run_id: None }
+        outcome(vec![done("trace-w4K-u4096", r)])
     }
 
     #[test]
@@ -613,23 +612,11 @@ mod tests {
         let case = |key: &str, mbps: &[f64]| {
             let spec =
                 if key == LINUX_TRACE { linux_windowed(4096, 4096, 2) } else { windowed(4096, 4096, 2) };
-            let one = |m: &f64| {
-                let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
-                let d = results::DirectionSummary { receiver_bps: m * 1e6, ..Default::default() };
-                r.summary.directions = vec![d];
-                r
-            };
-            let mut r = one(&mbps[0]);
-            let runs: Vec<TestResult> = mbps.iter().map(one).collect();
-            let target = times(3);
-            r.repetition =
-                Some(results::Repetition { target, iterations: 3, met: true, estimates: Vec::new(), runs });
-            crate::Done { stage: "s".into(), case: Case::new(key, spec), result: r, rtt: None }
+            done(key, streams(&spec, mbps))
         };
         let judge = |paper: &[f64], linux: &[f64]| {
             let done = vec![case("trace-w4K-u4096", paper), case(LINUX_TRACE, linux)];
-            let out = Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None };
-            SegmentFlow.judge("§3 Linux", &out)
+            SegmentFlow.judge("§3 Linux", &outcome(done))
         };
         // 2026-11-26's traced w4k-u4096 the Linux way: 0.39 Mbit/s.
         let v = judge(&[60.0, 61.0, 59.0], &[0.39, 0.40, 0.38]);

@@ -1,19 +1,10 @@
 //! Ground truth for seed 002's Figures 3, 8 and 10: a wrong rule gets one of these wrong.
 
-use results::{
-    EmuDirection, EmuReport, EmuTally, Repetition, RrSummary, TestKind, TestResult, TestSpec, UdpSummary,
-};
+use results::{EmuDirection, EmuReport, EmuTally, RrSummary, TestKind, TestResult, TestSpec, UdpSummary};
 
 use super::*;
+use crate::fixture::{done, outcome, repeated, streams};
 use crate::status::Status;
-
-fn done(key: &str, r: TestResult) -> crate::Done {
-    crate::Done { stage: "s".into(), case: Case::new(key, r.spec.clone()), result: r, rtt: None }
-}
-
-fn outcome(done: Vec<crate::Done>) -> Outcome {
-    Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None }
-}
 
 /// The emulator's counts of the data direction.
 fn emu(wire_bytes: u64, queue_drops: u64) -> Option<EmuReport> {
@@ -30,7 +21,7 @@ fn emu(wire_bytes: u64, queue_drops: u64) -> Option<EmuReport> {
 fn udp_case(len: u32, runs: &[(u64, u64, u64)], wire_bytes: u64, queue_drops: u64) -> TestResult {
     let mut spec = TestSpec::new(TestKind::UdpStream);
     (spec.send_len, spec.duration_ms) = (len, 2000);
-    let one = |&(sent, lost, drops): &(u64, u64, u64)| {
+    let one = |spec: &TestSpec, &(sent, lost, drops): &(u64, u64, u64)| {
         let mut r = TestResult::new("udp", spec.clone(), "h:1", 0);
         let loss_pct = lost as f64 * 100.0 / sent as f64;
         let u = UdpSummary {
@@ -44,16 +35,8 @@ fn udp_case(len: u32, runs: &[(u64, u64, u64)], wire_bytes: u64, queue_drops: u6
         r.summary.udp = vec![u];
         r
     };
-    let mut r = one(&runs[0]);
+    let mut r = repeated(&spec, runs, one);
     r.emu = emu(wire_bytes, queue_drops);
-    let runs: Vec<TestResult> = runs.iter().map(one).collect();
-    r.repetition = Some(Repetition {
-        target: plan::times(3),
-        iterations: runs.len() as u32,
-        met: true,
-        estimates: Vec::new(),
-        runs,
-    });
     r
 }
 
@@ -86,17 +69,11 @@ fn figure_3_holds_udp_cells_to_the_cell_arithmetic() {
 
 /// A request/response case whose runs made `tps` transactions a second.
 fn rr_case(len: u32, tps: &[f64]) -> TestResult {
-    let spec = rr(len, len, 2);
-    let one = |t: &f64| {
+    repeated(&rr(len, len, 2), tps, |spec, t| {
         let mut r = TestResult::new("rr", spec.clone(), "h:1", 0);
         r.summary.rr = Some(RrSummary { trans_per_s: *t, ..RrSummary::default() });
         r
-    };
-    let mut r = one(&tps[0]);
-    let runs: Vec<TestResult> = tps.iter().map(one).collect();
-    r.repetition =
-        Some(Repetition { target: plan::times(3), iterations: 3, met: true, estimates: Vec::new(), runs });
-    r
+    })
 }
 
 #[test]
@@ -147,17 +124,7 @@ fn overrun_of(out: &Outcome) -> Verdict {
 /// A TCP stream case whose runs carried `mbps` Mbit/s each.
 fn tcp_case(key: &str, mbps: &[f64]) -> crate::Done {
     let spec = if key == LINUX_1K { linux_tcp(1024, 2) } else { small_tcp(1024, 2) };
-    let one = |m: &f64| {
-        let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
-        let d = results::DirectionSummary { receiver_bps: m * 1e6, ..results::DirectionSummary::default() };
-        r.summary.directions = vec![d];
-        r
-    };
-    let mut r = one(&mbps[0]);
-    let runs: Vec<TestResult> = mbps.iter().map(one).collect();
-    r.repetition =
-        Some(Repetition { target: plan::times(3), iterations: 3, met: true, estimates: Vec::new(), runs });
-    done(key, r)
+    done(key, streams(&spec, mbps))
 }
 
 #[test]

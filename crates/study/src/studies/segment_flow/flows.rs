@@ -195,19 +195,15 @@ fn fig_of(key: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Case, Mode};
-    use results::segment_flow::{SizeCount, WindowBucket, WireFindings};
+    use crate::fixture::outcome;
+    use results::segment_flow::{SizeCount, WindowBucket};
     use results::{TestKind, TestSpec};
 
     fn done(key: &str, d: FlowDirection) -> crate::Done {
         let mut r = TestResult::new("stream", TestSpec::new(TestKind::TcpStream), "h:1", 0);
         r.spec.duration_ms = 2000;
         r.segment_flow = Some(results::SegmentFlow { directions: vec![d], ..Default::default() });
-        crate::Done { stage: "s".into(), case: Case::new(key, r.spec.clone()), result: r, rtt: None }
-    }
-
-    fn outcome(done: Vec<crate::Done>) -> Outcome {
-        Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None }
+        crate::fixture::done(key, r)
     }
 
     fn sized(sizes: &[(u32, u64)]) -> FlowDirection {

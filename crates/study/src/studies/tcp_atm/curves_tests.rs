@@ -1,6 +1,8 @@
 //! Ground truth for seed 000's Figures 2, 8 and 9 as curves.
 
-use results::{DirectionSummary, Reference, ReferenceKind, Repetition, TestResult};
+use results::{Reference, ReferenceKind};
+
+use crate::fixture::outcome;
 
 use super::curves::{figure2, figure8, figure9};
 use super::*;
@@ -9,24 +11,14 @@ use crate::status::Status;
 /// A matrix cell's case of `len`-byte messages whose runs reached `mbps`, on a 134.5 Mbit/s ceiling.
 fn cell(sender: &str, receiver: &str, len: u32, mbps: &[f64]) -> crate::Done {
     let spec = stream(len, Some(65536), 2);
-    let one = |m: &f64| {
-        let mut r = TestResult::new("stream", spec.clone(), "h:1", 0);
-        r.summary.directions =
-            vec![DirectionSummary { receiver_bps: m * 1e6, ..DirectionSummary::default() }];
+    let r = crate::fixture::repeated(&spec, mbps, |spec, m| {
+        let mut r = crate::fixture::stream_run(spec, m);
         r.reference =
             Some(Reference { kind: ReferenceKind::Link, description: "oc3c".into(), limit_bps: 134.5e6 });
         r
-    };
-    let mut r = one(&mbps[0]);
-    let runs: Vec<TestResult> = mbps.iter().map(one).collect();
-    r.repetition =
-        Some(Repetition { target: plan::times(3), iterations: 3, met: true, estimates: Vec::new(), runs });
+    });
     let key = cell_key(sender, receiver, &matrix_case(len));
     crate::Done { stage: "m".into(), case: Case::new(key, spec), result: r, rtt: None }
-}
-
-fn outcome(done: Vec<crate::Done>) -> Outcome {
-    Outcome { mode: Mode::Quick, host: None, done, skipped: Vec::new(), run_id: None }
 }
 
 #[test]
