@@ -248,9 +248,9 @@ fn every_bar_label_of_the_nic_chart_fits_its_room() {
 #[test]
 fn a_design_repeated_to_confidence_is_estimated_as_a_range() {
     let range = |name: &str| plan::estimate_range_s(&crate::find(name).unwrap().stages(Mode::Full), 100e6);
-    // tcp-atm-2000 repeats its points as netperf's -i 10,2 did: 2 to 10 runs each.
+    // tcp-atm-2000 repeats its points as netperf's -i 10,2 did: 3 to 10 runs each.
     let (low, high) = range("tcp-atm-2000");
-    assert!(high > 4 * low, "{low}…{high}");
+    assert!(high > 3 * low, "{low}…{high}");
     assert!(plan::estimate_text((low, high)).contains(" – ~"), "{}", plan::estimate_text((low, high)));
     // atm-loss repeats a fixed number of times: one figure.
     let (low, high) = range("atm-loss");
@@ -261,17 +261,28 @@ fn a_design_repeated_to_confidence_is_estimated_as_a_range() {
 }
 
 #[test]
+fn seed_000_repeats_as_its_netperf_commands_did() {
+    // netperf clamps -i to 3…30, and judges the throughput alone when it measures no CPU.
+    let clamped = plan::netperf_iterations(99.0, 3.0, 10, 2);
+    assert_eq!((clamped.min_iterations, clamped.max_iterations, clamped.result_only), (3, 10, true));
+    assert_eq!(plan::netperf_iterations(95.0, 5.0, 50, 1).max_iterations, 30);
+    let stages = crate::find("tcp-atm-2000").unwrap().stages(Mode::Full);
+    let cases: Vec<&plan::Case> = stages.iter().flat_map(|s| &s.cases).collect();
+    for c in &cases {
+        let t = c.confidence.as_ref().unwrap_or_else(|| panic!("{} runs once", c.key));
+        // The paper: `-i 10,2 -I 99,3` for TCP_STREAM, `-i 10,3 -I 99,5` for TCP_RR; no -c/-C.
+        let width = if c.spec.test == results::TestKind::TcpRr { 5.0 } else { 3.0 };
+        assert_eq!((t.width_pct, t.min_iterations, t.max_iterations), (width, 3, 10), "{}", c.key);
+        assert!(t.result_only, "{}: the paper's netperf measured no CPU", c.key);
+    }
+    assert!(cases.iter().any(|c| c.spec.test == results::TestKind::TcpRr));
+}
+
+#[test]
 fn a_resumed_run_places_what_is_left_in_its_range_by_the_runs_the_done_tests_took() {
     let spec = || results::TestSpec::new(results::TestKind::TcpStream);
-    // netperf's `-i 10,2 -I 99,3`, as seed 000 ran it.
-    let netperf = results::ConfidenceTarget {
-        level_pct: 99.0,
-        width_pct: 3.0,
-        min_iterations: 2,
-        max_iterations: 10,
-        result_only: false,
-    };
-    let repeated = plan::Case::new("a", spec()).repeated(Some(netperf));
+    // netperf's `-i 10,2 -I 99,3`, as seed 000 ran it: 3 to 10 runs.
+    let repeated = plan::Case::new("a", spec()).repeated(Some(plan::netperf_iterations(99.0, 3.0, 10, 2)));
     let once = plan::Case::new("b", spec());
     // Every repeated test took all 10 runs: the rest is expected at the top of the range;
     // a test run once says nothing of the pace.
@@ -281,7 +292,7 @@ fn a_resumed_run_places_what_is_left_in_its_range_by_the_runs_the_done_tests_too
         plan::left_text((3600, 18000), pace),
         "~1 h 0 min – ~5 h 0 min; ~5 h 0 min if the rest repeat as the 2 repeated tests done did"
     );
-    let half = plan::pace([(&repeated, 2), (&repeated, 10)]);
+    let half = plan::pace([(&repeated, 3), (&repeated, 10)]);
     assert_eq!(half, Some((0.5, 2)));
     assert!(plan::left_text((3600, 18000), half)
         .ends_with("; ~3 h 0 min if the rest repeat as the 2 repeated tests done did"));

@@ -7,7 +7,7 @@ use crate::compare::{mbps, mbps_sample, tps_sample, trans_per_s, Row};
 use crate::html::{rows_chart, series};
 use crate::matrix::{cell_key, cells_of, Matrix, PaperHost};
 use crate::paper::{find, v, Figure, Unit};
-use crate::plan::{self, confident, rr, stream, Case, Mode, Stage, Where};
+use crate::plan::{self, netperf_iterations, rr, stream, Case, Mode, Stage, Where};
 use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
@@ -212,8 +212,9 @@ impl Study for TcpAtm {
 
     fn stages(&self, mode: Mode) -> Vec<Stage> {
         let secs = mode.pick(2, 60);
-        // netperf -i 10,2 -I 99,3 (full only).
-        let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
+        // netperf -i 10,2 -I 99,3 for the streams, -i 10,3 -I 99,5 for TCP_RR (full only).
+        let conf = (mode == Mode::Full).then(|| netperf_iterations(99.0, 3.0, 10, 2));
+        let rr_conf = (mode == Mode::Full).then(|| netperf_iterations(99.0, 5.0, 10, 3));
         let lens: Vec<u32> = mode.pick(vec![1024, 8192, 65536], (0..17).map(|k| 1u32 << k).collect());
         let bufs: Vec<u32> = mode.pick(vec![65536], vec![32768, 65536]);
         let mut fast = Vec::new();
@@ -229,7 +230,7 @@ impl Study for TcpAtm {
             fast.push(Case::new("clip-b32K-l8K", stream(8192, Some(32768), secs)));
         }
         for (q, r) in RR_SIZES {
-            fast.push(Case::new(format!("rr-{q}-{r}"), rr(q, r, mode.pick(2, 60))).repeated(conf.clone()));
+            fast.push(Case::new(format!("rr-{q}-{r}"), rr(q, r, mode.pick(2, 60))).repeated(rr_conf.clone()));
         }
         let slow_lens: Vec<u32> = mode.pick(vec![8192], lens.clone());
         let slow = slow_lens
@@ -244,7 +245,7 @@ impl Study for TcpAtm {
         let slow_rr = RR_SIZES
             .iter()
             .filter(|&&(q, _)| mode == Mode::Full || q == 1 || q == 128)
-            .map(|&(q, r)| Case::new(format!("slow-rr-{q}-{r}"), rr(q, r, secs)).repeated(conf.clone()))
+            .map(|&(q, r)| Case::new(format!("slow-rr-{q}-{r}"), rr(q, r, secs)).repeated(rr_conf.clone()))
             .collect();
         let loopback = Case::new("loopback", stream(65536, Some(65536), secs)).repeated(conf.clone());
         let mut stages = vec![
@@ -436,7 +437,7 @@ impl Study for TcpAtm {
     }
 
     fn matrix(&self, mode: Mode) -> Option<Matrix> {
-        let conf = (mode == Mode::Full).then(|| confident(99.0, 3.0, 2, 10));
+        let conf = (mode == Mode::Full).then(|| netperf_iterations(99.0, 3.0, 10, 2));
         let secs = mode.pick(3, 60);
         let lens: Vec<u32> = mode.pick(vec![8192, 65536], vec![4096, 8192, 16384, 32768, 65536]);
         let cases = lens
