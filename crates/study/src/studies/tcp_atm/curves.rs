@@ -75,6 +75,9 @@ pub(super) fn figure8(out: &Outcome) -> Verdict {
             Some((format!("{l} B: fast receiver"), share(f), share(s)))
         })
         .collect();
+    if pairs.is_empty() {
+        return Verdict::not_run("no message size ran into both the slow and the fast receiver");
+    }
     let refs: Vec<(&str, Option<&Sample>, &str, Option<&Sample>)> = pairs
         .iter()
         .map(|(l, f, s)| (l.as_str(), f.as_ref(), "slow one, % of the ceiling", s.as_ref()))
@@ -97,6 +100,9 @@ pub(super) fn figure8(out: &Outcome) -> Verdict {
 pub(super) fn figure9(out: &Outcome) -> Verdict {
     let curve: Vec<(u32, Sample)> =
         cell_curve(out, "Sun", "PPro200").into_iter().filter_map(|(l, r)| Some((l, share(r)?))).collect();
+    if curve.is_empty() {
+        return Verdict::not_run("no Sun → PPro200 cell ran");
+    }
     let best = curve.iter().max_by(|a, b| a.1.mean().total_cmp(&b.1.mean()));
     let v = status::value(best.map(|b| &b.1), FAST_SHARE_PCT, 0.1, " % of the ceiling");
     let each: Vec<String> = curve.iter().map(|(l, s)| format!("{l} B {} %", num(s.mean()))).collect();

@@ -65,3 +65,16 @@ fn figure_9_takes_the_fast_receivers_best_size_against_three_quarters_of_the_lin
     assert!(v.evidence.contains("at 8192 B"), "{}", v.evidence);
     assert_eq!(fig9(&[130.0, 131.0, 132.0]).status, Status::Differs);
 }
+
+#[test]
+fn figures_8_and_9_say_why_they_did_not_run() {
+    // An interrupted full run before the matrix: no cells, and a reason, not an empty line.
+    let empty = outcome(Vec::new());
+    for v in [figure8(&empty), figure9(&empty)] {
+        assert_eq!(v.status, Status::NotRun, "{}", v.evidence);
+        assert!(v.evidence.contains("ran"), "{}", v.evidence);
+    }
+    // The slow receiver alone: still no pair to compare.
+    let v = figure8(&outcome(vec![cell("Sun", "P100", 8192, &[50.0, 51.0, 49.0])]));
+    assert_eq!(v.status, Status::NotRun, "{}", v.evidence);
+}
