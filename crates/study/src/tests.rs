@@ -279,6 +279,29 @@ fn seed_000_repeats_as_its_netperf_commands_did() {
 }
 
 #[test]
+fn seed_000_reads_as_netserver_did_a_socket_buffer_per_call() {
+    // `netperf -- -m LEN -s BUF -S BUF` with no -M: netserver's receive size is its socket
+    // buffer's size, so only the sender's calls are LEN bytes, in every mode and the matrix.
+    let study = crate::find("tcp-atm-2000").unwrap();
+    for mode in [Mode::Quick, Mode::Full] {
+        let matrix = study.matrix(mode).map(|m| m.cases).unwrap_or_default();
+        let stages = study.stages(mode);
+        let streams: Vec<&plan::Case> = stages
+            .iter()
+            .flat_map(|s| &s.cases)
+            .chain(&matrix)
+            .filter(|c| c.spec.test == results::TestKind::TcpStream)
+            .collect();
+        assert!(streams.iter().any(|c| c.spec.send_len < 8192), "{mode:?} has writes smaller than a buffer");
+        for c in streams {
+            let buf = c.spec.remote_rcvbuf.unwrap_or_else(|| panic!("{}: no -S", c.key));
+            assert_eq!(c.spec.recv_len, buf, "{}: reads {} B", c.key, c.spec.recv_len);
+            assert_eq!(c.spec.sndbuf, Some(buf), "{}: -s and -S differ", c.key);
+        }
+    }
+}
+
+#[test]
 fn a_resumed_run_places_what_is_left_in_its_range_by_the_runs_the_done_tests_took() {
     let spec = || results::TestSpec::new(results::TestKind::TcpStream);
     // netperf's `-i 10,2 -I 99,3`, as seed 000 ran it: 3 to 10 runs.
