@@ -147,6 +147,14 @@ const CORPUS: &[Scenario] = &[
         "stream --path rate=1gbit,delay=1ms --host-cpu server=1% -t 3",
         true,
     ),
+    // A fixed window far larger than the rate needs closes because the reader is slow: the
+    // window is the symptom (it once outweighed the CPU as a window the user fixed).
+    s(
+        "receiver-cpu-1%+64K-window",
+        "receiver-cpu",
+        "stream --path rate=1gbit,delay=1ms --host-cpu server=1% --remote-rcvbuf 64K -t 3",
+        true,
+    ),
     s(
         "receiver-cpu-1%+8K-reads",
         "receiver-cpu",

@@ -45,6 +45,11 @@ pub const SMALL_CALL_BYTES: f64 = 1024.0;
 pub const SHORT_CALL_BYTES: f64 = 4096.0;
 /// Buffers of fewer segments than this, with Nagle on, risk stop-and-go (theory.md §7).
 pub const STOP_AND_GO_SEGMENTS: f64 = 3.0;
+/// A fixed window that allows this many times the measured rate over the RTT did not hold
+/// the sender by its size, even when TCP_INFO found it closed: it closed because the receiver
+/// read slower than the data came. A window that does hold a flow gives it 0.4–0.75 of what
+/// the granted buffer allows (Linux announces part of the buffer it grants).
+pub const WINDOW_ROOM: f64 = 3.0;
 /// Process time plus quota-throttled time, % of one core per data thread, that counts as a
 /// saturated end.
 pub const CPU_SATURATED_PCT: f64 = 85.0;
@@ -118,10 +123,30 @@ fn link_offered(f: &Facts) -> Option<f64> {
 /// receiver's or its own send buffer): then the calls' size did not set the rate. An
 /// autotuned window that closes is the symptom of slow reads, not a limit of its own.
 fn window_bound(f: &Facts) -> bool {
-    let fixed = |share: Option<f64>, asked: Option<u64>| asked.and(share).unwrap_or(0.0);
-    fixed(f.rwnd_limited_frac, f.buffer(Buffer::Receive).requested)
-        + fixed(f.sndbuf_limited_frac, f.buffer(Buffer::Send).requested)
+    let fixed = |share: Option<f64>, b: BufferFact| {
+        b.requested.filter(|_| window_room(f, b.granted).is_none()).and(share).unwrap_or(0.0)
+    };
+    fixed(f.rwnd_limited_frac, f.buffer(Buffer::Receive))
+        + fixed(f.sndbuf_limited_frac, f.buffer(Buffer::Send))
         >= WINDOW_BOUND_FRAC
+}
+
+/// How many times the measured rate a window of `window` bytes allows over the RTT, when that
+/// is [`WINDOW_ROOM`] or more and the window holds [`STOP_AND_GO_SEGMENTS`] segments or more
+/// (a smaller one stalls far below what its size allows: [`few_segments`]).
+fn window_room(f: &Facts, window: Option<u64>) -> Option<f64> {
+    let (rtt, w) = (f.rtt_us.filter(|&r| r > 0.0)?, window.filter(|&w| w > 0)? as f64);
+    let segments = f.mss_bytes.filter(|&m| m > 0).map_or(f64::INFINITY, |m| w / m as f64);
+    let room = w * 8.0 / (rtt / 1e6) / f.goodput_bps;
+    (f.goodput_bps > 0.0 && segments >= STOP_AND_GO_SEGMENTS && room >= WINDOW_ROOM).then_some(room)
+}
+
+/// The evidence that a fixed buffer held the sender back without its size setting the rate:
+/// `room` from [`window_room`], `why` what kept it closed (or full).
+fn room_text(room: Option<f64>, why: &str) -> String {
+    room.map_or_else(String::new, |r| {
+        format!("; that is {r:.0}× the rate measured, so its size did not hold the sender: {why}")
+    })
 }
 
 /// Small writes (or reads) asked for by the application: a syscall, and with -N a segment,
@@ -292,12 +317,14 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
         return None;
     }
     // A window the user fixed comes before the CPU it makes busy; an autotuned one that closes
-    // is more often the symptom of a slow receiver.
-    let weight = match (limited, buf.requested) {
-        (Some(x), Some(_)) if x >= 0.9 => 0.96,
-        (Some(_), Some(_)) => 0.92,
-        (Some(x), None) => 0.5 + 0.35 * x,
-        (None, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
+    // is more often the symptom of a slow receiver, and so is a fixed one far larger than the
+    // rate needed.
+    let room = buf.requested.and_then(|_| window_room(f, buf.granted));
+    let weight = match (limited, buf.requested, room) {
+        (Some(x), Some(_), None) if x >= 0.9 => 0.96,
+        (Some(_), Some(_), None) => 0.92,
+        (Some(x), _, _) => 0.5 + 0.35 * x,
+        (None, _, _) => traced.as_ref().map_or(0.4, |(share, _)| 0.5 + 0.35 * share),
     };
     let (bound_text, bound_bps) = window_bound_text(f, buf.granted);
     let granted = buf.granted.map_or_else(|| "–".to_string(), |b| size(b as f64));
@@ -312,11 +339,15 @@ pub fn receive_window(f: &Facts) -> Option<Finding> {
             "receive-window limited {} of busy time; receiver {what} {granted}{asked}{}",
             f.rwnd_limited_frac.map_or_else(|| "–".to_string(), pct),
             if buf.requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
-        ) + &few_segments(f, buf)
+        ) + &room_text(room, "the window closed because the receiver read slower than the data came")
+            + &few_segments(f, buf)
             + &traced.map(|(_, lines)| format!("; trace: {lines}")).unwrap_or_default(),
-        advice: match buf.requested {
-            Some(asked) => buffer_advice(f, flag, asked),
-            None => format!(
+        advice: match (buf.requested, room) {
+            (Some(asked), None) => buffer_advice(f, flag, asked),
+            (Some(_), Some(_)) => {
+                "the receiver did not read fast enough to keep its window open: check its CPU and read size".into()
+            }
+            (None, _) => format!(
                 "the receiver did not read fast enough to keep its (autotuned) window open: check its CPU and read size, or set {flag} to a large value"
             ),
         },
@@ -345,14 +376,16 @@ pub fn send_buffer(f: &Facts) -> Option<Finding> {
     let (buf, flag) = (f.buffer(Buffer::Send), f.buffer_setting(Buffer::Send).flag);
     let (bound_text, bound_bps) = window_bound_text(f, buf.granted);
     let granted = buf.granted.map_or_else(|| "–".to_string(), |b| size(b as f64));
+    let room = buf.requested.and_then(|_| window_room(f, buf.granted));
     Some(Finding {
         cause: Cause::SendBuffer,
         // A buffer the user fixed comes before the CPU or load around it, as a fixed receive
-        // window does; an autotuned one that fills is more often a symptom.
-        weight: match buf.requested {
-            Some(_) if limited >= 0.9 => 0.96,
-            Some(_) => 0.92,
-            None => 0.5 + 0.3 * limited,
+        // window does; an autotuned one that fills, or a fixed one far larger than the rate
+        // needed, is more often a symptom.
+        weight: match (buf.requested, room) {
+            (Some(_), None) if limited >= 0.9 => 0.96,
+            (Some(_), None) => 0.92,
+            _ => 0.5 + 0.3 * limited,
         },
         evidence: format!(
             "send-buffer limited {} of busy time; sender {} granted {granted}{}{}",
@@ -360,11 +393,21 @@ pub fn send_buffer(f: &Facts) -> Option<Finding> {
             Buffer::Send.name(),
             asked(buf.requested),
             if buf.requested.is_some() { bound_text } else { " (autotuned; its size at the start)".into() }
+        ) + &room_text(
+            room,
+            "the buffer stayed full because its data was acknowledged slower than it was written",
         ),
-        advice: buffer_advice(f, flag, buf.requested.or(buf.granted).unwrap_or(0)),
+        advice: match room {
+            Some(_) => {
+                "the data sent was acknowledged slowly: check the receiver's CPU and reads, and the path"
+                    .into()
+            }
+            None => buffer_advice(f, flag, buf.requested.or(buf.granted).unwrap_or(0)),
+        },
         bound_bps: bound_bps.filter(|_| buf.requested.is_some()),
     })
 }
+
 /// Share of the traced sending time with room in both the announced window and cwnd from
 /// which the trace names the sender (it did not fill what TCP allowed).
 pub const TRACE_UNLIMITED_SHARE: f64 = 0.6;
@@ -826,7 +869,7 @@ mod tests {
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("did not read fast enough")));
         assert!((x.map_or(0.0, |x| x.weight) - 0.815).abs() < 1e-9);
-        f.receive_buffer.requested = Some(4096);
+        (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(4096), Some(8192));
         let x = receive_window(&f);
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("--remote-rcvbuf")));
         assert_eq!(x.map(|x| x.weight), Some(0.96), "a fixed window ranks above CPU");
@@ -840,6 +883,38 @@ mod tests {
         assert!(x.as_ref().is_some_and(|x| x.advice.contains("raise --rcvbuf to ≥ 20.3 MiB")), "{x:?}");
         f.receive_buffer.requested = None;
         assert!(receive_window(&f).is_none());
+    }
+
+    /// Seed 000's small writes as first run: 64K buffers over OC-3c, a receiver reading 4 B a
+    /// call, the window closed most of the time at 26 Mbit/s though it allows 1 Gbit/s over
+    /// the RTT. The window is the symptom of the receiver's slow reads, not the limit.
+    #[test]
+    fn a_fixed_window_far_above_the_rate_is_a_symptom_not_the_limit() {
+        let mut f = base();
+        (f.goodput_bps, f.rtt_us, f.rwnd_limited_frac, f.mss_bytes) =
+            (26e6, Some(1000.0), Some(0.95), Some(9128));
+        (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(65_536), Some(131_072));
+        (f.send_len, f.recv_len, f.avg_write_bytes, f.avg_read_bytes) = (4, 4, Some(4.0), Some(4.0));
+        f.reference = link_ref(134e6);
+        let x = receive_window(&f).unwrap_or_else(|| unreachable!());
+        assert!((x.weight - (0.5 + 0.35 * 0.95)).abs() < 1e-9, "{}", x.weight);
+        assert!(x.evidence.contains("allows 1.05 Gbit/s; that is 40× the rate measured"), "{}", x.evidence);
+        assert!(x.advice.contains("did not read fast enough"), "{}", x.advice);
+        assert!(x.bound_bps.is_some(), "the bound stays: it is one, far above");
+        assert_eq!(application(&f).map(|x| x.weight), Some(0.95), "the writes, not the window, set the pace");
+        assert_eq!(crate::diagnose(&f).primary.cause, Cause::Application);
+        // At a third of what the window allows, the window holds the flow.
+        f.goodput_bps = 350e6;
+        assert_eq!(receive_window(&f).map(|x| x.weight), Some(0.96));
+        // So does one of under three segments, whatever its size allows (it stalls).
+        (f.goodput_bps, f.mss_bytes) = (26e6, Some(65_000));
+        assert_eq!(receive_window(&f).map(|x| x.weight), Some(0.96));
+        // A send buffer likewise.
+        (f.rwnd_limited_frac, f.sndbuf_limited_frac, f.mss_bytes) = (Some(0.0), Some(0.95), Some(9128));
+        (f.send_buffer.requested, f.send_buffer.granted) = (Some(65_536), Some(131_072));
+        let x = send_buffer(&f).unwrap_or_else(|| unreachable!());
+        assert!((x.weight - (0.5 + 0.3 * 0.95)).abs() < 1e-9 && x.evidence.contains("40×"), "{x:?}");
+        assert!(x.advice.contains("acknowledged slowly"), "{}", x.advice);
     }
 
     /// Seed 002's OC-3c case with the paper's 8 KB window: clamped to 8192 with an autotuned
