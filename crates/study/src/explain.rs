@@ -8,6 +8,9 @@ use crate::compare::Row;
 
 /// Ratios closer to 1 than this are "the same" and need no explanation.
 const NEAR: f64 = 0.1;
+/// A window bound this many times the measured rate or more did not set it (the diagnosis's
+/// `WINDOW_ROOM`: a window that holds a flow gives it 0.4–0.75 of what it allows).
+const WINDOW_ROOM: f64 = 3.0;
 
 /// The explanation of `row` (measured from `r`), or an empty string.
 pub fn why(row: &Row, r: Option<&TestResult>) -> String {
@@ -32,7 +35,12 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
         ));
     }
     if let Some(d) = r.diagnosis.first() {
-        out.push(cause_sentence(d.primary.cause, vs_paper, r));
+        let window = window_sentence(d.primary.bound_bps, row);
+        out.push(
+            window
+                .filter(|_| is_window(d.primary.cause))
+                .unwrap_or_else(|| cause_sentence(d.primary.cause, vs_paper, r)),
+        );
         out.push(format!("Diagnosis: {}.", d.primary.evidence.trim_end_matches('.')));
     }
     if far(vs_model) && vs_model.is_some_and(|x| x < 1.0) && out.is_empty() {
@@ -40,6 +48,27 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
     }
     out.retain(|s| !s.is_empty());
     out.join(" ")
+}
+
+/// A window cause (the receiver's or the send buffer).
+fn is_window(cause: Cause) -> bool {
+    matches!(cause, Cause::ReceiveWindow | Cause::SendBuffer)
+}
+
+/// A window cause said with its bound beside the rate measured (`row`, in Mbit/s), so that
+/// the sentence never contradicts the number: a window that allows the rate, or one that
+/// allows far more and so only closed.
+fn window_sentence(bound_bps: Option<f64>, row: &Row) -> Option<String> {
+    let (bound, measured) = (bound_bps? / 1e6, row.measured.filter(|m| *m > 0.0 && row.unit == "Mbit/s")?);
+    Some(if bound >= WINDOW_ROOM * measured {
+        format!(
+            "The window was often closed, though its size over the RTT allows {:.0}× this rate: the receiver \
+             read slower than the data came.",
+            bound / measured
+        )
+    } else {
+        format!("The socket buffers (the window) limit: window ÷ RTT allows {bound:.1} Mbit/s.")
+    })
 }
 
 /// What a limiting cause means next to the paper's number.

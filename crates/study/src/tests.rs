@@ -114,6 +114,40 @@ fn ratios_and_explanations() {
     );
 }
 
+/// A window cause is said with its bound and never against it: seed 000's first full run said
+/// "window ÷ RTT is below the link's rate" at 4-byte writes beside a window allowing 390 Mbit/s
+/// of a 134 Mbit/s link.
+#[test]
+fn a_window_cause_is_said_with_its_bound_never_against_it() {
+    let mut t =
+        results::TestResult::new("stream", results::TestSpec::new(results::TestKind::TcpStream), "h:1", 0);
+    let finding = |bound_bps| results::Finding {
+        cause: results::Cause::ReceiveWindow,
+        weight: 0.96,
+        evidence: "receive-window limited 95% of busy time".into(),
+        advice: String::new(),
+        bound_bps,
+    };
+    let row = Row {
+        measured: Some(25.8),
+        ..Row::new("g", "4 B writes", "Mbit/s").paper(Some((60.0, "Figure 6".into())))
+    };
+    let why = |t: &results::TestResult| crate::explain::why(&row, Some(t));
+    for (bound, says) in [
+        (Some(390e6), "though its size over the RTT allows 15× this rate"),
+        (Some(40e6), "window ÷ RTT allows 40.0 Mbit/s."),
+        (None, "window ÷ RTT is below the link's rate"),
+    ] {
+        t.diagnosis = vec![results::Diagnosis {
+            direction: "up".into(),
+            primary: finding(bound),
+            contributing: Vec::new(),
+            split: false,
+        }];
+        assert!(why(&t).contains(says), "{bound:?}: {}", why(&t));
+    }
+}
+
 #[test]
 fn find_is_case_insensitive_and_lists_five() {
     assert_eq!(crate::all().len(), 5);

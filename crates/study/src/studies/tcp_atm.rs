@@ -8,10 +8,10 @@ use crate::html::{rows_chart, series};
 use crate::matrix::{cell_key, cells_of, Matrix, PaperHost};
 use crate::paper::{find, v, Figure, Unit};
 use crate::plan::{self, netperf_iterations, rr, stream, Case, Mode, Stage, Where};
-use results::TestSpec;
 use crate::status::{self, diagram, measured, not_reproducible, Entry, Sample, Verdict};
 use crate::studies::size_key;
 use crate::{Info, Outcome, Study};
+use results::TestSpec;
 
 mod curves;
 
