@@ -78,3 +78,31 @@ fn figures_8_and_9_say_why_they_did_not_run() {
     let v = figure8(&outcome(vec![cell("Sun", "P100", 8192, &[50.0, 51.0, 49.0])]));
     assert_eq!(v.status, Status::NotRun, "{}", v.evidence);
 }
+
+/// An interrupted run's 64K peak is the best of the sizes run so far: its rows say how many,
+/// and that it is a lower bound (a 1-byte point once stood as "peak" at 0.05× the paper).
+#[test]
+fn the_64k_peak_of_an_interrupted_run_says_it_is_a_lower_bound() {
+    let point = |len: u32| {
+        let spec = netperf_stream(len, 65536, 60);
+        crate::fixture::done(
+            &format!("clip-b64K-l{}", size_key(len)),
+            crate::fixture::stream_run(&spec, &6.43),
+        )
+    };
+    let label = |out: &Outcome| {
+        let rows = TcpAtm.compare(out);
+        let peak = rows.iter().find(|r| r.group == "Table 2").map(|r| r.case.clone());
+        peak.unwrap_or_default()
+    };
+    let mut out = crate::fixture::outcome(vec![point(1)]);
+    out.mode = Mode::Full;
+    assert_eq!(
+        label(&out),
+        "peak, 64K buffers (PPro200 → Sun): 1 of 17 message sizes run so far, a lower bound"
+    );
+    out.done = (0..17).map(|k| point(1 << k)).collect();
+    assert_eq!(label(&out), "peak, 64K buffers (PPro200 → Sun)");
+    out.done.clear();
+    assert_eq!(label(&out), "peak, 64K buffers (PPro200 → Sun)", "nothing run: the row is not run");
+}
