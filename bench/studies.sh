@@ -6,13 +6,16 @@
 # OUT: finished studies are skipped, the interrupted one continues.
 #
 #   UNTIL='06:40 UTC' DB=/work/studies.db OUT=/work/studies bash bench/studies.sh
+#   UNTIL='+120 min' DB=bench/full-runs/studies.db OUT=bench/full-runs bash bench/studies.sh tcp-atm-2000
 #   UNTIL='+90 min' bash bench/studies.sh nic-eval atm-loss
 #   EXTRA='--quick -t 1' UNTIL='+1 min' bash bench/studies.sh nic-eval   # the script itself
 #
 # Studies measure CPU cost and rates: run them on a quiet host (no builds). The script gives its
 # own scheduling group priority (autogroup nice -15, root only) and records the load average
 # before and after each sitting of each study in OUT/sittings.tsv, beside each study's wall
-# time, exit status and the tcplab commit. Reports: OUT/STUDY.html (rewritten each sitting,
+# time, exit status, the tcplab commit and the machine (boot id); each sitting's progress lines
+# are appended to OUT/STUDY.log under a line naming the same. bench/full-runs/ keeps the runs
+# that outlast a working session in the repository (its README). Reports: OUT/STUDY.html (rewritten each sitting,
 # covering every case of the run so far) and OUT/STUDY.txt.
 set -uo pipefail
 
@@ -39,6 +42,8 @@ echo -15 2>/dev/null > "/proc/$$/autogroup" || log "could not raise this group's
 sitting() {
     local s=$1 secs=$2
     log "$s: ${3:+$3, }at most ${secs} s"
+    printf '# sitting %s on %s, machine %s, tcplab %s\n' "$(date -u +%FT%TZ)" "$(hostname)" "$machine" \
+        "$commit" >> "$OUT/$s.log"
     # shellcheck disable=SC2086 # EXTRA is a list of flags
     timeout -s INT -k 120 "$secs" "$TCPLAB" study "$s" --db "$DB" -o "$OUT/$s.html" $EXTRA "${@:3}" \
         2>&1 > "$OUT/$s.txt" | tee "$OUT/$s.sitting.log" >&2
@@ -49,8 +54,10 @@ sitting() {
 studies=("$@")
 [ ${#studies[@]} -gt 0 ] || studies=(nic-eval atm-loss slac-stacks tcp-atm-2000 segment-flow)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The machine, as this boot's id: a run continued over sittings may move between machines.
+machine=$(cut -c1-8 /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
 [ -s "$OUT/sittings.tsv" ] ||
-    printf 'study\tstarted\tseconds\texit\tload before\tload after\tresumed\tcommit\n' > "$OUT/sittings.tsv"
+    printf 'study\tstarted\tseconds\texit\tload before\tload after\tresumed\tcommit\tmachine\n' > "$OUT/sittings.tsv"
 
 for s in "${studies[@]}"; do
     if [ -e "$OUT/$s.done" ]; then
@@ -71,8 +78,8 @@ for s in "${studies[@]}"; do
         sitting "$s" "$(( deadline - $(date +%s) ))"
     fi
     secs=$(( $(date +%s) - start ))
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$(date -u -d "@$start" +%FT%TZ)" "$secs" "$rc" \
-        "$before" "$(load)" "$resumed" "$commit" >> "$OUT/sittings.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$(date -u -d "@$start" +%FT%TZ)" "$secs" "$rc" \
+        "$before" "$(load)" "$resumed" "$commit" "$machine" >> "$OUT/sittings.tsv"
     if [ $rc -eq 0 ]; then
         date -u +%FT%TZ > "$OUT/$s.done"
         log "$s: finished in ${secs} s"
