@@ -892,8 +892,8 @@ mod tests {
     }
 
     /// Seed 000's small writes as first run: 64K buffers over OC-3c, a receiver reading 4 B a
-    /// call, the window closed most of the time at 26 Mbit/s though it allowed 390 Mbit/s (here 1 Gbit/s) over
-    /// the RTT. The window is the symptom of the receiver's slow reads, not the limit.
+    /// call, the window closed most of the time at 26 Mbit/s though it allowed 390 Mbit/s over
+    /// the RTT (1 Gbit/s here). The window is the symptom of the slow reads, not the limit.
     #[test]
     fn a_fixed_window_far_above_the_rate_is_a_symptom_not_the_limit() {
         let mut f = base();
