@@ -259,6 +259,41 @@ mod tests {
         assert_eq!(rtt_of(&rtt_params(None)), None);
     }
 
+    /// The full runs kept in `bench/full-runs/` (its README) outlast a session, so each later
+    /// session continues them: this tcplab must still be their design and version. A change to
+    /// a study's cases or to the test specification they are made of fails here, not in the
+    /// next sitting (a finished run is only re-reported, which any design may do).
+    #[test]
+    fn the_full_runs_kept_in_the_repository_can_be_continued() {
+        let kept = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/full-runs/studies.db");
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("studies.db");
+        std::fs::copy(&kept, &copy).unwrap();
+        let st = Store::open(&copy).unwrap();
+        let f = RunFilter { kind: Some("sweep".into()), ..RunFilter::default() };
+        let unfinished: Vec<i64> =
+            st.list_runs(&f).unwrap().into_iter().filter(|r| r.status != "complete").map(|r| r.id).collect();
+        for id in unfinished {
+            let run = st.load_run(id).unwrap();
+            let stored = st.load_sweep(id).unwrap().plan.axes[0].text.clone();
+            let name = stored.strip_prefix("study ").and_then(|t| t.split(" · ").next()).unwrap();
+            let s = crate::find(name).unwrap();
+            let opts = Options {
+                mode: crate::Mode::Full,
+                host: None,
+                inventory: None,
+                key: None,
+                seconds: None,
+                report: None,
+                storage: pipeline::Storage::default(),
+                resume: None,
+            };
+            let (stages, _) = crate::stages_for(s, &opts);
+            assert_eq!(design(s, &opts, &stages), stored, "run {id} of {name} can no longer be continued");
+            assert_eq!(run.tool_version, env!("CARGO_PKG_VERSION"), "run {id} of {name}");
+        }
+    }
+
     #[test]
     fn a_design_names_its_study_mode_and_seconds_and_differs_with_the_cases() {
         let s = crate::find("atm-loss").unwrap();
