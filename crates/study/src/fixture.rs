@@ -4,7 +4,7 @@
 use results::{DirectionSummary, Repetition, TestResult, TestSpec};
 
 use crate::plan::{self, Case, Mode};
-use crate::{Done, Outcome};
+use crate::{Done, Options, Outcome};
 
 /// A quick run's outcome with these cases done.
 pub fn outcome(done: Vec<Done>) -> Outcome {
@@ -37,4 +37,18 @@ pub fn stream_run(spec: &TestSpec, mbps: &f64) -> TestResult {
 /// A stream case of `spec` repeated once per value of `mbps`.
 pub fn streams(spec: &TestSpec, mbps: &[f64]) -> TestResult {
     repeated(spec, mbps, stream_run)
+}
+
+/// Options of an emulated run in `mode`, `-t seconds` if given, nothing else set.
+pub fn options(mode: Mode, seconds: Option<u64>) -> Options {
+    Options {
+        mode,
+        host: None,
+        inventory: None,
+        key: None,
+        seconds,
+        report: None,
+        storage: pipeline::Storage::default(),
+        resume: None,
+    }
 }

@@ -137,16 +137,7 @@ mod tests {
     }
 
     fn opts() -> Options {
-        Options {
-            mode: Mode::Quick,
-            host: None,
-            inventory: None,
-            key: None,
-            seconds: None,
-            report: None,
-            storage: pipeline::Storage::default(),
-            resume: None,
-        }
+        crate::fixture::options(Mode::Quick, None)
     }
 
     fn host(name: &str, role: MeshRole) -> MeshHost {

@@ -278,16 +278,7 @@ mod tests {
             let stored = st.load_sweep(id).unwrap().plan.axes[0].text.clone();
             let name = stored.strip_prefix("study ").and_then(|t| t.split(" · ").next()).unwrap();
             let s = crate::find(name).unwrap();
-            let opts = Options {
-                mode: crate::Mode::Full,
-                host: None,
-                inventory: None,
-                key: None,
-                seconds: None,
-                report: None,
-                storage: pipeline::Storage::default(),
-                resume: None,
-            };
+            let opts = crate::fixture::options(crate::Mode::Full, None);
             let (stages, _) = crate::stages_for(s, &opts);
             assert_eq!(design(s, &opts, &stages), stored, "run {id} of {name} can no longer be continued");
             assert_eq!(run.tool_version, env!("CARGO_PKG_VERSION"), "run {id} of {name}");
@@ -297,16 +288,7 @@ mod tests {
     #[test]
     fn a_design_names_its_study_mode_and_seconds_and_differs_with_the_cases() {
         let s = crate::find("atm-loss").unwrap();
-        let opts = |mode, seconds| Options {
-            mode,
-            host: None,
-            inventory: None,
-            key: None,
-            seconds,
-            report: None,
-            storage: pipeline::Storage::default(),
-            resume: None,
-        };
+        let opts = crate::fixture::options;
         let quick = opts(crate::Mode::Quick, Some(1));
         let (stages, _) = crate::stages_for(s, &quick);
         let text = design(s, &quick, &stages);
