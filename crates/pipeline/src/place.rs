@@ -155,12 +155,7 @@ impl Place {
     pub fn path(&self) -> Option<diagnose::Path> {
         let Kind::Emulated(s) = &self.kind else { return None };
         let (spec, path) = s.path();
-        let rtt = path.up.delay.saturating_add(path.down.delay);
-        Some(diagnose::Path {
-            spec: spec.to_string(),
-            rtt_us: rtt.as_secs_f64() * 1e6,
-            mtu: Some(path.mtu_bytes),
-        })
+        Some(diagnosis_path(spec, path))
     }
 
     /// The reference of `spec`'s result over the emulated path: the link it emulates in the
@@ -318,6 +313,23 @@ fn say_once_why_the_local_server_is_not_asked() {
              record both ends: the server is not asked for a table of its own"
         );
     }
+}
+
+/// What the emulated path `spec` (configured as `path`) tells the diagnosis.
+fn diagnosis_path(spec: &str, path: &emu::PathConfig) -> diagnose::Path {
+    let rtt = path.up.delay.saturating_add(path.down.delay);
+    diagnose::Path { spec: spec.to_string(), rtt_us: rtt.as_secs_f64() * 1e6, mtu: Some(path.mtu_bytes) }
+}
+
+/// Diagnoses a stored `result` again by this tcplab's rules, against the reference it was
+/// measured against, over the emulated path `path_spec` when it crossed one (its shared-host
+/// warnings are made again too). An archive keeps the diagnosis of the tcplab that measured;
+/// a report made again from it (a resumed study) says what this one finds. A spec that no
+/// longer parses diagnoses as off any path.
+pub fn diagnose_again(result: &mut TestResult, path_spec: Option<&str>) {
+    let path = path_spec.and_then(|spec| Some(diagnosis_path(spec, &spec.parse().ok()?)));
+    let reference = result.reference.take();
+    diagnose::annotate(result, reference, path.as_ref());
 }
 
 #[cfg(test)]

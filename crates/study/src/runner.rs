@@ -81,8 +81,8 @@ fn report_again(
     let mut outcome = empty_outcome(opts, skipped, Some(kept.id));
     let cases = stages.iter().flat_map(|s| s.cases.iter().map(move |c| (s, c)));
     for (index, (stage, case)) in (0u32..).zip(cases) {
-        if let Some((result, rtt)) = kept.cases.get(&index).cloned() {
-            outcome.done.push(Done { stage: stage.label.clone(), case: case.clone(), result, rtt });
+        if let Some(stored) = kept.cases.get(&index).cloned() {
+            outcome.done.push(kept_case(stage, case, stored, opts));
         }
     }
     let rows = study.compare(&outcome);
@@ -185,6 +185,23 @@ fn target(stage: &Stage, opts: &Options) -> Target {
     }
 }
 
+/// A case kept from an earlier session as this run has it: diagnosed again by this tcplab's
+/// rules (the archive keeps the diagnosis of the tcplab that measured it, which an earlier
+/// sitting's may predate), over the emulated path it crossed.
+fn kept_case(
+    stage: &Stage,
+    case: &crate::Case,
+    (mut result, rtt): (TestResult, Option<crate::Rtt>),
+    opts: &Options,
+) -> Done {
+    let path = match (&stage.place, &opts.host) {
+        (Where::Path { spec, .. }, None) => Some(spec.as_str()),
+        _ => None,
+    };
+    pipeline::place::diagnose_again(&mut result, path);
+    Done { stage: stage.label.clone(), case: case.clone(), result, rtt }
+}
+
 /// The directory a traced stage's segment flows go to.
 fn trace_dir(stage: &Stage, index: usize) -> Option<std::path::PathBuf> {
     stage.trace.then(|| std::env::temp_dir().join(format!("tcplab-study-{}-{index}", std::process::id())))
@@ -219,12 +236,12 @@ fn run_stages(
     let (mut index, mut placed) = (0u32, start);
     for (n, stage) in stages.iter().enumerate() {
         for case in &stage.cases {
-            let (stage_label, case) = (stage.label.clone(), case.clone());
-            if let Some((result, rtt)) = kept.remove(&index) {
-                out.done.push(Done { stage: stage_label, case, result, rtt });
+            if let Some(stored) = kept.remove(&index) {
+                out.done.push(kept_case(stage, case, stored, opts));
                 index += 1;
                 continue;
             }
+            let (stage_label, case) = (stage.label.clone(), case.clone());
             if stop.is_set() {
                 bar.finish();
                 anyhow::bail!("interrupted");
@@ -419,4 +436,51 @@ fn record(run: &Run, plan: &SweepPlan, outcome: Outcome) -> RunRecord {
     let mut rec = pipeline::output::record(tests, run.remote().cloned(), None, run.started());
     rec.sweep = Some(Sweep { plan: plan.clone(), points, complete });
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    use results::Cause;
+    use store::Store;
+
+    use super::*;
+
+    /// The primary cause of `r`'s first diagnosed direction.
+    fn cause(r: &TestResult) -> Option<Cause> {
+        r.diagnosis.first().map(|d| d.primary.cause)
+    }
+
+    /// tcp-atm-2000's full run kept in `bench/full-runs/` began under older diagnosis rules:
+    /// its first sitting named the loop-back baseline stop-and-go from its configuration alone
+    /// (a one-segment 64K buffer, while the flow moved thousands of windows a second at
+    /// 36.9 Gbit/s). A resumed or re-made report diagnoses each kept case by this tcplab's
+    /// rules, which need the stall measured; the path's shared-host warning is made once.
+    #[test]
+    fn a_kept_case_is_diagnosed_again_by_this_tcplabs_rules() {
+        let kept = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/full-runs/studies.db");
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("studies.db");
+        std::fs::copy(&kept, &copy).unwrap();
+        let run = Store::open(&copy).unwrap().load_run(1).unwrap();
+        let point = |i: u32| {
+            let p = run.sweep.as_ref().unwrap().points.iter().find(|p| p.index == i).unwrap();
+            run.tests[p.test_index as usize].clone()
+        };
+        let s = crate::find("tcp-atm-2000").unwrap();
+        let opts = crate::fixture::options(crate::Mode::Full, None);
+        let (stages, _) = crate::stages_for(s, &opts);
+        assert!(matches!(stages[0].place, Where::Loopback), "{:?}", stages[0].place);
+        let loopback = point(0);
+        assert_eq!(cause(&loopback), Some(Cause::StopAndGo), "the archive's own diagnosis");
+        let again = kept_case(&stages[0], &stages[0].cases[0], (loopback, None), &opts).result;
+        assert!(!again.diagnosis.is_empty(), "not diagnosed at all");
+        assert_ne!(cause(&again), Some(Cause::StopAndGo), "{:?}", again.diagnosis);
+
+        let (stage, case) = (&stages[1], &stages[1].cases[0]);
+        assert!(matches!(stage.place, Where::Path { .. }), "{:?}", stage.place);
+        let over_path = kept_case(stage, case, (point(stages[0].cases.len() as u32), None), &opts).result;
+        let same_host = over_path.warnings.iter().filter(|w| w.kind == results::WarningKind::SameHost);
+        assert_eq!(same_host.count(), 1, "{:?}", over_path.warnings);
+        assert!(over_path.reference.is_some() && !over_path.diagnosis.is_empty(), "{over_path:?}");
+    }
 }
