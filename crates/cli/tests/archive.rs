@@ -361,6 +361,7 @@ fn stats_combine(target: &results::ConfidenceTarget, runs: Vec<results::TestResu
         met: true,
         estimates: vec![est],
         runs,
+        set_aside: Vec::new(),
     });
     out
 }

@@ -4,7 +4,8 @@
 
 use engine::client::ClientOptions;
 use engine::{Observer, StopFlag};
-use results::{ConfidenceTarget, HostInfo, Status, TestResult, TestSpec};
+use results::cpu::STOLEN_PCT;
+use results::{ConfidenceTarget, HostInfo, Status, TestResult, TestSpec, Warning, WarningKind};
 
 /// How long an iteration retries a server still busy with the previous one.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -54,19 +55,27 @@ pub fn third_party(
     repeated(spec, target, &mut || engine::third_party::run(&ends, spec, stop))
 }
 
-/// Runs `once` until `target` is met (or an iteration fails).
+/// Runs `once` until `target` is met (or an iteration fails). An iteration during which a
+/// hypervisor took [`STOLEN_PCT`] or more of a host's CPU time does not count: it is set aside
+/// and run again, up to `max_iterations` times in all (then the stolen ones count too, and
+/// carry their `cpu-stolen` warning), so that a neighbour's burst on a shared host does not
+/// become a sample of the path.
 fn repeated(
     spec: &TestSpec,
     target: &ConfidenceTarget,
     once: &mut dyn FnMut() -> (TestResult, Option<HostInfo>),
 ) -> (TestResult, Option<HostInfo>) {
-    let mut runs: Vec<TestResult> = Vec::new();
+    let (mut runs, mut set_aside): (Vec<TestResult>, Vec<TestResult>) = (Vec::new(), Vec::new());
     let mut host = None;
     loop {
         let (r, h) = once();
         host = host.or(h);
         if r.status != Status::Completed {
-            return (ended_early(target, runs, r), host);
+            return (ended_early(target, runs, set_aside, r), host);
+        }
+        if r.stolen_pct() >= STOLEN_PCT && set_aside.len() < target.max_iterations as usize {
+            set_aside.push(r);
+            continue;
         }
         runs.push(r);
         let est = stats::confidence::estimates(target, &runs);
@@ -74,19 +83,46 @@ fn repeated(
             break;
         }
     }
-    let combined = stats::confidence::combine(target, runs);
+    let combined = stats::confidence::combine(target, runs).map(|c| with_set_aside(c, set_aside));
     (combined.unwrap_or_else(|| unreachable_empty(spec)), host)
 }
 
-fn ended_early(target: &ConfidenceTarget, runs: Vec<TestResult>, bad: TestResult) -> TestResult {
+fn ended_early(
+    target: &ConfidenceTarget,
+    runs: Vec<TestResult>,
+    set_aside: Vec<TestResult>,
+    bad: TestResult,
+) -> TestResult {
     match stats::confidence::combine(target, runs) {
         Some(mut out) => {
             out.status = bad.status;
             out.error = bad.error;
-            out
+            with_set_aside(out, set_aside)
         }
         None => bad,
     }
+}
+
+/// `combined` with the iterations set aside kept in its repetition, and a warning that
+/// says how many and how much CPU time the hypervisor took during them.
+fn with_set_aside(mut combined: TestResult, set_aside: Vec<TestResult>) -> TestResult {
+    if set_aside.is_empty() {
+        return combined;
+    }
+    let stolen = set_aside.iter().map(TestResult::stolen_pct);
+    let (low, high) = stolen.fold((f64::MAX, 0.0_f64), |(l, h), s| (l.min(s), h.max(s)));
+    combined.warnings.push(Warning {
+        kind: WarningKind::IterationsSetAside,
+        message: format!(
+            "{} iteration(s) set aside and run again: the hypervisor took {low:.0}–{high:.0}% of a host's CPU time during them (from {STOLEN_PCT:.0}% they do not count)",
+            set_aside.len()
+        ),
+        advice: "the host's CPUs are shared with other guests: their results are kept in repetition.set_aside; a host of its own needs none".into(),
+    });
+    if let Some(rep) = combined.repetition.as_mut() {
+        rep.set_aside = set_aside;
+    }
+    combined
 }
 
 /// `combine` of a non-empty list never returns `None`; this keeps the code panic-free.
@@ -95,5 +131,71 @@ fn unreachable_empty(spec: &TestSpec) -> TestResult {
         status: Status::Failed,
         error: Some(results::TestError { code: "internal".into(), message: "no iterations ran".into() }),
         ..TestResult::new(engine::registry::label(spec), spec.clone(), String::new(), 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use results::{CpuUsage, Headline, Metric, TestKind};
+
+    use super::*;
+
+    /// Iterations measuring `mbps` Mbit/s while the hypervisor took `steal` % of the CPU time,
+    /// in order; `None` fails.
+    fn script(runs: &[Option<(f64, f64)>]) -> impl FnMut() -> (TestResult, Option<HostInfo>) + '_ {
+        let mut next = runs.iter();
+        move || {
+            let spec = TestSpec::new(TestKind::TcpStream);
+            let mut r = TestResult::new("stream", spec, "h:1", 0);
+            match next.next().copied().flatten() {
+                Some((mbps, steal)) => {
+                    r.summary.headline = Some(Headline::measured(Metric::Goodput, mbps * 1e6));
+                    r.local.cpu = Some(CpuUsage { steal_pct: steal, ..CpuUsage::default() });
+                }
+                None => r.status = Status::Failed,
+            }
+            (r, None)
+        }
+    }
+
+    fn target(max: u32) -> ConfidenceTarget {
+        ConfidenceTarget {
+            level_pct: 99.0,
+            width_pct: 5.0,
+            min_iterations: 3,
+            max_iterations: max,
+            result_only: true,
+        }
+    }
+
+    /// The headline values of the iterations that counted and of those set aside.
+    fn split(r: &TestResult) -> (Vec<f64>, Vec<f64>) {
+        let rep = r.repetition.as_ref().unwrap();
+        let mbps = |v: &[TestResult]| v.iter().map(|r| r.summary.headline_value().unwrap() / 1e6).collect();
+        (mbps(&rep.runs), mbps(&rep.set_aside))
+    }
+
+    #[test]
+    fn an_iteration_the_hypervisor_took_the_cpu_from_is_set_aside_and_run_again() {
+        let spec = TestSpec::new(TestKind::TcpStream);
+        let runs = [Some((134.0, 0.2)), Some((90.0, 45.0)), Some((134.2, 9.9)), Some((134.1, 0.0))];
+        let (r, _) = repeated(&spec, &target(10), &mut script(&runs));
+        assert_eq!(split(&r), (vec![134.0, 134.2, 134.1], vec![90.0]));
+        let w = r.warnings.iter().find(|w| w.kind == WarningKind::IterationsSetAside).unwrap();
+        assert!(
+            w.message.starts_with("1 iteration(s) set aside and run again: the hypervisor took 45–45%"),
+            "{w:?}"
+        );
+        assert!(r.summary.headline_value().unwrap() > 134e6, "the set-aside run is not in the mean");
+
+        // A host stolen from all along: at most MAX set aside, then the stolen runs count.
+        let always = [Some((100.0, 20.0)); 6];
+        let (r, _) = repeated(&spec, &target(3), &mut script(&always));
+        assert_eq!(split(&r), (vec![100.0; 3], vec![100.0; 3]));
+
+        // A failed iteration ends the loop; what was set aside before it is kept.
+        let failing = [Some((134.0, 0.0)), Some((80.0, 30.0)), None];
+        let (r, _) = repeated(&spec, &target(10), &mut script(&failing));
+        assert_eq!((r.status, split(&r)), (Status::Failed, (vec![134.0], vec![80.0])));
     }
 }

@@ -48,7 +48,23 @@ pub fn block(rep: &Repetition) -> String {
         let _ = writeln!(o, "    {}{}", estimate_line(e), if e.met { "" } else { "  (too wide)" });
         let _ = writeln!(o, "      per iteration: {}", values.join(", "));
     }
+    if !rep.set_aside.is_empty() {
+        let runs: Vec<String> = rep
+            .set_aside
+            .iter()
+            .map(|r| {
+                let v = r.summary.headline_value().map_or("–".into(), |v| value(metric_id(r), v));
+                format!("{v} ({:.0} % stolen)", r.stolen_pct())
+            })
+            .collect();
+        let _ = writeln!(o, "    set aside and run again (hypervisor steal): {}", runs.join(", "));
+    }
     o
+}
+
+/// The id of `r`'s headline metric (`goodput_bps`), as the estimates name it.
+fn metric_id(r: &results::TestResult) -> &'static str {
+    r.summary.headline.map_or("", |h| h.metric.id())
 }
 
 #[cfg(test)]
@@ -79,6 +95,7 @@ mod tests {
                 values: vec![940e6, 945e6, 938e6],
             }],
             runs: Vec::new(),
+            set_aside: Vec::new(),
         };
         let b = block(&rep);
         assert!(

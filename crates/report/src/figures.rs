@@ -182,8 +182,14 @@ mod tests {
             result_only: false,
         };
         let runs = vec![t, run2];
-        combined.repetition =
-            Some(results::Repetition { target, iterations: 2, met: true, estimates: Vec::new(), runs });
+        combined.repetition = Some(results::Repetition {
+            target,
+            iterations: 2,
+            met: true,
+            estimates: Vec::new(),
+            runs,
+            set_aside: Vec::new(),
+        });
         let got: Vec<String> = own_views(&combined).into_iter().map(|(run, _)| run).collect();
         assert_eq!(got, [" · run 1", " · run 2"]);
         assert!(crate::text::test_summary(&combined).contains("Widget cost · run 2:"));

@@ -66,6 +66,11 @@ pub struct Repetition {
     pub estimates: Vec<Estimate>,
     /// Every iteration's full result, in order (their own `repetition` is `None`).
     pub runs: Vec<TestResult>,
+    /// Iterations that did not count and were run again: a hypervisor took
+    /// [`crate::cpu::STOLEN_PCT`] or more of a host's CPU time during them, so they measured
+    /// the host's neighbours as much as the test (kept here, in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<TestResult>,
 }
 
 impl Repetition {

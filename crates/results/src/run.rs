@@ -106,6 +106,13 @@ impl TestResult {
             third_party: None,
         }
     }
+
+    /// The larger share of CPU time a hypervisor took from either end's host during the
+    /// test (`/proc/stat` steal), %; 0 where it was not measured.
+    pub fn stolen_pct(&self) -> f64 {
+        let remote = self.remote.as_ref().and_then(|s| s.cpu.as_ref());
+        [self.local.cpu.as_ref(), remote].into_iter().flatten().map(|c| c.steal_pct).fold(0.0, f64::max)
+    }
 }
 
 /// A run: one command's tests, with both hosts described.

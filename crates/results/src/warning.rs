@@ -49,6 +49,9 @@ pub enum WarningKind {
     EmulatorLate,
     /// A test asked for MPTCP and a connection went on as plain TCP.
     MptcpFallback,
+    /// Iterations of a repeated test were set aside and run again: a hypervisor took a large
+    /// share of CPU time during them.
+    IterationsSetAside,
 }
 
 /// A typed warning plus the numbers and advice for a person.

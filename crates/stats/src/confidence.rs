@@ -103,8 +103,14 @@ pub fn combine(target: &ConfidenceTarget, runs: Vec<TestResult>) -> Option<TestR
     if !met {
         out.warnings.push(not_met_warning(target, &est, runs.len()));
     }
-    out.repetition =
-        Some(Repetition { target: target.clone(), iterations: runs.len() as u32, met, estimates: est, runs });
+    out.repetition = Some(Repetition {
+        target: target.clone(),
+        iterations: runs.len() as u32,
+        met,
+        estimates: est,
+        runs,
+        set_aside: Vec::new(),
+    });
     Some(out)
 }
 

@@ -22,8 +22,14 @@ pub fn repeated<T>(spec: &TestSpec, values: &[T], one: impl Fn(&TestSpec, &T) ->
     let runs: Vec<TestResult> = values.iter().map(|v| one(spec, v)).collect();
     let mut r = runs.first().cloned().unwrap_or_else(|| TestResult::new("none", spec.clone(), "h:1", 0));
     let iterations = runs.len() as u32;
-    r.repetition =
-        Some(Repetition { target: plan::times(3), iterations, met: true, estimates: Vec::new(), runs });
+    r.repetition = Some(Repetition {
+        target: plan::times(3),
+        iterations,
+        met: true,
+        estimates: Vec::new(),
+        runs,
+        set_aside: Vec::new(),
+    });
     r
 }
 
@@ -51,4 +57,16 @@ pub fn options(mode: Mode, seconds: Option<u64>) -> Options {
         storage: pipeline::Storage::default(),
         resume: None,
     }
+}
+
+/// A copy of the archive of full runs kept in `bench/full-runs/` (with its write-ahead log
+/// while a sitting writes it), opened; the directory must outlive the store.
+pub fn kept_archive() -> (tempfile::TempDir, store::Store) {
+    let kept = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/full-runs");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["studies.db", "studies.db-wal"].iter().filter(|n| kept.join(n).exists()) {
+        std::fs::copy(kept.join(name), dir.path().join(name)).unwrap();
+    }
+    let st = store::Store::open(&dir.path().join("studies.db")).unwrap();
+    (dir, st)
 }
