@@ -3,6 +3,7 @@
 //! A rule never reads an unmeasured figure as 0: what it needs and was not measured, it does
 //! not claim. The thresholds are the constants below, documented in docs/diagnosis.md.
 
+pub use results::diagnosis::WINDOW_ROOM;
 use results::{setting, Buffer, Cause, Finding, ReferenceKind};
 
 use crate::facts::{BufferFact, Facts, SideCpu};
@@ -45,11 +46,6 @@ pub const SMALL_CALL_BYTES: f64 = 1024.0;
 pub const SHORT_CALL_BYTES: f64 = 4096.0;
 /// Buffers of fewer segments than this, with Nagle on, risk stop-and-go (theory.md §7).
 pub const STOP_AND_GO_SEGMENTS: f64 = 3.0;
-/// A fixed window that allows this many times the measured rate over the RTT did not hold
-/// the sender by its size, even when TCP_INFO found it closed: it closed because the receiver
-/// read slower than the data came. A window that does hold a flow gives it 0.4–0.75 of what
-/// the granted buffer allows (Linux announces part of the buffer it grants).
-pub const WINDOW_ROOM: f64 = 3.0;
 /// Windows a second above which a flow did not stop and go, however few segments its buffer
 /// holds: stop-and-go waits out a delayed ACK (40 ms or more on Linux) per window or so, and
 /// a flow moving a window a millisecond waited out none (seed 000's loop-back: 19 Gbit/s

@@ -99,6 +99,13 @@ impl Cause {
     }
 }
 
+/// A fixed window that allows this many times the measured rate over the RTT did not hold
+/// the sender by its size, even when TCP_INFO found it closed: it closed because the receiver
+/// read slower than the data came. A window that does hold a flow gives it 0.4–0.75 of what
+/// the granted buffer allows (Linux announces part of the buffer it grants). The diagnosis
+/// weighs such a window as a symptom, and a study's explanation says it so.
+pub const WINDOW_ROOM: f64 = 3.0;
+
 /// One cause with the numbers that show it and what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {

@@ -2,15 +2,13 @@
 //! taken from what the diagnosis found limited the test (results::Diagnosis) and from the
 //! ratios. Small differences get no explanation.
 
+use results::cpu::STOLEN_PCT;
 use results::{Cause, TestResult};
 
 use crate::compare::Row;
 
 /// Ratios closer to 1 than this are "the same" and need no explanation.
 const NEAR: f64 = 0.1;
-/// A window bound this many times the measured rate or more did not set it (the diagnosis's
-/// `WINDOW_ROOM`: a window that holds a flow gives it 0.4–0.75 of what it allows).
-const WINDOW_ROOM: f64 = 3.0;
 
 /// The explanation of `row` (measured from `r`), or an empty string.
 pub fn why(row: &Row, r: Option<&TestResult>) -> String {
@@ -34,7 +32,10 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
              than the paper's end systems."
         ));
     }
-    if let Some(d) = r.diagnosis.first() {
+    let stolen = stolen_runs(r).filter(|_| matches!(row.unit, "Mbit/s" | "trans/s"));
+    let split = stolen.as_ref().is_some_and(|s| s.clean > 0);
+    out.extend(stolen.map(|s| s.sentence()));
+    if let Some(d) = r.diagnosis.first().filter(|_| !split) {
         let window = window_sentence(d.primary.bound_bps, row);
         out.push(
             window
@@ -50,6 +51,65 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
     out.join(" ")
 }
 
+/// A repeated case's runs from which the hypervisor took [`STOLEN_PCT`] or more of the host's
+/// CPU time, when they ran slower than the others.
+#[derive(Debug, Clone, PartialEq)]
+struct Stolen {
+    /// How many runs the hypervisor took that much from.
+    runs: usize,
+    /// How many runs it did not.
+    clean: usize,
+    /// The share it took, lowest and highest, %.
+    steal: (f64, f64),
+    /// Those runs' results as shares of the other runs' mean, lowest and highest.
+    share: (f64, f64),
+}
+
+impl Stolen {
+    fn sentence(&self) -> String {
+        let (runs, all) = (self.runs, self.runs + self.clean);
+        let range = |(a, b): (f64, f64), k: f64| match (a * k).round() == (b * k).round() {
+            true => format!("{:.0}", a * k),
+            false => format!("{:.0}–{:.0}", a * k, b * k),
+        };
+        let steal = format!("{} % of this host's CPU time", range(self.steal, 1.0));
+        match (self.clean, all) {
+            (0, 1) => format!("The hypervisor took {steal} during the run (steal): the number is a lower bound."),
+            (0, _) => format!("The hypervisor took {steal} in each of its {all} runs (steal): the number is a lower bound."),
+            (clean, _) => format!(
+                "{runs} of its {all} runs lost {steal} to the hypervisor (steal) and ran at {} % of the mean of \
+                 the {clean} others: the host, not the path, set this mean, and the diagnosis of the mean does not apply.",
+                range(self.share, 100.0)
+            ),
+        }
+    }
+}
+
+/// The runs of `r` the hypervisor took [`STOLEN_PCT`] or more of the host's CPU time from
+/// (the larger of the two ends' shares) and that still counted (measured before runs were
+/// set aside, or more than its maximum): `Some` when every run was such, or when their mean
+/// result is below the lowest of the other runs'.
+fn stolen_runs(r: &TestResult) -> Option<Stolen> {
+    let runs = r.repetition.as_ref().map_or(std::slice::from_ref(r), |rep| rep.runs.as_slice());
+    let measured: Vec<(f64, f64)> =
+        runs.iter().filter_map(|t| Some((t.stolen_pct(), t.summary.headline_value()?))).collect();
+    let (hit, clean): (Vec<_>, Vec<_>) = measured.into_iter().partition(|(s, _)| *s >= STOLEN_PCT);
+    let lowest = |v: &[(f64, f64)], i: fn(&(f64, f64)) -> f64| v.iter().map(i).fold(f64::INFINITY, f64::min);
+    let highest = |v: &[(f64, f64)], i: fn(&(f64, f64)) -> f64| v.iter().map(i).fold(0.0, f64::max);
+    let mean = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>() / v.len().max(1) as f64;
+    if hit.is_empty() || (!clean.is_empty() && mean(&hit) >= lowest(&clean, |x| x.1)) {
+        return None;
+    }
+    let base = mean(&clean);
+    let share = |x: f64| if base > 0.0 { x / base } else { 0.0 };
+    Some(Stolen {
+        runs: hit.len(),
+        clean: clean.len(),
+        steal: (lowest(&hit, |x| x.0), highest(&hit, |x| x.0)),
+        share: (share(lowest(&hit, |x| x.1)), share(highest(&hit, |x| x.1))),
+    })
+}
+
 /// A window cause (the receiver's or the send buffer).
 fn is_window(cause: Cause) -> bool {
     matches!(cause, Cause::ReceiveWindow | Cause::SendBuffer)
@@ -60,7 +120,7 @@ fn is_window(cause: Cause) -> bool {
 /// allows far more and so only closed.
 fn window_sentence(bound_bps: Option<f64>, row: &Row) -> Option<String> {
     let (bound, measured) = (bound_bps? / 1e6, row.measured.filter(|m| *m > 0.0 && row.unit == "Mbit/s")?);
-    Some(if bound >= WINDOW_ROOM * measured {
+    Some(if bound >= results::diagnosis::WINDOW_ROOM * measured {
         format!(
             "The window was often closed, though its size over the RTT allows {:.0}× this rate: the receiver \
              read slower than the data came.",

@@ -265,11 +265,7 @@ mod tests {
     /// next sitting (a finished run is only re-reported, which any design may do).
     #[test]
     fn the_full_runs_kept_in_the_repository_can_be_continued() {
-        let kept = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/full-runs/studies.db");
-        let dir = tempfile::tempdir().unwrap();
-        let copy = dir.path().join("studies.db");
-        std::fs::copy(&kept, &copy).unwrap();
-        let st = Store::open(&copy).unwrap();
+        let (_dir, st) = crate::fixture::kept_archive();
         let f = RunFilter { kind: Some("sweep".into()), ..RunFilter::default() };
         let unfinished: Vec<i64> =
             st.list_runs(&f).unwrap().into_iter().filter(|r| r.status != "complete").map(|r| r.id).collect();

@@ -441,7 +441,6 @@ fn record(run: &Run, plan: &SweepPlan, outcome: Outcome) -> RunRecord {
 #[cfg(test)]
 mod tests {
     use results::Cause;
-    use store::Store;
 
     use super::*;
 
@@ -457,11 +456,8 @@ mod tests {
     /// rules, which need the stall measured; the path's shared-host warning is made once.
     #[test]
     fn a_kept_case_is_diagnosed_again_by_this_tcplabs_rules() {
-        let kept = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/full-runs/studies.db");
-        let dir = tempfile::tempdir().unwrap();
-        let copy = dir.path().join("studies.db");
-        std::fs::copy(&kept, &copy).unwrap();
-        let run = Store::open(&copy).unwrap().load_run(1).unwrap();
+        let (_dir, st) = crate::fixture::kept_archive();
+        let run = st.load_run(1).unwrap();
         let point = |i: u32| {
             let p = run.sweep.as_ref().unwrap().points.iter().find(|p| p.index == i).unwrap();
             run.tests[p.test_index as usize].clone()

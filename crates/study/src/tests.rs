@@ -148,6 +148,73 @@ fn a_window_cause_is_said_with_its_bound_never_against_it() {
     }
 }
 
+/// A run of `mbps` Mbit/s during which the hypervisor took `steal` % of the host's CPU time.
+fn run_stolen(spec: &results::TestSpec, &(mbps, steal): &(f64, f64)) -> results::TestResult {
+    let mut r = crate::fixture::stream_run(spec, &mbps);
+    r.summary.headline = Some(results::Headline::measured(results::Metric::Goodput, mbps * 1e6));
+    r.local.cpu = Some(results::CpuUsage { steal_pct: steal, ..Default::default() });
+    r
+}
+
+#[test]
+fn runs_the_hypervisor_slowed_are_named_and_their_mean_not_diagnosed() {
+    let spec = results::TestSpec::new(results::TestKind::TcpStream);
+    let row = |measured| Row { measured: Some(measured), model: Some(134.3), ..Row::new("g", "c", "Mbit/s") };
+    let why = |runs: &[(f64, f64)]| {
+        let mut r = crate::fixture::repeated(&spec, runs, run_stolen);
+        r.diagnosis = vec![results::Diagnosis {
+            direction: "up".into(),
+            primary: results::Finding {
+                cause: results::Cause::ReceiveWindow,
+                weight: 0.9,
+                evidence: "receive-window limited 24% of busy time".into(),
+                advice: String::new(),
+                bound_bps: Some(210e6),
+            },
+            contributing: Vec::new(),
+            split: false,
+        }];
+        let mean = runs.iter().map(|x| x.0).sum::<f64>() / runs.len() as f64;
+        crate::explain::why(&row(mean), Some(&r))
+    };
+    // Slowed while stolen from, at the link otherwise: the steal is the cause, not the window.
+    let split = why(&[(134.0, 1.0), (90.0, 45.0), (100.0, 30.0), (134.2, 0.5)]);
+    assert!(split.starts_with("2 of its 4 runs lost 30–45 % of this host's CPU time"), "{split}");
+    assert!(split.contains("ran at 67–75 % of the mean of the 2 others"), "{split}");
+    assert!(!split.contains("receive-window"), "{split}");
+    // Every run stolen from: a lower bound, and the diagnosis still says what it found.
+    let all = why(&[(100.0, 20.0), (104.0, 20.4)]);
+    assert!(
+        all.starts_with("The hypervisor took 20 % of this host's CPU time in each of its 2 runs"),
+        "{all}"
+    );
+    assert!(all.contains("Diagnosis: receive-window"), "{all}");
+    // Stolen from but no slower than the rest: not the cause.
+    let no = why(&[(100.0, 1.0), (101.0, 25.0), (99.0, 2.0)]);
+    assert!(!no.contains("hypervisor") && no.contains("receive-window"), "{no}");
+}
+
+/// The kept full run's clip-b64K-l1K (its sitting of 2026-11-27 20:14): 6 of 10 runs had
+/// 11–47 % of the host's CPU stolen and ran at 87–132 Mbit/s, the others at 133–134.
+#[test]
+fn the_kept_case_the_hypervisor_slowed_says_so() {
+    let (_dir, st) = crate::fixture::kept_archive();
+    let run = st.load_run(1).unwrap();
+    let points = &run.sweep.as_ref().unwrap().points;
+    let key = |p: &&results::sweep::SweepPoint| {
+        p.params.iter().any(|x| x.value == results::sweep::ParamValue::Text("clip-b64K-l1K".into()))
+    };
+    let r = &run.tests[points.iter().find(key).unwrap().test_index as usize];
+    let measured = r.summary.headline_value().unwrap() / 1e6;
+    let row =
+        Row { measured: Some(measured), model: Some(134.3), ..Row::new("Figure 6", "b64K-l1K", "Mbit/s") };
+    let why = crate::explain::why(&row, Some(r));
+    assert!(
+        why.starts_with("6 of its 10 runs lost 11–47 % of this host's CPU time to the hypervisor"),
+        "{why}"
+    );
+}
+
 #[test]
 fn find_is_case_insensitive_and_lists_five() {
     assert_eq!(crate::all().len(), 5);
