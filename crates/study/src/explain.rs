@@ -126,9 +126,26 @@ fn window_sentence(bound_bps: Option<f64>, row: &Row) -> Option<String> {
              read slower than the data came.",
             bound / measured
         )
+    } else if bound < measured {
+        // The diagnosis keeps a bound down to 0.9× the rate (a mean RTT includes queueing).
+        format!(
+            "The socket buffers (the window) limit: window ÷ mean RTT comes to {}, {:.0} % of the rate \
+             measured, so the window held the flow at about this rate.",
+            mbps(bound),
+            100.0 * bound / measured
+        )
     } else {
-        format!("The socket buffers (the window) limit: window ÷ RTT allows {bound:.1} Mbit/s.")
+        format!("The socket buffers (the window) limit: window ÷ RTT allows {}.", mbps(bound))
     })
+}
+
+/// `33825 Mbit/s`, `210.0 Mbit/s`, `8.28 Mbit/s`: three significant figures or more.
+fn mbps(v: f64) -> String {
+    match v {
+        v if v >= 1000.0 => format!("{v:.0} Mbit/s"),
+        v if v >= 10.0 => format!("{v:.1} Mbit/s"),
+        v => format!("{v:.2} Mbit/s"),
+    }
 }
 
 /// What a limiting cause means next to the paper's number.

@@ -198,12 +198,17 @@ pub fn pending(study: &dyn crate::Study) -> Vec<&'static Entry> {
 pub struct Sample {
     /// One value per run.
     pub values: Vec<f64>,
+    /// A hypervisor took [`results::cpu::STOLEN_PCT`] or more of the host's CPU time during
+    /// some run that counted: the values are partly the host's neighbours', so no order is
+    /// drawn from them.
+    pub stolen: bool,
 }
 
 impl Sample {
     /// A sample of `values`; `None` when empty or any value is not finite.
     pub fn new(values: Vec<f64>) -> Option<Sample> {
-        (!values.is_empty() && values.iter().all(|v| v.is_finite())).then_some(Sample { values })
+        (!values.is_empty() && values.iter().all(|v| v.is_finite()))
+            .then_some(Sample { values, stolen: false })
     }
 
     /// `f` of every run of `r` (every iteration when it was repeated); `None` when the test
@@ -212,11 +217,13 @@ impl Sample {
         if r.status == results::Status::Failed {
             return None;
         }
-        let values: Option<Vec<f64>> = match &r.repetition {
-            Some(rep) if !rep.runs.is_empty() => rep.runs.iter().map(&f).collect(),
-            _ => f(r).map(|v| vec![v]),
+        let runs = match &r.repetition {
+            Some(rep) if !rep.runs.is_empty() => rep.runs.as_slice(),
+            _ => std::slice::from_ref(r),
         };
-        Sample::new(values?)
+        let values: Option<Vec<f64>> = runs.iter().map(&f).collect();
+        let stolen = runs.iter().any(|t| t.stolen_pct() >= results::cpu::STOLEN_PCT);
+        Sample::new(values?).map(|s| Sample { stolen, ..s })
     }
 
     /// `f` of each result, one value per result (separate runs of the same case).
@@ -224,11 +231,13 @@ impl Sample {
         rs: impl IntoIterator<Item = &'a TestResult>,
         f: impl Fn(&TestResult) -> Option<f64>,
     ) -> Option<Sample> {
-        let mut values = Vec::new();
+        let (mut values, mut stolen) = (Vec::new(), false);
         for r in rs {
-            values.extend(Sample::of(r, &f)?.values);
+            let s = Sample::of(r, &f)?;
+            values.extend(s.values);
+            stolen |= s.stolen;
         }
-        Sample::new(values)
+        Sample::new(values).map(|s| Sample { stolen, ..s })
     }
 
     /// The mean.
@@ -351,6 +360,9 @@ enum Order {
 
 /// `hi` against `lo`, the paper putting `hi` above.
 fn order(hi: &Sample, lo: &Sample) -> Order {
+    if hi.stolen || lo.stolen {
+        return Order::Unclear("the hypervisor took 10 % or more of the CPU time during its runs");
+    }
     let d = stats::compare::difference(&lo.values, &hi.values, LEVEL_PCT);
     let Some((diff, hw)) = d.and_then(|d| d.half_width.map(|hw| (d.diff, hw))) else {
         return Order::Unclear("one run each, no interval");

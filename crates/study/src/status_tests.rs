@@ -193,3 +193,30 @@ fn a_level_pair_gets_its_reason_and_a_reversed_one_does_not() {
         ordered(&[("64K", Some(&also), "32K", Some(&at_ceiling)), ("a", Some(&low), "b", Some(&also))]);
     assert!(!both.level);
 }
+
+/// seed 000's Figure 3 in the kept full run: 64K buffers at 131 Mbit/s, every run of it while
+/// the hypervisor took 9–26 % of the CPU time, below 32K buffers at 134 undisturbed. Tight
+/// intervals made that "reversed"; runs partly the neighbours' give no order.
+#[test]
+fn no_order_is_drawn_from_runs_the_hypervisor_took_the_cpu_from() {
+    let (hi, lo) = (s(&[131.1, 130.9, 131.3]), s(&[134.2, 134.1, 134.2]));
+    let pair = |hi: &Sample| ordered(&[("64K", Some(hi), "32K", Some(&lo))]);
+    assert_eq!(pair(&hi).status, Status::Differs, "{:?}", pair(&hi));
+    let stolen = Sample { stolen: true, ..hi };
+    let v = pair(&stolen);
+    assert_eq!(v.status, Status::NotMeasurable, "{v:?}");
+    assert!(v.evidence.contains("the hypervisor took 10 % or more"), "{v:?}");
+
+    // A repeated result knows whether a run of it was stolen from.
+    let spec = results::TestSpec::new(results::TestKind::TcpStream);
+    let run = |steal: f64| {
+        let mut r = crate::fixture::stream_run(&spec, &131.0);
+        r.local.cpu = Some(results::CpuUsage { steal_pct: steal, ..Default::default() });
+        r
+    };
+    let of = |steals: &[f64]| {
+        let r = crate::fixture::repeated(&spec, steals, |_, st| run(*st));
+        Sample::of(&r, |t| Some(t.summary.goodput_bps())).unwrap().stolen
+    };
+    assert!(of(&[0.1, 26.0, 0.2]) && !of(&[0.1, 9.9, 0.2]));
+}

@@ -136,6 +136,8 @@ fn a_window_cause_is_said_with_its_bound_never_against_it() {
     for (bound, says) in [
         (Some(390e6), "though its size over the RTT allows 15× this rate"),
         (Some(40e6), "window ÷ RTT allows 40.0 Mbit/s."),
+        // The kept full run's loop-back: a bound 0.92× the rate is never said as one above it.
+        (Some(23.7e6), "window ÷ mean RTT comes to 23.7 Mbit/s, 92 % of the rate measured"),
         (None, "window ÷ RTT is below the link's rate"),
     ] {
         t.diagnosis = vec![results::Diagnosis {
