@@ -74,7 +74,7 @@ fn repeated(
         if r.status != Status::Completed {
             return (ended_early(target, runs, set_aside, r), host);
         }
-        if r.stolen_pct() < STOLEN_PCT || all_along {
+        if !r.stolen_from() || all_along {
             runs.push(r);
         } else {
             set_aside.push(r);

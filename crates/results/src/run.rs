@@ -113,6 +113,12 @@ impl TestResult {
         let remote = self.remote.as_ref().and_then(|s| s.cpu.as_ref());
         [self.local.cpu.as_ref(), remote].into_iter().flatten().map(|c| c.steal_pct).fold(0.0, f64::max)
     }
+
+    /// Whether a hypervisor took [`crate::cpu::STOLEN_PCT`] or more of either end's CPU time
+    /// during the test: its figures are partly the host's neighbours', not the path's.
+    pub fn stolen_from(&self) -> bool {
+        self.stolen_pct() >= crate::cpu::STOLEN_PCT
+    }
 }
 
 /// A run: one command's tests, with both hosts described.

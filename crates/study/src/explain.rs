@@ -2,7 +2,6 @@
 //! taken from what the diagnosis found limited the test (results::Diagnosis) and from the
 //! ratios. Small differences get no explanation.
 
-use results::cpu::STOLEN_PCT;
 use results::{Cause, TestResult};
 
 use crate::compare::Row;
@@ -51,8 +50,8 @@ pub fn why(row: &Row, r: Option<&TestResult>) -> String {
     out.join(" ")
 }
 
-/// A repeated case's runs from which the hypervisor took [`STOLEN_PCT`] or more of the host's
-/// CPU time, when they ran slower than the others.
+/// A repeated case's runs the hypervisor stole from ([`TestResult::stolen_from`]), when they
+/// ran slower than the others.
 #[derive(Debug, Clone, PartialEq)]
 struct Stolen {
     /// How many runs the hypervisor took that much from.
@@ -85,15 +84,16 @@ impl Stolen {
     }
 }
 
-/// The runs of `r` the hypervisor took [`STOLEN_PCT`] or more of the host's CPU time from
-/// (the larger of the two ends' shares) and that still counted (measured before runs were
-/// set aside, or more than its maximum): `Some` when every run was such, or when their mean
-/// result is below the lowest of the other runs'.
+/// The runs of `r` the hypervisor stole from ([`TestResult::stolen_from`]) that still
+/// counted (measured before runs were set aside, or more than its maximum): `Some` when every
+/// run was such, or when their mean result is below the lowest of the other runs'.
 fn stolen_runs(r: &TestResult) -> Option<Stolen> {
     let runs = r.repetition.as_ref().map_or(std::slice::from_ref(r), |rep| rep.runs.as_slice());
-    let measured: Vec<(f64, f64)> =
-        runs.iter().filter_map(|t| Some((t.stolen_pct(), t.summary.headline_value()?))).collect();
-    let (hit, clean): (Vec<_>, Vec<_>) = measured.into_iter().partition(|(s, _)| *s >= STOLEN_PCT);
+    let (hit, clean): (Vec<&TestResult>, Vec<_>) = runs.iter().partition(|t| t.stolen_from());
+    let measured = |v: Vec<&TestResult>| -> Vec<(f64, f64)> {
+        v.into_iter().filter_map(|t| Some((t.stolen_pct(), t.summary.headline_value()?))).collect()
+    };
+    let (hit, clean) = (measured(hit), measured(clean));
     let lowest = |v: &[(f64, f64)], i: fn(&(f64, f64)) -> f64| v.iter().map(i).fold(f64::INFINITY, f64::min);
     let highest = |v: &[(f64, f64)], i: fn(&(f64, f64)) -> f64| v.iter().map(i).fold(0.0, f64::max);
     let mean = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>() / v.len().max(1) as f64;
