@@ -115,10 +115,10 @@ pub fn ratio_cell(v: Option<f64>) -> String {
 
 /// The goodput (Mbit/s) of every run of case `key`.
 pub fn mbps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
-    crate::status::Sample::of(out.get(key)?, mbps)
+    crate::status::Sample::of(out.get(key)?, mbps).map(crate::status::Sample::steal_lowers)
 }
 
 /// The transactions per second of every run of case `key`.
 pub fn tps_sample(out: &crate::Outcome, key: &str) -> Option<crate::status::Sample> {
-    crate::status::Sample::of(out.get(key)?, trans_per_s)
+    crate::status::Sample::of(out.get(key)?, trans_per_s).map(crate::status::Sample::steal_lowers)
 }

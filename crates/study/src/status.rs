@@ -199,16 +199,54 @@ pub struct Sample {
     /// One value per run.
     pub values: Vec<f64>,
     /// A hypervisor took [`results::cpu::STOLEN_PCT`] or more of the host's CPU time during
-    /// some run that counted: the values are partly the host's neighbours', so no order is
-    /// drawn from them.
+    /// some run that counted ([`TestResult::stolen_from`]): the values are partly the host's
+    /// neighbours', so a judge draws from them only what [`Sample::moves`] lets stand.
     pub stolen: bool,
+    /// Which way the steal can have moved the values.
+    pub moves: Moves,
+}
+
+/// Which way a hypervisor's steal can have moved a stolen-from sample's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Moves {
+    /// Either way, or not known: nothing is judged from a stolen-from sample.
+    #[default]
+    Either,
+    /// Only down: work done per second, which CPU time taken from a host cannot raise; the
+    /// undisturbed value is the measured one or higher.
+    Down,
+    /// Only up: time per unit of work; the undisturbed value is the measured one or lower.
+    Up,
 }
 
 impl Sample {
     /// A sample of `values`; `None` when empty or any value is not finite.
     pub fn new(values: Vec<f64>) -> Option<Sample> {
-        (!values.is_empty() && values.iter().all(|v| v.is_finite()))
-            .then_some(Sample { values, stolen: false })
+        (!values.is_empty() && values.iter().all(|v| v.is_finite())).then_some(Sample {
+            values,
+            stolen: false,
+            moves: Moves::Either,
+        })
+    }
+
+    /// This sample as a rate (work per second): steal can only have lowered it.
+    pub fn steal_lowers(self) -> Sample {
+        Sample { moves: Moves::Down, ..self }
+    }
+
+    /// This sample as a time per unit of work: steal can only have raised it.
+    pub fn steal_raises(self) -> Sample {
+        Sample { moves: Moves::Up, ..self }
+    }
+
+    /// Whether the undisturbed values can lie above the measured ones (beyond their interval).
+    fn could_be_higher(&self) -> bool {
+        self.stolen && self.moves != Moves::Up
+    }
+
+    /// Whether the undisturbed values can lie below the measured ones.
+    fn could_be_lower(&self) -> bool {
+        self.stolen && self.moves != Moves::Down
     }
 
     /// `f` of every run of `r` (every iteration when it was repeated); `None` when the test
@@ -222,7 +260,7 @@ impl Sample {
             _ => std::slice::from_ref(r),
         };
         let values: Option<Vec<f64>> = runs.iter().map(&f).collect();
-        let stolen = runs.iter().any(|t| t.stolen_pct() >= results::cpu::STOLEN_PCT);
+        let stolen = runs.iter().any(TestResult::stolen_from);
         Sample::new(values?).map(|s| Sample { stolen, ..s })
     }
 
@@ -281,7 +319,9 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// `measured` against `expected` ± `tol` (a fraction: 0.1 = ±10 %), in `unit`.
+/// `measured` against `expected` ± `tol` (a fraction: 0.1 = ±10 %), in `unit`. From a sample
+/// with a stolen-from run ([`Sample::stolen`]) only a difference the steal cannot have made
+/// ([`Sample::moves`]) is judged; the rest is *not measurable here*.
 pub fn value(measured: Option<&Sample>, expected: f64, tol: f64, unit: &str) -> Verdict {
     let Some(s) = measured else { return Verdict::not_run("no measurement") };
     let (lo, hi) = (expected * (1.0 - tol), expected * (1.0 + tol));
@@ -292,11 +332,18 @@ pub fn value(measured: Option<&Sample>, expected: f64, tol: f64, unit: &str) -> 
         return Verdict::new(Status::NotMeasurable, ev);
     };
     let (a, b) = (s.mean() - h, s.mean() + h);
-    let status = if a >= lo && b <= hi {
+    let (below, above) = (b < lo && !s.could_be_higher(), a > hi && !s.could_be_lower());
+    let status = if a >= lo && b <= hi && !s.stolen {
         Status::Reproduced
-    } else if b < lo || a > hi {
+    } else if below || above {
         let _ = write!(ev, " ({:.2}×)", s.mean() / expected);
+        if s.stolen {
+            let _ = write!(ev, "{}", bound_note(s.moves));
+        }
         Status::Differs
+    } else if s.stolen {
+        let _ = write!(ev, ": {}", stolen_reason());
+        Status::NotMeasurable
     } else {
         ev.push_str(": the interval straddles the tolerance's edge");
         Status::NotMeasurable
@@ -305,7 +352,8 @@ pub fn value(measured: Option<&Sample>, expected: f64, tol: f64, unit: &str) -> 
 }
 
 /// The change from `base` to `with`, in % of `base`'s mean, against the paper's `paper_pct`
-/// ± `tol_pct` (percentage points).
+/// ± `tol_pct` (percentage points); *not measurable here* when either side has a stolen-from
+/// run ([`Sample::stolen`]).
 pub fn effect(base: Option<&Sample>, with: Option<&Sample>, paper_pct: f64, tol_pct: f64) -> Verdict {
     let (Some(a), Some(b)) = (base, with) else { return Verdict::not_run("a case of the pair did not run") };
     let Some(d) = stats::compare::difference(&a.values, &b.values, LEVEL_PCT) else {
@@ -325,7 +373,10 @@ pub fn effect(base: Option<&Sample>, with: Option<&Sample>, paper_pct: f64, tol_
         b.values.len()
     );
     let (lo, hi) = (d.diff_pct - h, d.diff_pct + h);
-    let status = if lo <= 0.0 && hi >= 0.0 {
+    let status = if a.stolen || b.stolen {
+        let _ = write!(ev, ": {}", stolen_reason());
+        Status::NotMeasurable
+    } else if lo <= 0.0 && hi >= 0.0 {
         ev.push_str(": the interval spans zero");
         Status::NotMeasurable
     } else if (d.diff_pct > 0.0) != (paper_pct > 0.0) {
@@ -356,13 +407,30 @@ enum Order {
     Small,
     /// Neither: the interval is too wide (or there is none).
     Unclear(&'static str),
+    /// Not drawn: a run that counted was stolen from ([`Sample::stolen`]), and the steal may
+    /// have made the order.
+    Stolen,
 }
 
-/// `hi` against `lo`, the paper putting `hi` above.
+/// `hi` against `lo`, the paper putting `hi` above. With a stolen-from side, only an order
+/// the steal cannot have made stands: `hi` above when `hi` can only be higher undisturbed and
+/// `lo` only lower (and the other way round).
 fn order(hi: &Sample, lo: &Sample) -> Order {
-    if hi.stolen || lo.stolen {
-        return Order::Unclear("the hypervisor took 10 % or more of the CPU time during its runs");
+    let o = order_of_values(hi, lo);
+    let stands = match o {
+        Order::Holds => !hi.could_be_lower() && !lo.could_be_higher(),
+        Order::Reversed => !hi.could_be_higher() && !lo.could_be_lower(),
+        _ => !hi.stolen && !lo.stolen,
+    };
+    if stands {
+        o
+    } else {
+        Order::Stolen
     }
+}
+
+/// `hi` against `lo` by their values alone.
+fn order_of_values(hi: &Sample, lo: &Sample) -> Order {
     let d = stats::compare::difference(&lo.values, &hi.values, LEVEL_PCT);
     let Some((diff, hw)) = d.and_then(|d| d.half_width.map(|hw| (d.diff, hw))) else {
         return Order::Unclear("one run each, no interval");
@@ -379,6 +447,20 @@ fn order(hi: &Sample, lo: &Sample) -> Order {
     } else {
         Order::Unclear("not significant")
     }
+}
+
+/// Why no order or value is drawn from a sample with a stolen-from run.
+fn stolen_reason() -> String {
+    format!("the hypervisor took {:.0} % or more of the CPU time during its runs", results::cpu::STOLEN_PCT)
+}
+
+/// What a difference measured through steal that `moves` one way still says.
+fn bound_note(moves: Moves) -> String {
+    let (moved, bound) = match moves {
+        Moves::Up => ("raised", "an upper"),
+        _ => ("lowered", "a lower"),
+    };
+    format!("; {}, which can only have {moved} it: {bound} bound", stolen_reason())
 }
 
 /// Two cases the paper compares, named: the first above (or level with) the second.
@@ -410,8 +492,9 @@ pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
         };
         let o = order(h, l);
         let ok = if paper_above { o == Order::Holds } else { o == Order::Level };
-        unclear |= matches!(o, Order::Small | Order::Unclear(_));
-        against |= !ok && !matches!(o, Order::Small | Order::Unclear(_));
+        let undecided = matches!(o, Order::Small | Order::Unclear(_) | Order::Stolen);
+        unclear |= undecided;
+        against |= !ok && !undecided;
         came_level |= paper_above && o == Order::Level;
         crossed |= !ok && matches!(o, Order::Holds | Order::Reversed);
         let mark = match o {
@@ -422,6 +505,7 @@ pub fn shape(above: &[Pair], level: &[Pair]) -> Verdict {
             Order::Level => format!("level (within {MATERIAL_PCT} % of each other)"),
             Order::Small => format!("significant, but under {MATERIAL_PCT} % and not level"),
             Order::Unclear(why) => why.into(),
+            Order::Stolen => stolen_reason(),
         };
         parts.push(format!("{hi_name} {} {rel} {lo_name} {}: {mark}", num(h.mean()), num(l.mean())));
     }

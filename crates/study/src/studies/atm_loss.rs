@@ -228,7 +228,8 @@ impl Study for AtmLoss {
     }
 
     fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
-        let g = |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps));
+        let g =
+            |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps)).map(Sample::steal_lowers);
         match figure {
             "Figure 2" => efficiency(),
             "Figure 3" => curves::efficiency_curve(out, CLIP),
@@ -435,7 +436,7 @@ const LINUX_STALL: &str = "Linux differs from SunOS and HP-UX here: an 8 KB wind
 /// stacks) above the same writes with Linux's full segments means Linux stalls where the
 /// paper's hosts did not.
 fn linux_window(out: &Outcome) -> Verdict {
-    let g = |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps));
+    let g = |key: &str| out.get(key).and_then(|r| Sample::of(r, udp_or_tcp_mbps)).map(Sample::steal_lowers);
     status::linux_way(
         ("1K writes, segments ≤ window", g("clip-tcp-l1K").as_ref()),
         g(LINUX_1K).as_ref(),

@@ -219,7 +219,11 @@ impl Study for SlacStacks {
     }
 
     fn judge(&self, figure: &str, out: &Outcome) -> Verdict {
-        let run = |cc: &str| out.get(&format!("gva-{cc}")).and_then(|r| Sample::of(r, crate::compare::mbps));
+        let run = |cc: &str| {
+            out.get(&format!("gva-{cc}"))
+                .and_then(|r| Sample::of(r, crate::compare::mbps))
+                .map(Sample::steal_lowers)
+        };
         match figure {
             "SNV→GVA, 1000 s: Stock TCP" => {
                 let Some(r) = out.get("gva-reno") else { return Verdict::not_run("no measurement") };
@@ -230,7 +234,7 @@ impl Study for SlacStacks {
             "SNV→GVA, 80 s: Stock TCP" => {
                 let runs: Vec<&TestResult> = out.with_prefix("gva-reno-short-").map(|d| &d.result).collect();
                 let secs = runs.first().map_or(0, |r| r.spec.duration_ms / 1000);
-                let s = Sample::across(runs, crate::compare::mbps);
+                let s = Sample::across(runs, crate::compare::mbps).map(Sample::steal_lowers);
                 let v = status::value(s.as_ref(), 59.0, 0.25, " Mbit/s");
                 Verdict { evidence: format!("{secs}-s runs: {}", v.evidence), ..v }.because(STOCK_WHY)
             }
@@ -326,12 +330,12 @@ fn long_sample(r: &TestResult) -> (Option<Sample>, String) {
                 "means of {} consecutive {stretch:.0}-s stretches of one {secs:.0}-s run",
                 s.values.len()
             );
-            (Some(s), what)
+            (Some(Sample { stolen: r.stolen_from(), ..s }.steal_lowers()), what)
         }
         None => {
             let secs = r.spec.duration_ms / 1000;
             (
-                Sample::of(r, crate::compare::mbps),
+                Sample::of(r, crate::compare::mbps).map(Sample::steal_lowers),
                 format!("one {secs}-s run, under three {BATCH_S:.0}-s stretches"),
             )
         }

@@ -60,7 +60,7 @@ fn cell_curve<'a>(out: &'a Outcome, sender: &str, receiver: &str) -> Vec<(u32, &
 /// Every run's goodput in % of the model's ceiling for its case.
 fn share(r: &TestResult) -> Option<Sample> {
     let limit = r.reference.as_ref()?.limit_bps / 1e6;
-    Sample::of(r, |run| Some(mbps(run)? / limit * 100.0))
+    Sample::of(r, |run| Some(mbps(run)? / limit * 100.0)).map(Sample::steal_lowers)
 }
 
 /// Figure 8: at every message size both ran, the fast receiver (Sun → PPro200) above the slow
