@@ -107,4 +107,35 @@ mod tests {
         assert_eq!(value("trans_per_s", 12345.0), "12345 tr/s");
         assert_eq!(value("local_cpu_pct", 12.34), "12.3 %");
     }
+
+    /// What `tcplab stream -I` prints of the iterations a hypervisor's steal set aside: each
+    /// one's result and the share of CPU time taken from its host.
+    #[test]
+    fn the_iterations_set_aside_are_shown_with_their_steal() {
+        let stolen = |gbps: f64, steal: f64| {
+            let mut r = crate::fixture::stream(8192, 65536, gbps);
+            if let Some(c) = r.local.cpu.as_mut() {
+                c.steal_pct = steal;
+            }
+            r
+        };
+        let mut t = crate::fixture::stream(8192, 65536, 9.41);
+        let target = ConfidenceTarget {
+            level_pct: 99.0,
+            width_pct: 5.0,
+            min_iterations: 3,
+            max_iterations: 10,
+            result_only: false,
+        };
+        let set_aside = vec![stolen(0.87, 47.0), stolen(1.25, 11.4)];
+        assert!(set_aside.iter().all(results::TestResult::stolen_from));
+        let runs = vec![t.clone(), t.clone(), t.clone()];
+        t.repetition =
+            Some(Repetition { target, iterations: 3, met: true, estimates: Vec::new(), runs, set_aside });
+        let text = crate::text::test_summary(&t);
+        assert!(
+            text.contains("set aside and run again (hypervisor steal): 870 Mbit/s (47 % stolen), 1.25 Gbit/s (11 % stolen)"),
+            "{text}"
+        );
+    }
 }
