@@ -128,9 +128,12 @@ fn concurrent_flows_share_the_path() {
     assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{shares:?}");
     let jain = f(&fair["jain"]);
     assert!(jain > 0.0 && jain <= 1.0, "{jain}");
-    // Together the flows cannot beat the link.
+    // Together the flows cannot beat the link, but for their windows' skew: each flow's mean
+    // is over its own receiver's intervals, which do not start and end together (one flow is
+    // alone on the link between), so the sum of the means can pass the link by a little
+    // (100.6 Mbit/s seen on a loaded host); counting a flow twice would not pass this.
     let total: f64 = fair["shares"].as_array().unwrap().iter().map(|s| f(&s["bps"])).sum();
-    assert!(total <= 100e6 && total > 20e6, "{total}");
+    assert!(total <= 100e6 * 1.02 && total > 20e6, "{total}");
     // One probe series for the round, beside both flows.
     assert_eq!(doc["cc"]["probes"].as_array().unwrap().len(), 1);
 }
