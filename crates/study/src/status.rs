@@ -460,7 +460,7 @@ fn bound_note(moves: Moves) -> String {
         Moves::Up => ("raised", "an upper"),
         _ => ("lowered", "a lower"),
     };
-    format!("; {}, which can only have {moved} it: {bound} bound", stolen_reason())
+    format!("; {}, which can only have {moved} it: {bound} bound.", stolen_reason())
 }
 
 /// Two cases the paper compares, named: the first above (or level with) the second.

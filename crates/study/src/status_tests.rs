@@ -246,7 +246,7 @@ fn a_value_or_effect_from_stolen_runs_is_judged_only_where_the_steal_cannot_have
     }
     let ms = value(Some(&stolen(&s(&[0.12, 0.13, 0.14]), Moves::Up)), 0.295, 0.2, " ms");
     assert_eq!(ms.status, Status::Differs, "{ms:?}");
-    assert!(ms.evidence.contains("can only have raised it: an upper bound"), "{ms:?}");
+    assert!(ms.evidence.contains("can only have raised it: an upper bound."), "{ms:?}");
 
     let (base, with) = (s(&[100.0, 101.0, 99.0]), s(&[120.0, 121.0, 119.0]));
     assert_eq!(effect(Some(&base), Some(&with), 20.0, 5.0).status, Status::Reproduced);
