@@ -1,7 +1,8 @@
 //! `tcplab study NAME --resume [ID]`: a study stopped by SIGINT after a few cases is
 //! continued from its archived cases and ends with the same report as an uninterrupted run
 //! (the same cases in the archive, every figure's status computed on all of them); a resume
-//! by another study or design is refused with one line. Emulated paths need root.
+//! by another study or design is refused with one line; `--remeasure-stolen` runs again only
+//! the cases a hypervisor stole from. Emulated paths need root.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod support;
@@ -166,6 +167,7 @@ fn an_interrupted_study_resumes_to_the_report_of_an_uninterrupted_one() {
         .output()
         .unwrap();
     assert!(out.status.success() && !stderr(&out).contains("panicked"), "{}", stderr(&out));
+    measured_again_where_stolen_from(db, &cases);
 
     // The same study uninterrupted: the same cases, the same figures judged, the probe's
     // round trips of the first session's cases in the report.
@@ -205,6 +207,60 @@ fn a_killed_study_resumes_from_the_cases_it_stored() {
     assert!(e.contains(&format!("resuming run 1: {} of ", kept.len())), "{e}");
     let (cases, complete) = archived(db, "1");
     assert!(complete && cases.starts_with(&kept) && cases.len() > kept.len(), "{cases:?}");
+}
+
+/// `--remeasure-stolen` on complete run 1, whose first case is made to read as stolen from
+/// (40 % of the client's CPU time): the stolen cases alone run again (that one, and any a
+/// hypervisor really stole from here), each point takes its new test, the first tests stay
+/// in the run, and the run is complete again. Without a stolen case it measures nothing.
+fn measured_again_where_stolen_from(db: &str, cases: &[String]) {
+    let tests = |db: &str| {
+        let show = tcplab(&["show", "1", "--format", "json", "--db", db]);
+        let run = json_of(&show);
+        let first = run["sweep"]["points"][0]["test_index"].as_u64().unwrap() as usize;
+        let started: Vec<u64> =
+            run["tests"].as_array().unwrap().iter().map(|t| t["started_unix_ms"].as_u64().unwrap()).collect();
+        (started.len(), started[first])
+    };
+    let (before, first) = tests(db);
+    let exec = |sql: &str| -> usize {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.execute(sql, []).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    let marked = exec(
+        "UPDATE tests SET result = json_set(result, '$.local.cpu.steal_pct', 40.0)
+         WHERE run_id = 1 AND seq = 0 AND json_extract(result, '$.local.cpu') IS NOT NULL",
+    );
+    assert_eq!(marked, 1, "case 0 has no CPU figures to mark as stolen from");
+    // The points whose test a hypervisor stole 10 % or more from (an UPDATE that changes
+    // nothing counts them).
+    let count = "UPDATE sweep_points SET met = met WHERE run_id = 1 AND test_id IN (SELECT id FROM tests
+         WHERE MAX(COALESCE(json_extract(result, '$.local.cpu.steal_pct'), 0),
+                   COALESCE(json_extract(result, '$.remote.cpu.steal_pct'), 0)) >= 10)";
+    let n = exec(count);
+    let run_again =
+        || tcplab(&["study", STUDY, "--quick", "-t", "1", "--resume", "1", "--remeasure-stolen", "--db", db]);
+    let again = run_again();
+    let e = stderr(&again);
+    assert!(again.status.success(), "{e}");
+    assert!(
+        e.contains(&format!("{n} of them again (a hypervisor stole from their first measurement)")),
+        "{e}"
+    );
+    let ran: Vec<&str> = e.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(ran.len() == n && ran[0].starts_with("[1/"), "{e}");
+    let (after, now) = tests(db);
+    assert_eq!(after, before + n, "the first measurements are not kept");
+    assert!(now > first, "the point still holds its first test");
+    assert_eq!(archived(db, "1"), (cases.to_vec(), true));
+    if exec(count) > 0 {
+        eprintln!("skipped: a hypervisor stole from a case measured again, so one is left to measure");
+        return;
+    }
+    let none = run_again();
+    let e = stderr(&none);
+    assert!(none.status.success() && e.contains("none to measure again"), "{e}");
+    assert!(!e.lines().any(|l| l.starts_with('[')), "{e}");
 }
 
 /// Making a complete run's report again measures nothing, so it needs no root: run as

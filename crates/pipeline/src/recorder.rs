@@ -36,9 +36,10 @@ struct Kept {
     tests: Vec<(TestResult, String)>,
     remote: Option<HostInfo>,
     cc: Option<results::CcStudy>,
-    /// A sweep's or mesh's plan, and its points with their tests' stable ids.
+    /// A sweep's or mesh's plan, and its points with their tests' stable ids (and whether
+    /// the point was measured again, replacing a stored one).
     sweep: Option<SweepPlan>,
-    points: Vec<(SweepPoint, TestResult, String)>,
+    points: Vec<(SweepPoint, TestResult, String, bool)>,
 }
 
 /// Opens the archive at `db` (a file or a `postgres://` URL), else the one `TCPLAB_DB` names,
@@ -163,8 +164,16 @@ impl Recorder {
     /// Stores one finished point of a sweep or mesh, with its test.
     pub fn point(&mut self, point: &SweepPoint, r: &TestResult) -> Result<()> {
         let uid = store::ids::new_uid()?;
-        self.kept.points.push((point.clone(), r.clone(), uid.clone()));
+        self.kept.points.push((point.clone(), r.clone(), uid.clone(), false));
         self.write(|st, id| st.add_point_as(id, point, r, &uid))
+    }
+
+    /// Stores a point of a resumed run measured again: the new test becomes the point's, the
+    /// one it had stays in the run ([`Store::add_point_again_as`]).
+    pub fn point_again(&mut self, point: &SweepPoint, r: &TestResult) -> Result<()> {
+        let uid = store::ids::new_uid()?;
+        self.kept.points.push((point.clone(), r.clone(), uid.clone(), true));
+        self.write(|st, id| st.add_point_again_as(id, point, r, &uid))
     }
 
     /// Stores a congestion-control comparison's figures.
@@ -248,8 +257,10 @@ impl Recorder {
         if let Some(plan) = self.kept.sweep.as_ref().filter(|_| fresh) {
             st.begin_sweep(run, plan)?;
         }
-        for (p, r, u) in &self.kept.points {
-            match st.add_point_as(run, p, r, u) {
+        for (p, r, u, again) in &self.kept.points {
+            let added =
+                if *again { st.add_point_again_as(run, p, r, u) } else { st.add_point_as(run, p, r, u) };
+            match added {
                 // Measured again because the spool could not be delivered before the resume
                 // read the archive: the point the spool holds is kept.
                 Err(store::Error::Duplicate { .. }) => {}

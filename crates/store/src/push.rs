@@ -2,9 +2,10 @@
 //! archive that another lacks, found by stable id ([`crate::ids`]), in batches, each batch one
 //! transaction on the target. A run already there gets its final status, error and server
 //! facts if they changed (it was pushed while running); its tests, sweep points and figures
-//! that are missing are added. Rows are copied column for column, so the target holds the
-//! same JSON text as the source. Safe to repeat and to interrupt: a batch is stored whole or
-//! not at all, and what is stored is skipped next time.
+//! that are missing are added, and a sweep point measured again takes its newer test. Rows
+//! are copied column for column (a test whose place in its run is taken there goes last), so
+//! the target holds the same JSON text as the source. Safe to repeat and to interrupt: a batch
+//! is stored whole or not at all, and what is stored is skipped next time.
 
 use std::collections::HashMap;
 
@@ -188,7 +189,9 @@ impl Store {
         Ok(())
     }
 
-    /// The run's sweep points the target lacks (their tests are there by now).
+    /// The run's sweep points the target lacks (their tests are there by now). A point the
+    /// target has with an older test takes this one's: a point holds its newest measurement
+    /// (a case measured again, [`Store::add_point_again_as`], or twice by two sessions).
     fn push_points(&self, id: i64, target: i64, to: &mut Tx, tests: &TestMap) -> Result<()> {
         let rows = self
             .conn()
@@ -203,7 +206,10 @@ impl Store {
             let v = &row.0;
             to.execute(
                 "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id, point) DO NOTHING",
+                 ON CONFLICT (run_id, point) DO UPDATE SET test_id = excluded.test_id, params = excluded.params,
+                     headline = excluded.headline, met = excluded.met
+                 WHERE (SELECT started_unix_ms FROM tests WHERE id = excluded.test_id)
+                     > (SELECT started_unix_ms FROM tests WHERE id = sweep_points.test_id)",
                 &[Value::Int(target), v[0].clone(), Value::Int(*test), v[2].clone(), v[3].clone(), v[4].clone()],
             )
             .map_err(sql("pushing points"))?;
@@ -247,7 +253,10 @@ fn upsert_run(to: &mut Conn, run: &Row, counts: &mut PushCounts) -> std::result:
 }
 
 /// Inserts a test row (source columns [`TEST_COLS`]) into run `run`; its new id, or `None`
-/// when a test with its stable id is there already (another pusher got there first).
+/// when a test with its stable id is there already (another pusher got there first). A test
+/// whose place (`seq`) the target's run has given another test goes to the first free place
+/// ([`crate::write::free_seq`]): a point measured again in another archive (a spool) than
+/// the one that has its first test.
 fn insert_test_row(to: &mut Conn, run: i64, cols: &[Value]) -> std::result::Result<Option<i64>, DbError> {
     let insert = format!(
         "INSERT INTO tests (run_id, {TEST_COLS}) VALUES (?1, {}) ON CONFLICT (uid) DO NOTHING RETURNING id",
@@ -255,5 +264,13 @@ fn insert_test_row(to: &mut Conn, run: i64, cols: &[Value]) -> std::result::Resu
     );
     let mut values = vec![Value::Int(run)];
     values.extend_from_slice(cols);
+    let seq = values.get(1).cloned().unwrap_or(Value::Null);
+    if to.query_opt("SELECT 1 FROM tests WHERE run_id = ?1 AND seq = ?2", &[Value::Int(run), seq])?.is_some()
+    {
+        let free = crate::write::free_seq(&mut *to, run)?;
+        if let Some(v) = values.get_mut(1) {
+            *v = Value::Int(free);
+        }
+    }
     to.query_opt(&insert, &values)?.map(|r| r.i64(0)).transpose()
 }

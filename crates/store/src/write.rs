@@ -3,7 +3,7 @@
 
 use results::{Owner, RunRecord, SweepPlan, SweepPoint, TestError, TestResult};
 
-use crate::db::{args, Sql};
+use crate::db::{args, DbError, Sql};
 use crate::{ids, schema, sql, Error, Result, Store};
 
 /// What made a run.
@@ -208,6 +208,37 @@ impl Store {
         tx.commit("writing a point")
     }
 
+    /// Writes sweep point `point` measured again (a study's `--remeasure-stolen`): the new
+    /// test, under the stable id `uid`, becomes the point's, and the test it measured before
+    /// stays in the run, superseded (so nothing measured is lost). A point not stored yet is
+    /// written as [`Store::add_point_as`] writes it. One transaction.
+    pub fn add_point_again_as(
+        &mut self,
+        run: i64,
+        point: &SweepPoint,
+        result: &TestResult,
+        uid: &str,
+    ) -> Result<()> {
+        let params_text = json("point parameters", run, &point.params)?;
+        let headline = json("point estimate", run, &point.headline)?;
+        let mut tx = self.immediate()?;
+        let exists = tx
+            .query_opt("SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2", args![run, point.index])
+            .map_err(sql("checking a point"))?;
+        if exists.is_none() {
+            drop(tx);
+            return self.add_point_as(run, point, result, uid);
+        }
+        let seq = free_seq(&mut *tx, run).map_err(sql("numbering a test"))?;
+        let test_id = insert_test(&mut *tx, run, seq, result, uid)?;
+        tx.execute(
+            "UPDATE sweep_points SET test_id = ?3, params = ?4, headline = ?5, met = ?6 WHERE run_id = ?1 AND point = ?2",
+            args![run, point.index, test_id, params_text, headline, point.met],
+        )
+        .map_err(sql("writing a point again"))?;
+        tx.commit("writing a point again")
+    }
+
     /// Records the server's host facts once they are known.
     pub fn set_remote_host(&mut self, run: i64, host: &results::HostInfo) -> Result<()> {
         let text = json("remote host", run, host)?;
@@ -266,6 +297,17 @@ fn owner_columns(owner: Option<&Owner>) -> (Option<i64>, Option<i64>, Option<&st
         ),
         None => (None, None, None, None),
     }
+}
+
+/// The first place (`seq`) in run `run` after every test and every point of its plan (points
+/// take their index): a test that is not a point's first measurement goes there, so that it
+/// never takes the place of a point still to come.
+pub(crate) fn free_seq(tx: &mut dyn Sql, run: i64) -> std::result::Result<i64, DbError> {
+    let after =
+        tx.query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM tests WHERE run_id = ?1", args![run])?.i64(0)?;
+    let plan = tx.query_opt("SELECT points_total FROM sweeps WHERE run_id = ?1", args![run])?;
+    let total = plan.map(|r| r.i64(0)).transpose()?.unwrap_or(0);
+    Ok(after.max(total))
 }
 
 fn insert_test(tx: &mut dyn Sql, run: i64, seq: i64, r: &TestResult, uid: &str) -> Result<i64> {

@@ -186,3 +186,26 @@ fn a_bad_url_or_a_stopped_server_is_one_clear_error() {
     let err = Store::open(Path::new("postgres://u:secret@127.0.0.1:1/none")).unwrap_err().to_string();
     assert!(!err.contains("secret"), "{err}");
 }
+
+/// A sweep point measured again after a push (a study's `--remeasure-stolen`): the next push
+/// gives PostgreSQL's point the newer test and keeps the first; an older one never replaces it.
+#[test]
+fn a_point_measured_again_is_pushed_over_the_older_one() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut lite = sqlite(dir.path(), "a.db");
+    let ids = fill(&mut lite, "gamma");
+    let url = c.new_db("again");
+    push(&lite, &mut pg(&url));
+    let mut later = result(5e8);
+    later.started_unix_ms += 1000;
+    lite.add_point_again_as(ids[1], &point(2, 5e8), &later, &store::ids::new_uid().unwrap()).unwrap();
+    let pushed = push(&lite, &mut pg(&url));
+    assert_eq!(pushed.tests_pushed, 1);
+    let shared = pg(&url);
+    assert_eq!(shared.load_run(ids[1]).unwrap(), lite.load_run(ids[1]).unwrap());
+    assert_eq!(c.query("again", "SELECT COUNT(*) FROM sweep_points"), "2");
+    assert_eq!(c.query("again", "SELECT COUNT(*) FROM tests WHERE goodput_bps = 300000000"), "1");
+    let holds = "SELECT t.goodput_bps FROM sweep_points p JOIN tests t ON t.id = p.test_id WHERE p.point = 2";
+    assert_eq!(c.query("again", holds), "500000000");
+}

@@ -56,6 +56,7 @@ pub fn options(mode: Mode, seconds: Option<u64>) -> Options {
         report: None,
         storage: pipeline::Storage::default(),
         resume: None,
+        remeasure_stolen: false,
     }
 }
 

@@ -16,14 +16,16 @@ pub fn document(study: &dyn Study, out: &Outcome, rows: &[Row]) -> String {
     let mut p = Page::new();
     let judged = crate::status::judge_all(study, out);
     p.section("status", "Status of every figure and table");
-    p.para(
-        "",
+    let legend = format!(
         "Computed from the measurements: reproduced (the whole 95 % interval over repeated runs within \
          the stated tolerance), same shape (the paper's order or sign holds, significantly and by at \
          least 2 %), differs (reversed, level where the paper drew a gap, or outside the tolerance), \
-         not measurable here (the interval spans zero or straddles the tolerance, or one run), not \
-         reproducible here (why), not run (what it needs).",
+         not measurable here (the interval spans zero or straddles the tolerance, one run, or runs a \
+         hypervisor stole {:.0} % or more of the CPU time from, where the steal could have made the \
+         verdict), not reproducible here (why), not run (what it needs).",
+        results::cpu::STOLEN_PCT
     );
+    p.para("", &legend);
     let head = ["figure", "what", "status", "evidence"].iter().map(|s| s.to_string()).collect();
     let rows_s = judged
         .iter()

@@ -172,6 +172,8 @@ pub struct Options {
     pub storage: pipeline::Storage,
     /// `--resume [ID]`: continue a run of the same design that stopped before its end.
     pub resume: Option<resume::Resume>,
+    /// `--remeasure-stolen` (with `resume`): run again the kept cases a hypervisor stole from.
+    pub remeasure_stolen: bool,
 }
 
 /// Every stage of `study` on emulated paths in `mode`, its matrix's cells included.

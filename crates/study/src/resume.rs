@@ -5,11 +5,15 @@
 //! its id has nothing left: its report and every figure's status are made again from the
 //! archive, by this tcplab's judges.
 //!
+//! `--remeasure-stolen` runs again the finished cases a hypervisor stole from (their figures
+//! are partly the neighbours'): each new result becomes its case's, and the first stays in
+//! the archive's run, superseded.
+//!
 //! A run can only be continued by the same design: the stored plan's axis text names the
 //! study, the mode, `-t` and a fingerprint of every stage and case ([`design`]), and the run
 //! records the tcplab version; any difference is refused with one line.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{bail, Context, Result};
 use results::sweep::{ParamSetting, ParamValue};
@@ -45,6 +49,9 @@ pub struct Kept {
     pub complete: bool,
     /// Its finished cases that this design no longer has (left out of the report).
     pub left_out: usize,
+    /// Cases it finished that run again (`--remeasure-stolen`: a hypervisor stole from
+    /// them), by index: not among `cases`, and stored over their first measurement.
+    pub again: BTreeSet<u32>,
 }
 
 /// The study's design as the archive's axis text: `study atm-loss · quick · -t 1 · design
@@ -88,7 +95,8 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
         run.sweep.as_ref().map(|s| &s.plan).filter(|p| p.axes.len() == 1 && p.axes[0].name == "case");
     let Some(stored) = stored else { bail!("run {id} is not a study run: nothing to resume") };
     check_state(&st, id)?;
-    let (cases, left_out) = by_key(&run, &stored.axes[0].values, &plan.axes[0].values)?;
+    let (mut cases, left_out) = by_key(&run, &stored.axes[0].values, &plan.axes[0].values)?;
+    let again = if opts.remeasure_stolen { stolen(&mut cases) } else { BTreeSet::new() };
     // A run with every case of this design is only reported again: cases run by another build
     // of the study (options changed, or cases since dropped) or by another tcplab version are
     // judged as they ran.
@@ -107,7 +115,15 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
             run.tool_version
         );
     }
-    Ok(Kept { id, cases, complete, left_out })
+    Ok(Kept { id, cases, complete, left_out, again })
+}
+
+/// Takes the cases a hypervisor stole from ([`TestResult::stolen_from`]) out of `cases`, to
+/// be measured again; their indices.
+fn stolen(cases: &mut Cases) -> BTreeSet<u32> {
+    let again: BTreeSet<u32> = cases.iter().filter(|(_, (r, _))| r.stolen_from()).map(|(i, _)| *i).collect();
+    cases.retain(|i, _| !again.contains(i));
+    again
 }
 
 /// The run's finished cases placed by their key at this design's index (`ours`, the design's

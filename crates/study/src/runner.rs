@@ -51,8 +51,8 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     run.live.show_intervals = false;
     announce(study, opts, &stages, &run, kept.as_ref());
     let mut outcome = empty_outcome(opts, skipped, run.rec.run_id());
-    let mut cases = kept.map(|k| k.cases).unwrap_or_default();
-    let failure = run_stages(&mut run, &stages, start, &mut cases, opts, stop, &mut outcome).err();
+    let mut earlier = kept.map(|k| Earlier { cases: k.cases, again: k.again }).unwrap_or_default();
+    let failure = run_stages(&mut run, &stages, start, &mut earlier, opts, stop, &mut outcome).err();
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
 }
 
@@ -67,10 +67,13 @@ fn report_again(
     skipped: Vec<String>,
     kept: &Kept,
 ) -> Result<ExitCode> {
-    let dropped = match kept.left_out {
+    let mut dropped = match kept.left_out {
         0 => String::new(),
         n => format!(" ({n} of its cases are not in this design: left out)"),
     };
+    if opts.remeasure_stolen {
+        dropped.push_str(" (no case of it was stolen from: none to measure again)");
+    }
     eprintln!(
         "study {} ({} mode): run {} has every case of this design: nothing left to run; its report is \
          made again from the archive{dropped}",
@@ -143,8 +146,12 @@ fn announce(study: &dyn Study, opts: &Options, stages: &[Stage], run: &Run, kept
         let (r, _) = k.cases.get(&i)?;
         Some((c, r.repetition.as_ref().map_or(1, |rep| rep.iterations)))
     });
+    let again = match k.again.len() {
+        0 => String::new(),
+        n => format!(", {n} of them again (a hypervisor stole from their first measurement)"),
+    };
     eprintln!(
-        "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left ({})",
+        "study {name} ({mode} mode): resuming run {}: {} of {total} tests done, {} left{again} ({})",
         k.id,
         k.cases.len(),
         total - k.cases.len(),
@@ -217,26 +224,34 @@ fn sweep_plan(stages: &[Stage], design: String) -> Result<SweepPlan> {
     Ok(SweepPlan { base, axes: vec![axis], confidence: None, metric: "headline".into(), mesh: None })
 }
 
-/// Runs every stage's cases, taking those `kept` has from it instead of running them;
+/// What an earlier session left of a resumed run: its finished cases, and which cases it
+/// finished run again (stored over their first measurement).
+#[derive(Debug, Default)]
+struct Earlier {
+    cases: Cases,
+    again: std::collections::BTreeSet<u32>,
+}
+
+/// Runs every stage's cases, taking those `earlier` has from it instead of running them;
 /// `Err` ends the study early (interrupted, or a place that would not start). The place
 /// starts at stage `start`.
 fn run_stages(
     run: &mut Run,
     stages: &[Stage],
     start: usize,
-    kept: &mut Cases,
+    earlier: &mut Earlier,
     opts: &Options,
     stop: &StopFlag,
     out: &mut Outcome,
 ) -> Result<()> {
     let total: usize = stages.iter().map(|s| s.cases.len()).sum();
     let for_people = run.live.printer().for_people();
-    let bar = pipeline::progress::Progress::new(total as u64, kept.len() as u64, for_people);
+    let bar = pipeline::progress::Progress::new(total as u64, earlier.cases.len() as u64, for_people);
     let (lines, started) = (!std::io::stdout().is_terminal(), std::time::Instant::now());
     let (mut index, mut placed) = (0u32, start);
     for (n, stage) in stages.iter().enumerate() {
         for case in &stage.cases {
-            if let Some(stored) = kept.remove(&index) {
+            if let Some(stored) = earlier.cases.remove(&index) {
                 out.done.push(kept_case(stage, case, stored, opts));
                 index += 1;
                 continue;
@@ -252,7 +267,7 @@ fn run_stages(
                 placed = n;
             }
             bar.message(format!("{} · {}", stage.label, case.key));
-            let (result, rtt) = one_case(run, index, stage, &case, stop)?;
+            let (result, rtt) = one_case(run, (index, earlier.again.contains(&index)), stage, &case, stop)?;
             if lines {
                 bar.line(&progress_line(index as usize + 1, total, started, &case.key, &result));
             }
@@ -265,11 +280,11 @@ fn run_stages(
     Ok(())
 }
 
-/// Measures and stores case `index`; `Err` when it was interrupted (a partial case is not
-/// kept: a resumed run measures it again).
+/// Measures and stores case `index` (over its stored result when `again`); `Err` when it was
+/// interrupted (a partial case is not kept: a resumed run measures it again).
 fn one_case(
     run: &mut Run,
-    index: u32,
+    (index, again): (u32, bool),
     stage: &Stage,
     case: &crate::Case,
     stop: &StopFlag,
@@ -279,7 +294,7 @@ fn one_case(
         anyhow::bail!("interrupted");
     }
     let r = sent_nothing(r);
-    store_point(run, index, stage, &case.key, &r, rtt);
+    store_point(run, (index, again), stage, &case.key, &r, rtt);
     Ok((r, rtt))
 }
 
@@ -329,9 +344,16 @@ fn progress_line(n: usize, total: usize, started: std::time::Instant, key: &str,
     format!("[{n}/{total} {}:{:02}] {key}: {what}", s / 60, s % 60)
 }
 
-/// Stores case `key`'s result as sweep point `index`, with the RTT probe's figures (a
-/// resumed run reads them back: [`crate::resume::rtt_of`]).
-fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResult, rtt: Option<crate::Rtt>) {
+/// Stores case `key`'s result as sweep point `index` (over the stored one when `again`), with
+/// the RTT probe's figures (a resumed run reads them back: [`crate::resume::rtt_of`]).
+fn store_point(
+    run: &mut Run,
+    (index, again): (u32, bool),
+    stage: &Stage,
+    key: &str,
+    r: &TestResult,
+    rtt: Option<crate::Rtt>,
+) {
     let mut params = vec![
         ParamSetting { name: "case".into(), value: ParamValue::Text(key.into()) },
         ParamSetting { name: "stage".into(), value: ParamValue::Text(stage.label.clone()) },
@@ -340,7 +362,7 @@ fn store_point(run: &mut Run, index: u32, stage: &Stage, key: &str, r: &TestResu
     let point = point_of(index, params, r);
     // The archive failing moves the run to the spool (delivered by the next run or `archive
     // push`); a case neither can take is still measured and reported, and the study exits 2.
-    let stored = run.rec.point(&point, r);
+    let stored = if again { run.rec.point_again(&point, r) } else { run.rec.point(&point, r) };
     run.note(stored);
 }
 

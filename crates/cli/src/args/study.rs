@@ -40,6 +40,11 @@ pub struct StudyArgs {
     /// statuses are made again from the archive.
     #[arg(long, value_name = "RUN-ID", num_args = 0..=1, value_parser = clap::value_parser!(i64).range(1..))]
     pub resume: Option<Option<i64>>,
+    /// With --resume: measure again the finished cases a hypervisor stole 10 % or more of
+    /// either end's CPU time from (their figures are partly the neighbours'). Each new result
+    /// becomes its case's; the first stays in the archive's run. Works on a complete run too.
+    #[arg(long, requires = "resume")]
+    pub remeasure_stolen: bool,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Refused in one line (a study is resumed, not repeated): `--every`, `--jitter` or

@@ -38,6 +38,7 @@ pub fn run(a: &StudyArgs, stop: &StopFlag) -> Result<ExitCode> {
         report: a.report.clone(),
         storage: storage(&a.store),
         resume: a.resume.map(|id| id.map_or(study::resume::Resume::Last, study::resume::Resume::Run)),
+        remeasure_stolen: a.remeasure_stolen,
     };
     study::runner::run(s, &opts, stop)
 }
