@@ -119,6 +119,21 @@ impl TestResult {
     pub fn stolen_from(&self) -> bool {
         self.stolen_pct() >= crate::cpu::STOLEN_PCT
     }
+
+    /// The runs whose figures make this result: each counted repetition, or the result
+    /// itself when it did not repeat.
+    pub fn counted_runs(&self) -> &[TestResult] {
+        match &self.repetition {
+            Some(rep) if !rep.runs.is_empty() => rep.runs.as_slice(),
+            _ => std::slice::from_ref(self),
+        }
+    }
+
+    /// Whether a hypervisor stole from any of [`TestResult::counted_runs`]
+    /// ([`TestResult::stolen_from`]): the result is then partly the neighbours'.
+    pub fn any_run_stolen_from(&self) -> bool {
+        self.counted_runs().iter().any(TestResult::stolen_from)
+    }
 }
 
 /// A run: one command's tests, with both hosts described.

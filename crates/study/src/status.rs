@@ -255,12 +255,8 @@ impl Sample {
         if r.status == results::Status::Failed {
             return None;
         }
-        let runs = match &r.repetition {
-            Some(rep) if !rep.runs.is_empty() => rep.runs.as_slice(),
-            _ => std::slice::from_ref(r),
-        };
-        let values: Option<Vec<f64>> = runs.iter().map(&f).collect();
-        let stolen = runs.iter().any(TestResult::stolen_from);
+        let values: Option<Vec<f64>> = r.counted_runs().iter().map(&f).collect();
+        let stolen = r.any_run_stolen_from();
         Sample::new(values?).map(|s| Sample { stolen, ..s })
     }
 
