@@ -190,22 +190,7 @@ impl Store {
         result: &TestResult,
         uid: &str,
     ) -> Result<()> {
-        let params_text = json("point parameters", run, &point.params)?;
-        let headline = json("point estimate", run, &point.headline)?;
-        let mut tx = self.immediate()?;
-        let exists = tx
-            .query_opt("SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2", args![run, point.index])
-            .map_err(sql("checking a point"))?;
-        if exists.is_some() {
-            return Err(Error::Duplicate { run, point: point.index });
-        }
-        let test_id = insert_test(&mut *tx, run, i64::from(point.index), result, uid)?;
-        tx.execute(
-            "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            args![run, point.index, test_id, params_text, headline, point.met],
-        )
-        .map_err(sql("writing a point"))?;
-        tx.commit("writing a point")
+        self.put_point(run, point, result, uid, false)
     }
 
     /// Writes sweep point `point` measured again (a study's `--remeasure-stolen`): the new
@@ -219,24 +204,48 @@ impl Store {
         result: &TestResult,
         uid: &str,
     ) -> Result<()> {
+        self.put_point(run, point, result, uid, true)
+    }
+
+    /// Writes a point and its test in one transaction. A point already stored is refused with
+    /// [`Error::Duplicate`], or, `again`, given the new test, which goes after the plan's
+    /// places ([`free_seq`]); a first test takes the point's index as its place.
+    fn put_point(
+        &mut self,
+        run: i64,
+        point: &SweepPoint,
+        result: &TestResult,
+        uid: &str,
+        again: bool,
+    ) -> Result<()> {
         let params_text = json("point parameters", run, &point.params)?;
         let headline = json("point estimate", run, &point.headline)?;
         let mut tx = self.immediate()?;
         let exists = tx
             .query_opt("SELECT 1 FROM sweep_points WHERE run_id = ?1 AND point = ?2", args![run, point.index])
-            .map_err(sql("checking a point"))?;
-        if exists.is_none() {
-            drop(tx);
-            return self.add_point_as(run, point, result, uid);
+            .map_err(sql("checking a point"))?
+            .is_some();
+        if exists && !again {
+            return Err(Error::Duplicate { run, point: point.index });
         }
-        let seq = free_seq(&mut *tx, run).map_err(sql("numbering a test"))?;
+        let seq = match exists {
+            true => free_seq(&mut *tx, run).map_err(sql("numbering a test"))?,
+            false => i64::from(point.index),
+        };
         let test_id = insert_test(&mut *tx, run, seq, result, uid)?;
-        tx.execute(
-            "UPDATE sweep_points SET test_id = ?3, params = ?4, headline = ?5, met = ?6 WHERE run_id = ?1 AND point = ?2",
-            args![run, point.index, test_id, params_text, headline, point.met],
-        )
-        .map_err(sql("writing a point again"))?;
-        tx.commit("writing a point again")
+        let (write, what) = match exists {
+            true => (
+                "UPDATE sweep_points SET test_id = ?3, params = ?4, headline = ?5, met = ?6 WHERE run_id = ?1 AND point = ?2",
+                "writing a point again",
+            ),
+            false => (
+                "INSERT INTO sweep_points (run_id, point, test_id, params, headline, met) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "writing a point",
+            ),
+        };
+        tx.execute(write, args![run, point.index, test_id, params_text, headline, point.met])
+            .map_err(sql(what))?;
+        tx.commit(what)
     }
 
     /// Records the server's host facts once they are known.
