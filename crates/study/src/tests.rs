@@ -196,8 +196,10 @@ fn runs_the_hypervisor_slowed_are_named_and_their_mean_not_diagnosed() {
     assert!(!no.contains("hypervisor") && no.contains("receive-window"), "{no}");
 }
 
-/// The kept full run's clip-b64K-l1K (its sitting of 2026-11-27 20:14): 6 of 10 runs had
-/// 11–47 % of the host's CPU stolen and ran at 87–132 Mbit/s, the others at 133–134.
+/// The kept full run's clip-b64K-l1K as first measured (its sitting of 2026-11-27 20:14): 6
+/// of 10 runs had 11–47 % of the host's CPU stolen and ran at 87–132 Mbit/s, the others at
+/// 133–134. `--remeasure-stolen` measured it again on 2026-11-28; the first test stays in the
+/// run at its place (28, the case's index), the point holds the new one.
 #[test]
 fn the_kept_case_the_hypervisor_slowed_says_so() {
     let (_dir, st) = crate::fixture::kept_archive();
@@ -206,7 +208,9 @@ fn the_kept_case_the_hypervisor_slowed_says_so() {
     let key = |p: &&results::sweep::SweepPoint| {
         p.params.iter().any(|x| x.value == results::sweep::ParamValue::Text("clip-b64K-l1K".into()))
     };
-    let r = &run.tests[points.iter().find(key).unwrap().test_index as usize];
+    let point = points.iter().find(key).unwrap();
+    assert_ne!(point.test_index, 28, "the point still holds its first measurement");
+    let r = &run.tests[28];
     let measured = r.summary.headline_value().unwrap() / 1e6;
     let row =
         Row { measured: Some(measured), model: Some(134.3), ..Row::new("Figure 6", "b64K-l1K", "Mbit/s") };
