@@ -26,9 +26,12 @@ pub struct RunFilter {
     pub limit: u32,
 }
 
+/// A sweep's count is of its points: a point measured again keeps its superseded test.
 const LIST: &str = "
 SELECT r.id, r.kind, r.status, r.started_unix_ms, r.server, r.command_line,
-       (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id),
+       CASE WHEN EXISTS (SELECT 1 FROM sweeps s WHERE s.run_id = r.id)
+            THEN (SELECT COUNT(*) FROM sweep_points p WHERE p.run_id = r.id)
+            ELSE (SELECT COUNT(*) FROM tests t WHERE t.run_id = r.id) END,
        (SELECT points_total FROM sweeps s WHERE s.run_id = r.id),
        (SELECT label FROM tests t WHERE t.run_id = r.id ORDER BY seq LIMIT 1),
        r.owner_pid, r.owner_pid_start, r.owner_boot_id, r.owner_host

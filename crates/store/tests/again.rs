@@ -67,6 +67,9 @@ fn a_point_measured_again_holds_the_new_test_and_the_run_keeps_the_first() {
     // A third measurement: the newest holds, every earlier one is kept.
     st.add_point_again_as(id, &point(1, 4.0), &at(4.0, 60), &new_uid().unwrap()).unwrap();
     assert_eq!(holds(&st, id, 1), (4.0, vec![1.0, 5.0, 3.0, 2.0, 4.0]));
+    // `history` counts the points stored, not the superseded tests kept beside them.
+    let listed = st.list_runs(&store::RunFilter::default()).unwrap();
+    assert_eq!((listed[0].tests, listed[0].points_total), (3, Some(4)));
 }
 
 #[test]

@@ -208,4 +208,7 @@ fn a_point_measured_again_is_pushed_over_the_older_one() {
     assert_eq!(c.query("again", "SELECT COUNT(*) FROM tests WHERE goodput_bps = 300000000"), "1");
     let holds = "SELECT t.goodput_bps FROM sweep_points p JOIN tests t ON t.id = p.test_id WHERE p.point = 2";
     assert_eq!(c.query("again", holds), "500000000");
+    let listed = shared.list_runs(&store::RunFilter::default()).unwrap();
+    let sweep = listed.iter().find(|r| r.id == ids[1]).unwrap();
+    assert_eq!(sweep.tests, 2, "the points, not the superseded test");
 }
