@@ -79,10 +79,11 @@ pub fn show_text(run: &RunRecord) -> String {
         o.push_str(&grid::table(run));
         let _ = writeln!(
             o,
-            "{} of {} points{}; every point: tcplab show {} --csv",
+            "{} of {} points{}{}; every point: tcplab show {} --csv",
             sw.points.len(),
             sw.plan.len(),
-            if sw.complete { "" } else { " (resume with tcplab sweep --resume ID)" },
+            resume_hint(run, sw.complete),
+            superseded_note(run, sw),
             run.id.unwrap_or(0)
         );
     } else if let Some(study) = &run.cc {
@@ -93,6 +94,30 @@ pub fn show_text(run: &RunRecord) -> String {
         o.push_str(&text::suite_table(&run.tests));
     }
     o
+}
+
+/// How an unfinished sweep is continued: a study's runs by `tcplab study NAME --resume ID`.
+fn resume_hint(run: &RunRecord, complete: bool) -> String {
+    let id = run.id.unwrap_or(0);
+    match (complete, run.command_line.first().map(String::as_str), run.command_line.get(1)) {
+        (true, ..) => String::new(),
+        (false, Some("study"), Some(name)) => format!(" (resume with tcplab study {name} --resume {id})"),
+        _ => format!(" (resume with tcplab sweep --resume {id})"),
+    }
+}
+
+/// How many of a sweep's tests no point holds any more (their points were measured again),
+/// as a clause; empty when none.
+fn superseded_note(run: &RunRecord, sw: &results::Sweep) -> String {
+    let held: std::collections::BTreeSet<u32> = sw.points.iter().map(|p| p.test_index).collect();
+    let kept = (0..run.tests.len()).filter(|i| !u32::try_from(*i).is_ok_and(|i| held.contains(&i))).count();
+    match kept {
+        0 => String::new(),
+        n => format!(
+            "; {n} earlier measurement{} kept beside the points measured again (superseded in --csv)",
+            crate::html::plural(n)
+        ),
+    }
 }
 
 fn header(run: &RunRecord) -> String {
@@ -130,4 +155,37 @@ fn header(run: &RunRecord) -> String {
 /// Several stored runs for a terminal: [`show_text`] of each, a blank line apart.
 pub fn runs_text(runs: &[RunRecord]) -> String {
     runs.iter().map(show_text).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep whose point was measured again says how many earlier measurements it keeps;
+    /// one without says nothing of them.
+    #[test]
+    fn a_sweep_shown_counts_its_superseded_tests() {
+        let mut run = crate::fixture::sweep_run();
+        assert!(!show_text(&run).contains("earlier measurement"));
+        let first = run.tests[2].clone();
+        run.tests.push(first);
+        if let Some(sw) = run.sweep.as_mut() {
+            sw.points[2].test_index = 6;
+        }
+        if let Some(sw) = run.sweep.as_mut() {
+            sw.complete = false;
+        }
+        let text = show_text(&run);
+        assert!(text.contains("6 of 6 points (resume with tcplab sweep --resume 7); 1 earlier"), "{text}");
+        run.command_line = ["study", "tcp-atm-2000", "--db", "s.db"].map(String::from).to_vec();
+        let hint = show_text(&run);
+        assert!(hint.contains("(resume with tcplab study tcp-atm-2000 --resume 7)"), "{hint}");
+        if let Some(sw) = run.sweep.as_mut() {
+            sw.complete = true;
+        }
+        let text = show_text(&run);
+        let want = "6 of 6 points; 1 earlier measurement kept beside the points measured again \
+                    (superseded in --csv); every point: tcplab show 7 --csv";
+        assert!(text.contains(want), "{text}");
+    }
 }

@@ -51,10 +51,15 @@ const MEASURED_COLUMNS: &[&str] = &[
     "warnings",
 ];
 
+/// The last column of [`tests`]: `yes` for a sweep's test that no point holds any more (its
+/// case was measured again, `study --remeasure-stolen`; the run keeps the first measurement).
+const SUPERSEDED_COLUMN: &str = "superseded";
+
 /// Columns of [`tests`].
 pub fn test_columns() -> Vec<&'static str> {
     let settings = SETTING_COLUMNS.iter().map(|s| s.id);
-    LEAD_COLUMNS.iter().copied().chain(settings).chain(MEASURED_COLUMNS.iter().copied()).collect()
+    let measured = MEASURED_COLUMNS.iter().copied();
+    LEAD_COLUMNS.iter().copied().chain(settings).chain(measured).chain([SUPERSEDED_COLUMN]).collect()
 }
 
 /// Quotes a field when it needs it.
@@ -78,7 +83,8 @@ pub fn tests(runs: &[RunRecord]) -> String {
         for (seq, t) in run.tests.iter().enumerate() {
             let point =
                 run.sweep.as_ref().and_then(|s| s.points.iter().find(|p| p.test_index as usize == seq));
-            let row = test_row(run.id, point.map(|p| p.index), seq, t);
+            let mut row = test_row(run.id, point.map(|p| p.index), seq, t);
+            row.push(if run.sweep.is_some() && point.is_none() { "yes" } else { "" }.to_string());
             o.push_str(&row.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
             o.push('\n');
         }
@@ -198,6 +204,21 @@ mod tests {
         assert_eq!(h.lines().count(), 1);
         assert_eq!(h.trim_end().split(',').count(), test_columns().len());
         assert_eq!(intervals(&[]).lines().count(), 1);
+    }
+
+    /// A sweep's test that no point holds (its case was measured again) says so in the last
+    /// column; the tests the points hold, and a suite's tests, leave it empty.
+    #[test]
+    fn a_superseded_test_is_marked() {
+        let mut sweep = crate::fixture::sweep_run();
+        let first = sweep.tests[2].clone();
+        sweep.tests.push(first);
+        let sw = sweep.sweep.as_mut().map(|s| &mut s.points[2]);
+        sw.into_iter().for_each(|p| p.test_index = 6);
+        let suite = crate::fixture::run(vec![crate::fixture::rr(64, 64, 3e4)]);
+        let text = tests(&[sweep, suite]);
+        let last: Vec<&str> = text.lines().map(|l| l.rsplit(',').next().unwrap_or("?")).collect();
+        assert_eq!(last, ["superseded", "", "", "yes", "", "", "", "", ""]);
     }
 
     /// A setting's column holds the spec field as the record stores it (a number, a name,

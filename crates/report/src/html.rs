@@ -57,7 +57,8 @@ pub fn document(runs: &[RunRecord]) -> String {
     p.finish("tcplab report", &subtitle)
 }
 
-fn plural(n: usize) -> &'static str {
+/// The plural ending for `n` of something.
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
