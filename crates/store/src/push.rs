@@ -7,7 +7,7 @@
 //! the target holds the same JSON text as the source. Safe to repeat and to interrupt: a batch
 //! is stored whole or not at all, and what is stored is skipped next time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::db::{args, Conn, DbError, Row, Sql, Value};
 use crate::{sql, Result, Store, Tx};
@@ -132,12 +132,14 @@ impl Store {
     /// The run's tests the target lacks, with their samples and warnings.
     fn push_tests(&self, id: i64, target: i64, to: &mut Tx, counts: &mut PushCounts) -> Result<TestMap> {
         let there = to
-            .query("SELECT uid, id FROM tests WHERE run_id = ?1", args![target])
+            .query("SELECT uid, id, seq FROM tests WHERE run_id = ?1", args![target])
             .map_err(sql("pushing tests"))?;
         let mut map = TestMap { by_uid: HashMap::new(), source: HashMap::new(), pushed: 0 };
+        let mut taken = HashSet::new();
         for r in &there {
             map.by_uid
                 .insert(r.text(0).map_err(sql("pushing tests"))?, r.i64(1).map_err(sql("pushing tests"))?);
+            taken.insert(r.i64(2).map_err(sql("pushing tests"))?);
         }
         let rows = self
             .conn()
@@ -152,7 +154,7 @@ impl Store {
                 counts.tests_present += 1;
                 continue;
             }
-            let test = insert_test_row(to, target, &row.0[1..]).map_err(sql("pushing a test"))?;
+            let test = insert_test_row(to, target, &row.0[1..], &mut taken).map_err(sql("pushing a test"))?;
             match test {
                 Some(t) => {
                     self.push_rows(src_id, t, to)?;
@@ -256,21 +258,34 @@ fn upsert_run(to: &mut Conn, run: &Row, counts: &mut PushCounts) -> std::result:
 /// when a test with its stable id is there already (another pusher got there first). A test
 /// whose place (`seq`) the target's run has given another test goes to the first free place
 /// ([`crate::write::free_seq`]): a point measured again in another archive (a spool) than
-/// the one that has its first test.
-fn insert_test_row(to: &mut Conn, run: i64, cols: &[Value]) -> std::result::Result<Option<i64>, DbError> {
+/// the one that has its first test. `taken`: the places the target's run has given, kept up
+/// to date.
+fn insert_test_row(
+    to: &mut Conn,
+    run: i64,
+    cols: &[Value],
+    taken: &mut HashSet<i64>,
+) -> std::result::Result<Option<i64>, DbError> {
     let insert = format!(
         "INSERT INTO tests (run_id, {TEST_COLS}) VALUES (?1, {}) ON CONFLICT (uid) DO NOTHING RETURNING id",
         slots(2, count(TEST_COLS))
     );
     let mut values = vec![Value::Int(run)];
     values.extend_from_slice(cols);
-    let seq = values.get(1).cloned().unwrap_or(Value::Null);
-    if to.query_opt("SELECT 1 FROM tests WHERE run_id = ?1 AND seq = ?2", &[Value::Int(run), seq])?.is_some()
-    {
+    let mut seq = match values.get(1) {
+        Some(Value::Int(seq)) => Some(*seq),
+        _ => None,
+    };
+    if seq.is_some_and(|s| taken.contains(&s)) {
         let free = crate::write::free_seq(&mut *to, run)?;
         if let Some(v) = values.get_mut(1) {
             *v = Value::Int(free);
         }
+        seq = Some(free);
     }
-    to.query_opt(&insert, &values)?.map(|r| r.i64(0)).transpose()
+    let id = to.query_opt(&insert, &values)?.map(|r| r.i64(0)).transpose()?;
+    if id.is_some() {
+        taken.extend(seq);
+    }
+    Ok(id)
 }
