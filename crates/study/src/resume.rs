@@ -108,14 +108,19 @@ pub fn load(study: &dyn Study, opts: &Options, want: Resume, plan: &SweepPlan) -
     if !same && !complete {
         bail!("run {id} ran another design of {} (another HOST, inventory or study version)", prefix(study));
     }
-    let ours = env!("CARGO_PKG_VERSION");
-    if run.tool_version != ours && !complete {
-        bail!(
-            "run {id} was made by tcplab {}, this is {ours}: finish it with that version",
-            run.tool_version
-        );
-    }
+    check_version(id, &run.tool_version, plan.axes[0].values.len().saturating_sub(cases.len()), again.len())?;
     Ok(Kept { id, cases, complete, left_out, again })
+}
+
+/// Refuses to add cases to a run made by another tcplab version (`left` cases to run, `again`
+/// of them measured before and stolen from), naming what that version would do.
+fn check_version(id: i64, made_by: &str, left: usize, again: usize) -> Result<()> {
+    let ours = env!("CARGO_PKG_VERSION");
+    if made_by == ours || left == 0 {
+        return Ok(());
+    }
+    let what = if left == again { "measure its stolen cases again" } else { "finish it" };
+    bail!("run {id} was made by tcplab {made_by}, this is {ours}: {what} with that version")
 }
 
 /// Takes the cases a hypervisor stole from out of `cases`, to be measured again (any run
@@ -260,6 +265,20 @@ mod tests {
         let mut kept: Cases = (0u32..).zip(cases).map(|(i, r)| (i, (r, None))).collect();
         assert_eq!(stolen(&mut kept), BTreeSet::from([0, 2]));
         assert_eq!(kept.keys().copied().collect::<Vec<_>>(), vec![1, 3, 4]);
+    }
+
+    #[test]
+    fn another_versions_run_is_refused_only_when_cases_would_be_added() {
+        let ours = env!("CARGO_PKG_VERSION");
+        let refusal = |left, again| check_version(4, "0.0.0-old", left, again).map_err(|e| e.to_string());
+        assert!(refusal(0, 0).is_ok(), "a complete run is only reported again");
+        assert!(check_version(4, ours, 7, 2).is_ok());
+        let finish = refusal(7, 2).unwrap_err();
+        assert_eq!(
+            finish,
+            format!("run 4 was made by tcplab 0.0.0-old, this is {ours}: finish it with that version")
+        );
+        assert!(refusal(2, 2).unwrap_err().ends_with(": measure its stolen cases again with that version"));
     }
 
     #[test]

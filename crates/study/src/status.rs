@@ -450,11 +450,13 @@ fn stolen_reason() -> String {
     format!("the hypervisor took {:.0} % or more of the CPU time during its runs", results::cpu::STOLEN_PCT)
 }
 
-/// What a difference measured through steal that `moves` one way still says.
+/// What a difference measured through steal that `moves` one way still says (nothing for a
+/// sample that moves either way: no difference is judged from it).
 fn bound_note(moves: Moves) -> String {
     let (moved, bound) = match moves {
         Moves::Up => ("raised", "an upper"),
-        _ => ("lowered", "a lower"),
+        Moves::Down => ("lowered", "a lower"),
+        Moves::Either => return String::new(),
     };
     format!("; {}, which can only have {moved} it: {bound} bound.", stolen_reason())
 }

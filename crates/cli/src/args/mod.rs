@@ -553,4 +553,16 @@ mod tests {
             assert_eq!(sub.get_about().map(|a| a.to_string()), Some(t.about().to_string()));
         }
     }
+
+    /// `study --remeasure-stolen`'s help states the share of CPU time the archive's "stolen"
+    /// judgement uses (a doc comment cannot take the constant).
+    #[test]
+    fn the_remeasure_help_names_the_stolen_threshold() {
+        let cli = super::Cli::command();
+        let study = cli.find_subcommand("study").unwrap();
+        let flag = study.get_arguments().find(|a| a.get_id() == "remeasure_stolen").unwrap();
+        let help = flag.get_long_help().or(flag.get_help()).map(|h| h.to_string()).unwrap_or_default();
+        let pct = format!("{:.0} %", results::cpu::STOLEN_PCT);
+        assert!(help.contains(&pct), "{help}");
+    }
 }
