@@ -170,10 +170,7 @@ mod tests {
         let first = run.tests[2].clone();
         run.tests.push(first);
         if let Some(sw) = run.sweep.as_mut() {
-            sw.points[2].test_index = 6;
-        }
-        if let Some(sw) = run.sweep.as_mut() {
-            sw.complete = false;
+            (sw.points[2].test_index, sw.complete) = (6, false);
         }
         let text = show_text(&run);
         assert!(text.contains("6 of 6 points (resume with tcplab sweep --resume 7); 1 earlier"), "{text}");
