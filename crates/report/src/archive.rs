@@ -76,7 +76,7 @@ pub fn show_text(run: &RunRecord) -> String {
             run.id.unwrap_or(0)
         );
     } else if let Some(sw) = &run.sweep {
-        o.push_str(&grid::table(run));
+        o.push_str(&if crate::cases::is_mixed(sw) { crate::cases::table(run) } else { grid::table(run) });
         let _ = writeln!(
             o,
             "{} of {} points{}{}; every point: tcplab show {} --csv",
@@ -97,9 +97,12 @@ pub fn show_text(run: &RunRecord) -> String {
 }
 
 /// How an unfinished sweep is continued: a study's runs by `tcplab study NAME --resume ID`.
+/// The stored command line starts with the program's path; the subcommand is the first word
+/// after it that is not a flag.
 fn resume_hint(run: &RunRecord, complete: bool) -> String {
     let id = run.id.unwrap_or(0);
-    match (complete, run.command_line.first().map(String::as_str), run.command_line.get(1)) {
+    let mut words = run.command_line.iter().skip(1).skip_while(|w| w.starts_with('-'));
+    match (complete, words.next().map(String::as_str), words.next()) {
         (true, ..) => String::new(),
         (false, Some("study"), Some(name)) => format!(" (resume with tcplab study {name} --resume {id})"),
         _ => format!(" (resume with tcplab sweep --resume {id})"),
@@ -174,7 +177,7 @@ mod tests {
         }
         let text = show_text(&run);
         assert!(text.contains("6 of 6 points (resume with tcplab sweep --resume 7); 1 earlier"), "{text}");
-        run.command_line = ["study", "tcp-atm-2000", "--db", "s.db"].map(String::from).to_vec();
+        run.command_line = ["/x/tcplab", "study", "tcp-atm-2000", "--db", "s.db"].map(String::from).to_vec();
         let hint = show_text(&run);
         assert!(hint.contains("(resume with tcplab study tcp-atm-2000 --resume 7)"), "{hint}");
         if let Some(sw) = run.sweep.as_mut() {

@@ -10,6 +10,7 @@
 
 pub mod archive;
 pub mod audit;
+pub mod cases;
 pub mod cc;
 pub mod compare;
 pub mod confidence;
