@@ -71,7 +71,10 @@ fn trimmed(name: &str, expect_rows: &[&str], plots: usize) -> String {
     ]);
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "exit {:?}\nstdout: {text}\nstderr: {err}", out.status);
-    assert!(err.contains(&format!("study {name} (quick mode)")) && err.contains("stored as run 1"), "{err}");
+    assert!(
+        err.contains(&format!("study {name} (quick mode)")) && err.contains("stored as run 1 (~"),
+        "{err}"
+    );
     // stdout is a pipe here: one progress line per finished case.
     let total = err.lines().filter(|l| l.starts_with('[') && l.contains("] ")).count();
     assert!(total >= 2 && err.contains("[1/"), "no progress lines: {err}");

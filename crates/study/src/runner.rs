@@ -138,7 +138,8 @@ fn announce(study: &dyn Study, opts: &Options, stages: &[Stage], run: &Run, kept
     let total: usize = stages.iter().map(|s| s.cases.len()).sum();
     let Some(k) = kept else {
         let stored = run.rec.run_id().map_or(String::new(), |id| format!(", stored as run {id}"));
-        eprintln!("study {name} ({mode} mode): {total} tests in {} stages{stored}", stages.len());
+        let takes = crate::plan::estimate_text(crate::plan::estimate_range_s(stages, 100e6));
+        eprintln!("study {name} ({mode} mode): {total} tests in {} stages{stored} ({takes})", stages.len());
         return;
     };
     let left = crate::plan::estimate_range_s(&left_stages(stages, &k.cases), 100e6);
