@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use results::setting::ValueKind;
-use results::{Estimate, Metric, RunRecord, Status, Sweep};
+use results::{Estimate, Metric, RunRecord, Sweep};
 
 use crate::units::{metric, setting_value, UNKNOWN};
 
@@ -27,12 +27,9 @@ pub fn table(run: &RunRecord) -> String {
     let mut missed = false;
     for (i, name) in names.iter().enumerate() {
         let point = sweep.points.iter().find(|p| p.index as usize == i);
-        let failed = point
-            .and_then(|p| run.tests.get(p.test_index as usize))
-            .is_some_and(|t| t.status == Status::Failed);
         let cells = match point {
             None => "not run".to_string(),
-            Some(_) if failed => "failed".to_string(),
+            Some(p) if crate::grid::failed(run, p) => "failed".to_string(),
             Some(p) => {
                 missed |= !p.met;
                 cells(&p.headline, p.met)
@@ -105,7 +102,7 @@ mod tests {
         };
         sw.points[1].met = false;
         assert!(is_mixed(sw));
-        run.tests[2].status = Status::Failed;
+        run.tests[2].status = results::Status::Failed;
         let text = table(&run);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 6, "{text}");

@@ -84,7 +84,8 @@ fn cell_values(run: &RunRecord, sweep: &Sweep, scale: f64) -> Vec<Option<f64>> {
     cells
 }
 
-fn failed(run: &RunRecord, p: &SweepPoint) -> bool {
+/// Whether point `p`'s test failed.
+pub(crate) fn failed(run: &RunRecord, p: &SweepPoint) -> bool {
     run.tests.get(p.test_index as usize).is_some_and(|t| t.status == Status::Failed)
 }
 
