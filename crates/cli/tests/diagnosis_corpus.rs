@@ -96,6 +96,15 @@ const CORPUS: &[Scenario] = &[
         "stream --path atm-oc3-clip -l 1K -N --window-clamp 8K --sndbuf 8K -M 8204 -t 3",
         true,
     ),
+    // Seed 004's case: a window of one segment with Nagle on, which its full run named
+    // stop-and-go at 70 % of the link though each window came back within a millisecond: the
+    // window over a round trip with no delayed-ACK wait in it sets the rate, not the waits.
+    s(
+        "rwnd-clamp-taxi-1-segment",
+        "receive-window",
+        "stream --path taxi-140 -l 8K --window-clamp 8K --sndbuf 8K -M 8204 -t 3",
+        false,
+    ),
     // TCP: the sender's buffer.
     s("sndbuf-1g-64K", "send-buffer", "stream --path rate=1gbit,delay=20ms --sndbuf 64K -t 3", true),
     s(

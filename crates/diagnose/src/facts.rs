@@ -70,6 +70,8 @@ pub struct Facts {
     pub reference: Option<Reference>,
     /// Smoothed RTT (mean of samples), µs, when sampled.
     pub rtt_us: Option<f64>,
+    /// Smallest smoothed RTT sampled, µs, when sampled.
+    pub rtt_min_us: Option<f64>,
     /// Receive-window-limited time ÷ busy time, when the sender's TCP_INFO was sampled.
     pub rwnd_limited_frac: Option<f64>,
     /// Send-buffer-limited time ÷ busy time, when sampled.
@@ -145,6 +147,7 @@ impl Facts {
             goodput_bps: d.receiver_bps,
             reference: result.reference.clone(),
             rtt_us: d.rtt_mean_us.map(f64::from),
+            rtt_min_us: d.rtt_min_us.map(f64::from),
             rwnd_limited_frac: d.rwnd_limited_frac,
             sndbuf_limited_frac: d.sndbuf_limited_frac,
             receive_buffer: BufferFact::of(read.first().map(|s| s.socket.buffer(Buffer::Receive))),

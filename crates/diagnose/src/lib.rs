@@ -4,7 +4,7 @@
 //!
 //! * [`facts`]: the numbers of one TCP direction, read out of a [`TestResult`]; unmeasured
 //!   figures are `None`, never 0.
-//! * [`rules`], [`loss`], [`pacing`], [`saturated`]: one function per cause of a TCP stream's
+//! * [`rules`], [`loss`], [`pacing`], [`saturated`], [`stall`]: one function per cause of a TCP stream's
 //!   limit, each returning a [`results::Finding`] when its numbers say so.
 //! * [`udp`] and [`rr`]: the facts and rules of UDP streams and of transactions.
 //! * [`verdict`]: findings to a [`Diagnosis`]: one per cause, ranked, no bound below the
@@ -25,6 +25,7 @@ pub mod reference;
 pub mod rr;
 pub mod rules;
 pub mod saturated;
+pub mod stall;
 pub mod udp;
 pub mod verdict;
 

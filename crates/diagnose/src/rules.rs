@@ -22,7 +22,7 @@ pub const ALL: [Rule; 15] = [
     other_load,
     receive_window,
     send_buffer,
-    stop_and_go,
+    crate::stall::stop_and_go,
     crate::loss::queue_overflow,
     crate::loss::random_loss,
     crate::loss::congestion,
@@ -46,11 +46,6 @@ pub const SMALL_CALL_BYTES: f64 = 1024.0;
 pub const SHORT_CALL_BYTES: f64 = 4096.0;
 /// Buffers of fewer segments than this, with Nagle on, risk stop-and-go (theory.md §7).
 pub const STOP_AND_GO_SEGMENTS: f64 = 3.0;
-/// Windows a second above which a flow did not stop and go, however few segments its buffer
-/// holds: stop-and-go waits out a delayed ACK (40 ms or more on Linux) per window or so, and
-/// a flow moving a window a millisecond waited out none (seed 000's loop-back: 19 Gbit/s
-/// through a 64K buffer of one 64K segment). No path of 1 ms or more reaches it.
-pub const STOP_AND_GO_MAX_WINDOWS_PER_S: f64 = 1000.0;
 /// Process time plus quota-throttled time, % of one core per data thread, that counts as a
 /// saturated end.
 pub const CPU_SATURATED_PCT: f64 = 85.0;
@@ -451,36 +446,6 @@ pub(crate) fn traced_room(f: &Facts) -> Option<String> {
         pct(w.window_limited_time),
         pct(w.cwnd_limited_time),
     ))
-}
-
-/// Nagle on with buffers of only a few segments (theory.md §7).
-pub fn stop_and_go(f: &Facts) -> Option<Finding> {
-    let mss = f.mss_bytes.filter(|_| !f.nodelay)? as f64;
-    let (name, bytes, granted) = [Buffer::Receive, Buffer::Send]
-        .into_iter()
-        .filter_map(|b| f.buffer(b).requested.map(|n| (b.name(), n, f.buffer(b).granted.unwrap_or(2 * n))))
-        .min_by_key(|(_, n, _)| *n)?;
-    let segments = bytes as f64 / mss;
-    let windows_per_s = f.goodput_bps / (granted.max(1) as f64 * 8.0);
-    if segments >= STOP_AND_GO_SEGMENTS || windows_per_s > STOP_AND_GO_MAX_WINDOWS_PER_S {
-        return None;
-    }
-    Some(Finding {
-        cause: Cause::StopAndGo,
-        // A buffer the user fixed under three segments comes before the CPU it keeps busy
-        // (the sender spins on a window that opens a segment at a time) and before the
-        // window it makes: stop-and-go is the window's mechanism here, said specifically.
-        weight: 0.99,
-        evidence: format!(
-            "{name} asked {} = {segments:.1} segments of {mss:.0} B with Nagle on",
-            size(bytes as f64)
-        ),
-        advice: format!(
-            "give the {name} at least {STOP_AND_GO_SEGMENTS:.0} segments ({} B), or set -N",
-            (mss * STOP_AND_GO_SEGMENTS).ceil()
-        ),
-        bound_bps: None,
-    })
 }
 
 /// The primary finding when no rule applies: a sentence of what was checked. A CPU of the
@@ -981,32 +946,6 @@ mod tests {
         assert!(traced_sender(&f).is_none());
     }
 
-    #[test]
-    fn stop_and_go_needs_nagle_and_tiny_buffers() {
-        let mut f = base();
-        f.goodput_bps = 0.9e6;
-        (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(4096), Some(8192));
-        assert!(stop_and_go(&f).is_some_and(|x| x.evidence.contains("2.8 segments")));
-        f.nodelay = true;
-        assert!(stop_and_go(&f).is_none());
-        f.nodelay = false;
-        f.receive_buffer.requested = Some(65_536);
-        assert!(stop_and_go(&f).is_none());
-    }
-
-    /// Seed 000's loop-back baseline: `-s 64K -S 64K` holds one 65483-byte segment, yet it
-    /// moved 19.3 Gbit/s, 18,000 granted windows a second: it never waited on a delayed ACK.
-    #[test]
-    fn a_flow_moving_a_window_a_millisecond_did_not_stop_and_go() {
-        let mut f = base();
-        (f.goodput_bps, f.mss_bytes) = (19.3e9, Some(65_483));
-        (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(65_536), Some(131_072));
-        assert!(stop_and_go(&f).is_none());
-        // The same buffer at a stall's pace (a window per delayed ACK) is stop-and-go.
-        f.goodput_bps = 131_072.0 * 8.0 / 0.04;
-        assert!(stop_and_go(&f).is_some_and(|x| x.evidence.contains("1.0 segments of 65483 B")));
-    }
-
     /// A sender spinning on a window that opens a segment at a time is busy because of the
     /// buffer; the buffer is the cause (seen in CI: "sender CPU" named for `-R --rcvbuf 4K`).
     #[test]
@@ -1015,7 +954,7 @@ mod tests {
         f.goodput_bps = 0.9e6;
         (f.receive_buffer.requested, f.receive_buffer.granted) = (Some(4096), Some(8192));
         f.sender_cpu = Some(cpu(100.0));
-        let (tiny, busy) = (stop_and_go(&f), sender_cpu(&f));
+        let (tiny, busy) = (crate::stall::stop_and_go(&f), sender_cpu(&f));
         assert!(busy.is_some(), "the sender's core was saturated");
         assert!(tiny.zip(busy).is_some_and(|(t, b)| t.weight > b.weight));
     }
