@@ -212,6 +212,10 @@ fn sighup_reopens_the_log_file_for_logrotate() {
     std::fs::rename(&log, &rotated).unwrap();
     let hup = std::process::Command::new("kill").args(["-HUP", &srv.pid().to_string()]).status().unwrap();
     assert!(hup.success());
+    // The server handles the signal on its own time: an attempt before the new file exists
+    // would still be written to the rotated one (seen under load).
+    let reopened = await_file(&log, "reopened the log file");
+    assert!(reopened.contains("reopened the log file"), "new file: {reopened}");
     anonymous_attempt(addr, [127, 0, 0, 6]);
     let fresh = await_file(&log, "127.0.0.6:");
     assert!(fresh.contains("127.0.0.6:") && fresh.contains("reopened the log file"), "new file: {fresh}");
