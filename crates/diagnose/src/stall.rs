@@ -29,9 +29,8 @@ pub const DELAYED_ACK_MIN_US: f64 = 40_000.0;
 pub const STOP_AND_GO_MIN_SHARE: f64 = 0.2;
 
 /// Nagle on with buffers of only a few segments, when the flow ran slowly enough to have
-/// stalled: under
-/// [`STOP_AND_GO_MAX_WINDOWS_PER_S`] windows a second, and (where its link or an RTT below a
-/// delayed ACK bounds it) below four fifths of that bound.
+/// stalled: under [`STOP_AND_GO_MAX_WINDOWS_PER_S`] windows a second, and (where its link or
+/// an RTT below a delayed ACK bounds it) below four fifths of that bound.
 pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     let mss = f.mss_bytes.filter(|_| !f.nodelay)? as f64;
     let (name, bytes, granted) = [results::Buffer::Receive, results::Buffer::Send]
@@ -43,11 +42,12 @@ pub fn stop_and_go(f: &Facts) -> Option<Finding> {
     if segments >= STOP_AND_GO_SEGMENTS || windows_per_s > STOP_AND_GO_MAX_WINDOWS_PER_S {
         return None;
     }
-    if unstalled(f).is_some_and(|(bound, _)| f.goodput_bps >= (1.0 - STOP_AND_GO_MIN_SHARE) * bound) {
+    let bound = unstalled(f);
+    if bound.as_ref().is_some_and(|(b, _)| f.goodput_bps >= (1.0 - STOP_AND_GO_MIN_SHARE) * b) {
         return None;
     }
-    let room = unstalled(f).map_or_else(String::new, |(bound, what)| {
-        format!("; {} is {} of {what}", rate(f.goodput_bps), crate::rules::pct(f.goodput_bps / bound))
+    let room = bound.map_or_else(String::new, |(b, what)| {
+        format!("; {} is {} of {what}", rate(f.goodput_bps), crate::rules::pct(f.goodput_bps / b))
     });
     Some(Finding {
         cause: Cause::StopAndGo,
