@@ -1,5 +1,6 @@
 //! `window-clamp`: a stream's receivers clamp their announced window (TCP_WINDOW_CLAMP);
-//! values outside 1K … 1G are refused before anything runs.
+//! values outside the kernel's floor … 1G are refused before anything runs (below the floor
+//! the kernel would announce the floor, not the window asked).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
 
 mod support;
@@ -27,6 +28,17 @@ fn a_clamped_stream_runs_and_a_tiny_clamp_is_refused() {
     let bad = run(100);
     assert_eq!(bad.status, Status::Failed);
     assert!(bad.error.map(|e| e.message).unwrap_or_default().contains("window-clamp"));
+}
+
+#[test]
+fn a_clamp_below_the_kernels_floor_is_refused_and_the_floor_runs() {
+    let floor = engine::stream::clamp_floor();
+    let below = run(u64::from(floor) - 1);
+    assert_eq!(below.status, Status::Failed);
+    let msg = below.error.map(|e| e.message).unwrap_or_default();
+    assert!(msg.contains(&format!("outside {floor} … 1G")), "{msg}");
+    let at = run(u64::from(floor));
+    assert_eq!(at.status, Status::Completed, "{:?}", at.error);
 }
 
 #[test]

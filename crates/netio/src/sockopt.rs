@@ -48,8 +48,9 @@ pub fn apply<S: AsFd>(sock: &S, opts: &DataSocketOpts) -> Result<(), SockError> 
     Ok(())
 }
 
-/// Sets TCP_WINDOW_CLAMP: the receive window this socket announces never exceeds `bytes`
-/// (the kernel's floor is about 1 KiB), whatever its receive buffer.
+/// Sets TCP_WINDOW_CLAMP: the receive window this socket announces never exceeds `bytes`,
+/// whatever its receive buffer. Below [`window_clamp_floor`] the kernel keeps its floor
+/// instead.
 pub fn set_window_clamp<S: AsFd>(sock: &S, bytes: u32) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let value = libc::c_int::try_from(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
@@ -64,6 +65,15 @@ pub fn set_window_clamp<S: AsFd>(sock: &S, bytes: u32) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// The smallest TCP_WINDOW_CLAMP this kernel keeps, read from a fresh socket: Linux raises a
+/// smaller clamp to SOCK_MIN_RCVBUF / 2 (1152 bytes on Linux 6.x, x86-64), so no receiver
+/// announces a smaller window. `None` when no socket can be made.
+pub fn window_clamp_floor() -> Option<u32> {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    set_window_clamp(&s, 1).ok()?;
+    window_clamp(&s).ok()
 }
 
 /// Reads TCP_WINDOW_CLAMP.
@@ -148,6 +158,18 @@ mod tests {
             .unwrap_or_else(|e| unreachable!("{e}"));
         set_window_clamp(&c, 4096).unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(window_clamp(&c).ok(), Some(4096));
+    }
+
+    #[test]
+    fn a_clamp_below_the_floor_reads_back_as_the_floor() {
+        let floor = window_clamp_floor().unwrap_or_else(|| unreachable!("no TCP socket"));
+        assert!((512..4096).contains(&floor), "{floor}");
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        set_window_clamp(&s, floor - 1).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(window_clamp(&s).ok(), Some(floor), "a clamp below the floor is raised to it");
+        set_window_clamp(&s, floor + 1).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(window_clamp(&s).ok(), Some(floor + 1));
     }
 
     #[test]

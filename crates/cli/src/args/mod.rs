@@ -413,7 +413,8 @@ pub struct StreamArgs {
     /// Receivers announce at most this window (TCP_WINDOW_CLAMP, set again after each read so
     /// that receive-buffer tuning cannot raise it): the window exactly, where --remote-rcvbuf
     /// is doubled by Linux and bounds the window only loosely (seed 004's window axis).
-    /// 1K … 1G; K, M, G are powers of 1024. Set --sndbuf near it too (as seed 004 set both):
+    /// From Linux's floor (1152 bytes on 6.x: it raises a smaller clamp) to 1G; K, M, G are
+    /// powers of 1024. Set --sndbuf near it too (as seed 004 set both):
     /// what a large send buffer holds at the end drains at the clamped rate (up to 10 s).
     #[arg(long, value_parser = parse::size_u64, value_name = "SIZE")]
     pub window_clamp: Option<u64>,

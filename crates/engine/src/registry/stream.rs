@@ -61,6 +61,14 @@ const OPTIONS: [TypeOption; 4] = [
     },
 ];
 
+/// The smallest window a receiver can be clamped to: this kernel's floor for
+/// TCP_WINDOW_CLAMP (a smaller clamp is raised to it, so the window announced would not be
+/// the one asked), read once; Linux 6.x's 1152 bytes if no socket can be made to read it.
+pub fn clamp_floor() -> u32 {
+    static FLOOR: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *FLOOR.get_or_init(|| netio::sockopt::window_clamp_floor().unwrap_or(1152))
+}
+
 /// `window-clamp` of `spec`, if set.
 fn window_clamp(spec: &TestSpec) -> Option<u32> {
     match spec.options.get("window-clamp") {
@@ -251,10 +259,16 @@ impl TestType for TcpStreamTest {
             ));
         }
         match spec.options.get("window-clamp") {
-            Some(results::ParamValue::Int(n)) if !(1024..=1 << 30).contains(n) => Err(Rejection::field(
-                results::setting::WINDOW_CLAMP.id,
-                format!("window-clamp {n} is outside 1K … 1G bytes"),
-            )),
+            Some(results::ParamValue::Int(n)) if !(u64::from(clamp_floor())..=1 << 30).contains(n) => {
+                Err(Rejection::field(
+                    results::setting::WINDOW_CLAMP.id,
+                    format!(
+                        "window-clamp {n} is outside {} … 1G bytes (below it Linux announces its floor, \
+                         not the window asked)",
+                        clamp_floor()
+                    ),
+                ))
+            }
             _ => Ok(()),
         }
     }
