@@ -32,6 +32,7 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     if let Some(k) = kept.as_ref().filter(|k| k.complete) {
         return report_again(study, opts, &stages, skipped, k);
     }
+    preflight(&stages)?;
     if opts.host.is_none() && study.needs_root() && !netio::netns::is_root() {
         anyhow::bail!(
             "study {} runs on emulated paths, which need root (namespaces, TUN); run as root or give a HOST",
@@ -54,6 +55,16 @@ pub fn run(study: &dyn Study, opts: &Options, stop: &StopFlag) -> Result<ExitCod
     let mut earlier = kept.map(|k| Earlier { cases: k.cases, again: k.again }).unwrap_or_default();
     let failure = run_stages(&mut run, &stages, start, &mut earlier, opts, stop, &mut outcome).err();
     run.end(|run| ending(run, study, opts, &plan, outcome, failure))
+}
+
+/// Checks every case's test as its client and server will before it runs, so that a design
+/// this host cannot run stops before its first case, not hours into the run.
+pub fn preflight(stages: &[Stage]) -> Result<()> {
+    for case in stages.iter().flat_map(|s| &s.cases) {
+        engine::limits::validate(&case.spec, &engine::limits::Limits::default())
+            .map_err(|r| anyhow::anyhow!("case {} cannot run here: {}", case.key, r.message))?;
+    }
+    Ok(())
 }
 
 /// A run given to `--resume` that has every case of this design (a complete run, or one
