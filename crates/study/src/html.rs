@@ -158,6 +158,13 @@ pub fn curve_chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series
     c.render()
 }
 
+/// A chart of curves against a linear x axis (user data sizes in steps, as a paper drew them).
+pub fn linear_chart(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> String {
+    let mut c = LineChart::new(title, AxisSpec::linear(x_label), AxisSpec::linear(y_label));
+    c.series = series.into_iter().filter(|s| !s.points.is_empty()).collect();
+    c.render()
+}
+
 /// A series from (x, y) pairs.
 pub fn series(name: &str, points: impl IntoIterator<Item = (f64, f64)>) -> Series {
     Series { name: name.into(), points: points.into_iter().map(|(x, y)| Point::new(x, y)).collect() }

@@ -355,6 +355,8 @@ impl Study for SegmentFlow {
         let fig15: Vec<&Row> = fig15.iter().collect();
         let title = "Figure 15 (b), 8192-byte user data: paper, tcplab, model";
         let mut charts = vec![window, rows_chart(title, "Mbit/s", &fig15)];
+        charts.extend(grid_chart(out));
+        charts.extend(stop_and_go_chart(out));
         if let Some(c) = out.get(COST_KEY).and_then(|r| SegmentCost::of(&r.summary)) {
             let plot = engine::registry::segment_cost::view::plot("time per segment, TAXI 140", &c);
             charts.push(report::html::own_plot("Figure 4 again", &plot));
@@ -430,6 +432,50 @@ fn fixed_receive(mode: Mode) -> Vec<Case> {
         .collect()
 }
 
+/// Figure 15 (a) as the paper drew it: throughput against user data size, a curve per
+/// window; drawn when a window has more than one user data size (a full run's grid).
+fn grid_chart(out: &Outcome) -> Option<String> {
+    let curves: Vec<report::plot::Series> = WINDOWS
+        .iter()
+        .map(|&w| {
+            let prefix = format!("w{}-u", size_key(w));
+            let mut pts: Vec<(f64, f64)> = out
+                .with_prefix(&prefix)
+                .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            series(&format!("window {w}"), pts)
+        })
+        .filter(|s| s.points.len() > 1)
+        .collect();
+    (!curves.is_empty()).then(|| {
+        crate::html::linear_chart(
+            "Figure 15 (a) again: throughput vs user data per window",
+            "user data (bytes)",
+            "Mbit/s",
+            curves,
+        )
+    })
+}
+
+/// Figure 5 as the paper drew it: stop-and-go throughput against window = user data, when
+/// more than two sizes ran (a full run).
+fn stop_and_go_chart(out: &Outcome) -> Option<String> {
+    let mut pts: Vec<(f64, f64)> = out
+        .with_prefix("sng-")
+        .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?)))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (pts.len() > 2).then(|| {
+        crate::html::linear_chart(
+            "Figure 5 again: stop-and-go, window = user data = segment",
+            "user data = segment size (bytes)",
+            "Mbit/s",
+            vec![series("tcplab, TAXI 140", pts)],
+        )
+    })
+}
+
 /// Figure 5's verdict: stop-and-go (window = user data = segment) gains from the largest
 /// window of the stage over the smallest. The paper's axis starts at 512 bytes; here the
 /// curve starts at [`WINDOW_FLOOR`], which the evidence says.
@@ -461,7 +507,7 @@ fn floor_note(spec: &TestSpec) -> String {
     }
     let asked = match spec.options.get("window-clamp") {
         Some(ParamValue::Int(n)) if *n < u64::from(floor) => {
-            format!(" (this run asked {n}; the kernel announced {floor})")
+            format!(" (this run asked {n}; the kernel held its floor, {floor})")
         }
         _ => String::new(),
     };
@@ -678,7 +724,7 @@ mod tests {
 
     /// Figure 5 starts at 1024-byte segments in Linux's floor window, which holds one of them
     /// (a 512-byte point would hold two), and its judge says so; a run made before tcplab
-    /// refused a clamp below the floor (the 1024-byte case asked 1024, the kernel announced
+    /// refused a clamp below the floor (the 1024-byte case asked 1024, the kernel held
     /// 1152) is judged the same way, and says what it asked.
     #[test]
     fn figure_5_runs_one_segment_per_window_from_linux_s_floor() {
@@ -700,9 +746,36 @@ mod tests {
         let asked = case(1024, windowed(1024, 1024, 2), &[40.0, 40.5, 39.5]);
         let v = SegmentFlow.judge("Figure 5", &outcome(vec![asked, big()]));
         assert_eq!(v.status, status::Status::Differs, "{}", v.evidence);
-        assert!(v.evidence.contains("(this run asked 1024; the kernel announced 1152)"), "{}", v.evidence);
+        assert!(
+            v.evidence.contains("(this run asked 1024; the kernel held its floor, 1152)"),
+            "{}",
+            v.evidence
+        );
         let v = SegmentFlow.judge("Figure 5", &outcome(vec![big()]));
         assert_eq!(v.status, status::Status::NotRun, "{}", v.evidence);
+    }
+
+    /// A full run's grid and stop-and-go stage are drawn as the paper drew them (Figure 15
+    /// (a): a curve per window over user data; Figure 5: one curve); --quick's one user data
+    /// size per window and two stop-and-go sizes draw neither.
+    #[test]
+    fn the_full_grid_and_stop_and_go_are_drawn_as_curves() {
+        let point =
+            |w: u32, u: u32| done(&format!("w{}-u{u}", size_key(w)), streams(&windowed(u, w, 2), &[90.0]));
+        let sng = |u: u32| done(&format!("sng-{u}"), streams(&stop_and_go_spec(u), &[80.0]));
+        let full = outcome(vec![
+            point(4096, 512),
+            point(4096, 1024),
+            point(8192, 512),
+            sng(1024),
+            sng(1536),
+            sng(2048),
+        ]);
+        let grid = grid_chart(&full).unwrap_or_default();
+        assert!(grid.contains("window 4096") && !grid.contains("window 8192"), "one point is no curve");
+        assert!(stop_and_go_chart(&full).is_some());
+        let quick = outcome(vec![point(4096, 8192), point(8192, 8192), sng(1024), sng(4096)]);
+        assert_eq!((grid_chart(&quick), stop_and_go_chart(&quick)), (None, None));
     }
 
     /// Figure 15 judges each doubling of the window from the paper's first, 4096 bytes (the
