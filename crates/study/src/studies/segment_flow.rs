@@ -433,7 +433,8 @@ fn fixed_receive(mode: Mode) -> Vec<Case> {
 }
 
 /// Figure 15 (a) as the paper drew it: throughput against user data size, a curve per
-/// window; drawn when a window has more than one user data size (a full run's grid).
+/// window with more than one user data size (a full run's grid; --quick's 4K and 8K
+/// windows have three each).
 fn grid_chart(out: &Outcome) -> Option<String> {
     let curves: Vec<report::plot::Series> = WINDOWS
         .iter()
@@ -756,8 +757,8 @@ mod tests {
     }
 
     /// A full run's grid and stop-and-go stage are drawn as the paper drew them (Figure 15
-    /// (a): a curve per window over user data; Figure 5: one curve); --quick's one user data
-    /// size per window and two stop-and-go sizes draw neither.
+    /// (a): a curve per window over user data; Figure 5: one curve); one user data size per
+    /// window and two stop-and-go sizes draw neither.
     #[test]
     fn the_full_grid_and_stop_and_go_are_drawn_as_curves() {
         let point =
