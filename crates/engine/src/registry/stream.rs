@@ -61,12 +61,16 @@ const OPTIONS: [TypeOption; 4] = [
     },
 ];
 
+/// Linux 6.x's floor for TCP_WINDOW_CLAMP on x86-64 (SOCK_MIN_RCVBUF / 2, read back with
+/// getsockopt): designs made ahead of a run (the studies) start at it.
+pub const LINUX_WINDOW_FLOOR: u32 = 1152;
+
 /// The smallest window a receiver can be clamped to: this kernel's floor for
 /// TCP_WINDOW_CLAMP (a smaller clamp is raised to it, so the window announced would not be
-/// the one asked), read once; Linux 6.x's 1152 bytes if no socket can be made to read it.
+/// the one asked), read once; [`LINUX_WINDOW_FLOOR`] if no socket can be made to read it.
 pub fn clamp_floor() -> u32 {
     static FLOOR: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *FLOOR.get_or_init(|| netio::sockopt::window_clamp_floor().unwrap_or(1152))
+    *FLOOR.get_or_init(|| netio::sockopt::window_clamp_floor().unwrap_or(LINUX_WINDOW_FLOOR))
 }
 
 /// `window-clamp` of `spec`, if set.
@@ -258,15 +262,15 @@ impl TestType for TcpStreamTest {
                 "--mptcp takes no --zerocopy: MPTCP sockets have no MSG_ZEROCOPY",
             ));
         }
+        let floor = clamp_floor();
         match spec.options.get("window-clamp") {
-            Some(results::ParamValue::Int(n)) if !(u64::from(clamp_floor())..=1 << 30).contains(n) => {
+            Some(results::ParamValue::Int(n)) if !(u64::from(floor)..=1 << 30).contains(n) => {
                 Err(Rejection::field(
                     results::setting::WINDOW_CLAMP.id,
                     format!(
-                        "window-clamp {n} is outside {} … 1G bytes (below it Linux announces its floor, \
-                         not the window asked)",
-                        clamp_floor()
-                    ),
+                    "window-clamp {n} is outside {floor} … 1G bytes (below it Linux announces its floor, not \
+                     the window asked)"
+                ),
                 ))
             }
             _ => Ok(()),

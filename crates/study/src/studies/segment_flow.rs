@@ -157,10 +157,10 @@ const STALL: &str = "Linux differs from SunOS here: a 4096-byte window is below 
 /// The traced w4k-u4096 case run the Linux way (full 9136-byte segments).
 const LINUX_TRACE: &str = "linux-trace-w4K-u4096";
 
-/// The smallest window Linux announces: it raises a smaller TCP_WINDOW_CLAMP to this floor
-/// (SOCK_MIN_RCVBUF / 2 on Linux 6.x), so Figure 5's 512- and 1024-byte windows cannot be
-/// set here; tcplab refuses a clamp below the kernel's floor.
-const WINDOW_FLOOR: u32 = 1152;
+/// The smallest window Linux announces: it raises a smaller TCP_WINDOW_CLAMP to this floor,
+/// so Figure 5's 512- and 1024-byte windows cannot be set here; tcplab refuses a clamp below
+/// the kernel's floor.
+const WINDOW_FLOOR: u32 = engine::stream::LINUX_WINDOW_FLOOR;
 
 /// The largest payload of one segment over TAXI 140 (its 9180-byte MTU less IP and TCP
 /// headers with timestamps): windows below it are run with segments capped at the window.
@@ -438,15 +438,7 @@ fn fixed_receive(mode: Mode) -> Vec<Case> {
 fn grid_chart(out: &Outcome) -> Option<String> {
     let curves: Vec<report::plot::Series> = WINDOWS
         .iter()
-        .map(|&w| {
-            let prefix = format!("w{}-u", size_key(w));
-            let mut pts: Vec<(f64, f64)> = out
-                .with_prefix(&prefix)
-                .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?)))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            series(&format!("window {w}"), pts)
-        })
+        .map(|&w| series(&format!("window {w}"), by_user_data(out, &format!("w{}-u", size_key(w)))))
         .filter(|s| s.points.len() > 1)
         .collect();
     (!curves.is_empty()).then(|| {
@@ -459,14 +451,20 @@ fn grid_chart(out: &Outcome) -> Option<String> {
     })
 }
 
-/// Figure 5 as the paper drew it: stop-and-go throughput against window = user data, when
-/// more than two sizes ran (a full run).
-fn stop_and_go_chart(out: &Outcome) -> Option<String> {
+/// (user data size, Mbit/s) of the cases named `prefix…` that measured a rate, by size.
+fn by_user_data(out: &Outcome, prefix: &str) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = out
-        .with_prefix("sng-")
+        .with_prefix(prefix)
         .filter_map(|d| Some((f64::from(d.case.spec.send_len), mbps(&d.result)?)))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts
+}
+
+/// Figure 5 as the paper drew it: stop-and-go throughput against window = user data, when
+/// more than two sizes ran (a full run).
+fn stop_and_go_chart(out: &Outcome) -> Option<String> {
+    let pts = by_user_data(out, "sng-");
     (pts.len() > 2).then(|| {
         crate::html::linear_chart(
             "Figure 5 again: stop-and-go, window = user data = segment",
