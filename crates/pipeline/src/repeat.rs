@@ -59,31 +59,30 @@ pub fn third_party(
 /// hypervisor took [`STOLEN_PCT`] or more of a host's CPU time does not count: it is set aside
 /// and run again, so that a neighbour's burst on a shared host does not become a sample of
 /// the path. The `max_iterations`-th set aside means the host is stolen from all along: then
-/// every iteration counts, those set aside too (each with its `cpu-stolen` warning), so such
-/// a host costs no more iterations than it did without the rule.
+/// the result is the one the loop would have given without the rule (see [`as_without_rule`]),
+/// so it never counts more than `max_iterations`.
 fn repeated(
     spec: &TestSpec,
     target: &ConfidenceTarget,
     once: &mut dyn FnMut() -> (TestResult, Option<HostInfo>),
 ) -> (TestResult, Option<HostInfo>) {
     let (mut runs, mut set_aside): (Vec<TestResult>, Vec<TestResult>) = (Vec::new(), Vec::new());
-    let (mut host, mut all_along) = (None, false);
+    let mut host = None;
     loop {
         let (r, h) = once();
         host = host.or(h);
         if r.status != Status::Completed {
             return (ended_early(target, runs, set_aside, r), host);
         }
-        if !r.stolen_from() || all_along {
+        if !r.stolen_from() {
             runs.push(r);
         } else {
             set_aside.push(r);
             if set_aside.len() < target.max_iterations as usize {
                 continue;
             }
-            all_along = true;
             runs.append(&mut set_aside);
-            runs.sort_by_key(|r| r.started_unix_ms);
+            return (as_without_rule(target, runs).unwrap_or_else(|| unreachable_empty(spec)), host);
         }
         let est = stats::confidence::estimates(target, &runs);
         if !stats::confidence::another(target, runs.len() as u32, &est) {
@@ -92,6 +91,37 @@ fn repeated(
     }
     let combined = stats::confidence::combine(target, runs).map(|c| with_set_aside(c, set_aside));
     (combined.unwrap_or_else(|| unreachable_empty(spec)), host)
+}
+
+/// The result of a host stolen from all along: every iteration in the order it ran, cut where
+/// the loop would have stopped without the set-aside rule (at `max_iterations` at the latest),
+/// each counted one with its own `cpu-stolen` warning. The iterations past that point, run
+/// only because earlier ones were set aside, are kept in the repetition's `set_aside`.
+fn as_without_rule(target: &ConfidenceTarget, mut runs: Vec<TestResult>) -> Option<TestResult> {
+    runs.sort_by_key(|r| r.started_unix_ms);
+    let stop = (1..=runs.len())
+        .find(|&n| {
+            let est = stats::confidence::estimates(target, &runs[..n]);
+            !stats::confidence::another(target, n as u32, &est)
+        })
+        .unwrap_or(runs.len());
+    let past = runs.split_off(stop);
+    let mut combined = stats::confidence::combine(target, runs)?;
+    if !past.is_empty() {
+        combined.warnings.push(Warning {
+            kind: WarningKind::IterationsSetAside,
+            message: format!(
+                "the hypervisor took {STOLEN_PCT:.0}% or more of a host's CPU time in {} iterations: every iteration counts, as without setting any aside, up to where that loop would have stopped; the {} run past it are kept apart",
+                target.max_iterations,
+                past.len()
+            ),
+            advice: "the host's CPUs are shared with other guests all along: each counted iteration carries its cpu-stolen warning; a host of its own needs none".into(),
+        });
+        if let Some(rep) = combined.repetition.as_mut() {
+            rep.set_aside = past;
+        }
+    }
+    Some(combined)
 }
 
 fn ended_early(
@@ -201,6 +231,15 @@ mod tests {
         let (r, _) = repeated(&spec, &target(3), &mut script(&always));
         assert_eq!(split(&r), (vec![100.0, 101.0, 99.0], vec![]));
         assert!(!r.warnings.iter().any(|w| w.kind == WarningKind::IterationsSetAside), "{:?}", r.warnings);
+
+        // Stolen from all along after one clean run: the result is the one without the rule,
+        // never more than MAX iterations; the run past MAX is kept apart.
+        let later = [Some((100.0, 0.0)), Some((101.0, 20.0)), Some((99.0, 20.0)), Some((98.0, 20.0))];
+        let (r, _) = repeated(&spec, &target(3), &mut script(&later));
+        assert_eq!(split(&r), (vec![100.0, 101.0, 99.0], vec![98.0]));
+        assert_eq!(r.repetition.as_ref().map(|rep| rep.iterations), Some(3));
+        let w = r.warnings.iter().find(|w| w.kind == WarningKind::IterationsSetAside).unwrap();
+        assert!(w.message.contains("in 3 iterations") && w.message.contains("the 1 run past it"), "{w:?}");
 
         // A failed iteration ends the loop; what was set aside before it is kept.
         let failing = [Some((134.0, 0.0)), Some((80.0, 30.0)), None];
