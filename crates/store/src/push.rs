@@ -5,7 +5,8 @@
 //! that are missing are added, and a sweep point measured again takes its newer test. Rows
 //! are copied column for column (a test whose place in its run is taken there goes last), so
 //! the target holds the same JSON text as the source. Safe to repeat and to interrupt: a batch
-//! is stored whole or not at all, and what is stored is skipped next time.
+//! is stored whole or not at all, and what is stored is skipped next time. Safe to run at
+//! once from several hosts: a run's tests are added by one pusher at a time.
 
 use std::collections::{HashMap, HashSet};
 
@@ -131,6 +132,7 @@ impl Store {
 
     /// The run's tests the target lacks, with their samples and warnings.
     fn push_tests(&self, id: i64, target: i64, to: &mut Tx, counts: &mut PushCounts) -> Result<TestMap> {
+        hold_run(to, target).map_err(sql("pushing tests"))?;
         let there = to
             .query("SELECT uid, id, seq FROM tests WHERE run_id = ?1", args![target])
             .map_err(sql("pushing tests"))?;
@@ -218,6 +220,17 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Holds run `run` of the target until this transaction ends, so that a second pusher of the
+/// same run (another archive with other tests of it) reads the places this one gives only
+/// once they are committed, and never gives the same place to another test. PostgreSQL locks
+/// the run's row; SQLite's `BEGIN IMMEDIATE` holds the whole file already.
+fn hold_run(to: &mut Conn, run: i64) -> std::result::Result<(), DbError> {
+    if to.engine() == crate::db::Engine::Postgres {
+        to.query_opt("SELECT id FROM runs WHERE id = ?1 FOR UPDATE", args![run])?;
+    }
+    Ok(())
 }
 
 /// A run's tests in the target: by stable id, by source row id, and how many were copied.

@@ -212,3 +212,42 @@ fn a_point_measured_again_is_pushed_over_the_older_one() {
     let sweep = listed.iter().find(|r| r.id == ids[1]).unwrap();
     assert_eq!(sweep.tests, 2, "the points, not the superseded test");
 }
+
+/// Two archives holding the same run, already pushed, each with a different new test at the
+/// same place (a copy measured on after it was made) pushed at once: both tests are stored, the later one at a free place,
+/// and neither push fails on the run's unique places.
+#[test]
+fn two_copies_of_a_run_with_different_tests_pushed_at_once_store_both() {
+    let Some(c) = pg_cluster::shared() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    let run = fill(&mut Store::open(&a).unwrap(), "delta")[0];
+    std::fs::copy(&a, &b).unwrap();
+    let urls: Vec<String> = (0..8).map(|round| c.new_db(&format!("copies{round}"))).collect();
+    for url in &urls {
+        push(&Store::open(&a).unwrap(), &mut pg(url));
+    }
+    for (path, bps) in [(&a, 1e8), (&b, 2e8)] {
+        Store::open(path).unwrap().add_test(run, &result(bps)).unwrap();
+    }
+    for (round, url) in urls.iter().enumerate() {
+        let name = format!("copies{round}");
+        let gate = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let handles: Vec<_> = [&a, &b]
+            .into_iter()
+            .map(|path| {
+                let (path, url, gate) = (path.clone(), url.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    let (from, mut to) = (Store::open(&path).unwrap(), pg(&url));
+                    gate.wait();
+                    from.push_to(&mut to, 1, &mut |_| {}).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+        }
+        let seqs = "SELECT string_agg(seq::text, ' ' ORDER BY seq) FROM tests GROUP BY run_id ORDER BY COUNT(*) DESC LIMIT 1";
+        assert_eq!(c.query(&name, seqs), "0 1 2 3", "round {round}");
+    }
+}
