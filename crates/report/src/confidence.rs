@@ -57,7 +57,7 @@ pub fn block(rep: &Repetition) -> String {
                 format!("{v} ({:.0} % stolen)", r.stolen_pct())
             })
             .collect();
-        let _ = writeln!(o, "    set aside and run again (hypervisor steal): {}", runs.join(", "));
+        let _ = writeln!(o, "    not counted (hypervisor steal): {}", runs.join(", "));
     }
     o
 }
@@ -134,7 +134,9 @@ mod tests {
             Some(Repetition { target, iterations: 3, met: true, estimates: Vec::new(), runs, set_aside });
         let text = crate::text::test_summary(&t);
         assert!(
-            text.contains("set aside and run again (hypervisor steal): 870 Mbit/s (47 % stolen), 1.25 Gbit/s (11 % stolen)"),
+            text.contains(
+                "not counted (hypervisor steal): 870 Mbit/s (47 % stolen), 1.25 Gbit/s (11 % stolen)"
+            ),
             "{text}"
         );
     }
