@@ -132,7 +132,6 @@ impl Store {
 
     /// The run's tests the target lacks, with their samples and warnings.
     fn push_tests(&self, id: i64, target: i64, to: &mut Tx, counts: &mut PushCounts) -> Result<TestMap> {
-        hold_run(to, target).map_err(sql("pushing tests"))?;
         let there = to
             .query("SELECT uid, id, seq FROM tests WHERE run_id = ?1", args![target])
             .map_err(sql("pushing tests"))?;
@@ -222,17 +221,6 @@ impl Store {
     }
 }
 
-/// Holds run `run` of the target until this transaction ends, so that a second pusher of the
-/// same run (another archive with other tests of it) reads the places this one gives only
-/// once they are committed, and never gives the same place to another test. PostgreSQL locks
-/// the run's row; SQLite's `BEGIN IMMEDIATE` holds the whole file already.
-fn hold_run(to: &mut Conn, run: i64) -> std::result::Result<(), DbError> {
-    if to.engine() == crate::db::Engine::Postgres {
-        to.query_opt("SELECT id FROM runs WHERE id = ?1 FOR UPDATE", args![run])?;
-    }
-    Ok(())
-}
-
 /// A run's tests in the target: by stable id, by source row id, and how many were copied.
 struct TestMap {
     by_uid: HashMap<String, i64>,
@@ -241,7 +229,10 @@ struct TestMap {
 }
 
 /// The target's id of run `run` (source columns [`RUN_COLS`]), inserting it or bringing its
-/// late columns up to date.
+/// late columns up to date. The run's row stays held until the batch commits (PostgreSQL:
+/// inserted, or read `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` holds the whole file), so a
+/// second pusher of the same run (another archive with other tests of it) reads the places
+/// this one gives its tests only once they are committed, and never gives one twice.
 fn upsert_run(to: &mut Conn, run: &Row, counts: &mut PushCounts) -> std::result::Result<i64, DbError> {
     let uid = run.text(14)?;
     let insert = format!(
@@ -253,8 +244,9 @@ fn upsert_run(to: &mut Conn, run: &Row, counts: &mut PushCounts) -> std::result:
         return new.i64(0);
     }
     let late: Vec<&str> = RUN_LATE.iter().map(|(c, _)| *c).collect();
+    let hold = if to.engine() == crate::db::Engine::Postgres { " FOR UPDATE" } else { "" };
     let there =
-        to.query_row(&format!("SELECT id, {} FROM runs WHERE uid = ?1", late.join(", ")), args![&uid])?;
+        to.query_row(&format!("SELECT id, {} FROM runs WHERE uid = ?1{hold}", late.join(", ")), args![&uid])?;
     let id = there.i64(0)?;
     let changed = RUN_LATE.iter().enumerate().any(|(i, (_, src))| there.0.get(i + 1) != run.0.get(*src));
     if changed {
