@@ -111,7 +111,7 @@ fn as_without_rule(target: &ConfidenceTarget, mut runs: Vec<TestResult>) -> Opti
         combined.warnings.push(Warning {
             kind: WarningKind::IterationsSetAside,
             message: format!(
-                "the hypervisor took {STOLEN_PCT:.0}% or more of a host's CPU time in {} iterations: every iteration counts, as without setting any aside, up to where that loop would have stopped; the {} run past it are kept apart",
+                "the hypervisor took {STOLEN_PCT:.0}% or more of a host's CPU time in {} iterations: every iteration counts, as without setting any aside, up to where that loop would have stopped; {} iteration(s) past it are kept apart",
                 target.max_iterations,
                 past.len()
             ),
@@ -239,7 +239,11 @@ mod tests {
         assert_eq!(split(&r), (vec![100.0, 101.0, 99.0], vec![98.0]));
         assert_eq!(r.repetition.as_ref().map(|rep| rep.iterations), Some(3));
         let w = r.warnings.iter().find(|w| w.kind == WarningKind::IterationsSetAside).unwrap();
-        assert!(w.message.contains("in 3 iterations") && w.message.contains("the 1 run past it"), "{w:?}");
+        assert!(
+            w.message.contains("in 3 iterations")
+                && w.message.contains("; 1 iteration(s) past it are kept apart"),
+            "{w:?}"
+        );
 
         // A failed iteration ends the loop; what was set aside before it is kept.
         let failing = [Some((134.0, 0.0)), Some((80.0, 30.0)), None];
