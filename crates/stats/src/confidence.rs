@@ -114,9 +114,12 @@ pub fn combine(target: &ConfidenceTarget, runs: Vec<TestResult>) -> Option<TestR
     Some(out)
 }
 
+/// One warning of each kind any iteration had: the latest iteration's where several had
+/// it, since the combined result shows the last iteration's facts (its threads' CPUs, its
+/// sockets) and an earlier run's words could contradict them.
 fn union_warnings(runs: &[TestResult]) -> Vec<Warning> {
     let mut out: Vec<Warning> = Vec::new();
-    for w in runs.iter().flat_map(|r| &r.warnings) {
+    for w in runs.iter().rev().flat_map(|r| &r.warnings) {
         if !out.iter().any(|o| o.kind == w.kind) {
             out.push(w.clone());
         }
@@ -260,6 +263,26 @@ mod tests {
         let ok = combine(&target(5.0, 3, 3), vec![run(5.0), run(5.0), run(5.0)]).unwrap_or_else(|| run(0.0));
         assert!(ok.warnings.is_empty());
         assert!(combine(&target(5.0, 3, 3), Vec::new()).is_none());
+    }
+
+    /// The combined result shows the last iteration's facts (its threads' CPUs), so a warning
+    /// several iterations gave is the last one's words; a kind only an earlier one had stays.
+    #[test]
+    fn combined_warnings_are_the_latest_of_each_kind() {
+        let warned = |bps: f64, placed: &str, extra: bool| {
+            let mut r = run(bps);
+            let w = |kind, message: &str| Warning { kind, message: message.into(), advice: String::new() };
+            r.warnings.push(w(WarningKind::Unpinned, placed));
+            if extra {
+                r.warnings.push(w(WarningKind::SameHost, "shared"));
+            }
+            r
+        };
+        let runs = vec![warned(1.0, "client on CPU 1", true), warned(1.0, "client on CPU 0", false)];
+        let r = combine(&target(5.0, 2, 2), runs).unwrap_or_else(|| run(0.0));
+        let said: Vec<(WarningKind, &str)> =
+            r.warnings.iter().map(|w| (w.kind, w.message.as_str())).collect();
+        assert_eq!(said, vec![(WarningKind::Unpinned, "client on CPU 0"), (WarningKind::SameHost, "shared")]);
     }
 
     /// A repeated `file` test: its own times are averaged with their spread, not the first
